@@ -1,0 +1,29 @@
+# One command to run the daemon, one to run the tests; each installs what it needs.
+PYTHON ?= python3
+VENV   ?= .venv
+STAMP  := $(VENV)/.installed-stamp
+
+.PHONY: serve test check lint typecheck system-deps
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install -q --upgrade pip
+	$(VENV)/bin/pip install -q -e '.[test]'
+	touch $(STAMP)
+
+system-deps:
+	bash scripts/install-system-deps.sh
+
+serve: $(STAMP)
+	$(VENV)/bin/openwork serve
+
+test: $(STAMP) system-deps
+	$(VENV)/bin/python -m pytest
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check openwork_core openwork_chat_state openwork_tools tests bench
+
+typecheck: $(STAMP)
+	$(VENV)/bin/mypy
+
+check: lint typecheck test
