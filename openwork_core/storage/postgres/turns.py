@@ -1,0 +1,162 @@
+"""The ``turns`` table: the row, its counters, its terminal state, the restart correction."""
+
+from __future__ import annotations
+
+import asyncpg
+
+from openwork_core.storage.errors import RecordNotFound
+from openwork_core.storage.postgres.connection import Conn
+from openwork_core.storage.records import TurnRecord, TurnStatus, TurnUsage
+
+RESTART_ERROR_CODE = "process_restart"
+RESTART_ERROR_MESSAGE = "the daemon restarted while this turn was running"
+
+_COLUMNS = """id, session_id, client_request_id, sequence, status, resolved_provider_id,
+    resolved_model_name, model_call_count, model_submission_count, tool_call_count,
+    input_tokens, output_tokens, error_code, error_message, started_at, ended_at"""
+
+
+def _row(row: asyncpg.Record) -> TurnRecord:
+    return TurnRecord(
+        id=row["id"],
+        session_id=row["session_id"],
+        client_request_id=row["client_request_id"],
+        sequence=row["sequence"],
+        status=TurnStatus(row["status"]),
+        resolved_provider_id=row["resolved_provider_id"],
+        resolved_model_name=row["resolved_model_name"],
+        model_call_count=row["model_call_count"],
+        model_submission_count=row["model_submission_count"],
+        tool_call_count=row["tool_call_count"],
+        input_tokens=row["input_tokens"],
+        output_tokens=row["output_tokens"],
+        error_code=row["error_code"],
+        error_message=row["error_message"],
+        started_at=row["started_at"],
+        ended_at=row["ended_at"],
+    )
+
+
+async def insert_turn(
+    conn: Conn,
+    *,
+    turn_id: str,
+    session_id: str,
+    client_request_id: str,
+    provider_id: str,
+    model_name: str,
+    app_version: str,
+) -> TurnRecord:
+    """Insert a running turn with the next per-session sequence (caller holds the session lock)."""
+    row = await conn.fetchrow(
+        f"""INSERT INTO turns (id, session_id, client_request_id, sequence, model_id,
+                               resolved_provider_id, resolved_model_name, app_version)
+            VALUES ($1, $2, $3,
+                    (SELECT COALESCE(MAX(sequence), 0) + 1 FROM turns WHERE session_id = $2),
+                    $4 || '/' || $5, $4, $5, $6)
+            RETURNING {_COLUMNS}""",
+        turn_id,
+        session_id,
+        client_request_id,
+        provider_id,
+        model_name,
+        app_version,
+    )
+    assert row is not None
+    await conn.execute(
+        "UPDATE sessions SET last_turn_at = now(), updated_at = now() WHERE id = $1", session_id
+    )
+    return _row(row)
+
+
+async def fetch_turn(conn: Conn, session_id: str, turn_id: str) -> TurnRecord:
+    row = await conn.fetchrow(
+        f"SELECT {_COLUMNS} FROM turns WHERE id = $1 AND session_id = $2", turn_id, session_id
+    )
+    if row is None:
+        raise RecordNotFound(f"unknown turn: {turn_id}")
+    return _row(row)
+
+
+async def fetch_turn_by_client_request(
+    conn: Conn, session_id: str, client_request_id: str
+) -> TurnRecord | None:
+    row = await conn.fetchrow(
+        f"SELECT {_COLUMNS} FROM turns WHERE session_id = $1 AND client_request_id = $2",
+        session_id,
+        client_request_id,
+    )
+    return None if row is None else _row(row)
+
+
+async def record_submission(conn: Conn, turn_id: str, model_call_index: int) -> None:
+    """Before each provider submission: the logical call count and one more submission."""
+    await conn.execute(
+        """UPDATE turns SET model_call_count = GREATEST(model_call_count, $2),
+                            model_submission_count = model_submission_count + 1,
+                            updated_at = now()
+           WHERE id = $1""",
+        turn_id,
+        model_call_index,
+    )
+
+
+async def add_response_counters(
+    conn: Conn, turn_id: str, usage: TurnUsage, tool_calls: int
+) -> None:
+    await conn.execute(
+        """UPDATE turns SET
+               input_tokens = CASE WHEN $2::bigint IS NULL THEN input_tokens
+                                   ELSE COALESCE(input_tokens, 0) + $2 END,
+               output_tokens = CASE WHEN $3::bigint IS NULL THEN output_tokens
+                                    ELSE COALESCE(output_tokens, 0) + $3 END,
+               cached_input_tokens = CASE WHEN $4::bigint IS NULL THEN cached_input_tokens
+                                          ELSE COALESCE(cached_input_tokens, 0) + $4 END,
+               reasoning_tokens = CASE WHEN $5::bigint IS NULL THEN reasoning_tokens
+                                       ELSE COALESCE(reasoning_tokens, 0) + $5 END,
+               tool_call_count = tool_call_count + $6,
+               updated_at = now()
+           WHERE id = $1""",
+        turn_id,
+        usage.input_tokens,
+        usage.output_tokens,
+        usage.cached_input_tokens,
+        usage.reasoning_tokens,
+        tool_calls,
+    )
+
+
+async def finish_turn(
+    conn: Conn,
+    turn_id: str,
+    status: TurnStatus,
+    *,
+    error_code: str | None = None,
+    error_message: str | None = None,
+    plan_unfinished_step_count: int | None = None,
+) -> None:
+    result = await conn.execute(
+        """UPDATE turns SET status = $2, error_code = $3, error_message = $4,
+                            plan_unfinished_step_count = $5,
+                            ended_at = GREATEST(now(), started_at), updated_at = now()
+           WHERE id = $1 AND status = 'running'""",
+        turn_id,
+        status.value,
+        error_code,
+        error_message,
+        plan_unfinished_step_count,
+    )
+    if result != "UPDATE 1":
+        raise RecordNotFound(f"no running turn to finish: {turn_id}")
+
+
+async def mark_running_interrupted(conn: Conn) -> int:
+    """Restart correction (session-runtime.md §10): every leftover running turn → interrupted."""
+    result: str = await conn.execute(
+        """UPDATE turns SET status = 'interrupted', error_code = $1, error_message = $2,
+                            ended_at = GREATEST(now(), started_at), updated_at = now()
+           WHERE status = 'running'""",
+        RESTART_ERROR_CODE,
+        RESTART_ERROR_MESSAGE,
+    )
+    return int(result.split()[-1])

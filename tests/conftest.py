@@ -1,0 +1,34 @@
+"""Shared fixtures: PostgreSQL from the ladder in tests/support/postgres.py."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Iterator
+
+import pytest
+
+from openwork_core.storage import PostgresStore, create_pool
+from tests.support.postgres import PgCluster, find_cluster
+
+
+@pytest.fixture(scope="session")
+def pg_cluster() -> Iterator[PgCluster]:
+    cluster = asyncio.run(find_cluster())
+    asyncio.run(cluster.create_template())
+    yield cluster
+    asyncio.run(cluster.drop_all())
+
+
+@pytest.fixture
+async def database_url(pg_cluster: PgCluster) -> str:
+    """A fresh, migrated database for this test."""
+    return await pg_cluster.new_database()
+
+
+@pytest.fixture
+async def store(database_url: str) -> AsyncIterator[PostgresStore]:
+    pool = await create_pool(database_url, max_size=5)
+    try:
+        yield PostgresStore(pool)
+    finally:
+        await pool.close()
