@@ -26,7 +26,7 @@ class NoPostgres(RuntimeError):
 async def _answers(url: str) -> str | None:
     try:
         conn = await asyncpg.connect(url, timeout=5)
-    except (OSError, asyncpg.PostgresError, asyncio.TimeoutError) as exc:
+    except (TimeoutError, OSError, asyncpg.PostgresError) as exc:
         return f"{type(exc).__name__}: {exc}"
     await conn.close()
     return None
