@@ -1,0 +1,113 @@
+"""Request assembly: ``ContextEngine.prepare`` (context-window.md §6).
+
+Deterministic and pure: on a copy of the Conversation it prunes, projects and normalizes
+(§4.2, via the cached per-item forms of ``item_forms`` and one pairing pass in ``normalize``),
+validates the System Context and the absence of System messages, measures the budget from the
+cached sizes, and builds the provider-neutral ``ModelRequest``: one System message per part, then
+the Conversation; tool definitions in ``tools``; ``max_output_tokens`` from the capabilities;
+``temperature``, ``top_p`` and ``thinking`` unset. It reads no file, calls no provider and mutates
+none of its inputs (``item._memo`` caches aside). Same inputs → byte-identical request.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from openwork_chat_state.messages import Message, Role, TextBlock, ToolDefinition
+from openwork_chat_state.view import ConversationContextView
+from openwork_core.context.budget import (
+    ContextBudgetEstimate,
+    estimate_system_context_tokens,
+    estimate_tool_surface_tokens,
+)
+from openwork_core.context.builder import ResolvedSystemContext
+from openwork_core.context.errors import SystemContextInvalid, SystemMessageInConversation
+from openwork_core.context.item_forms import item_forms
+from openwork_core.context.item_limits import check_system_context_part
+from openwork_core.context.normalize import ProjectionSummary, normalize
+from openwork_core.context.provenance import Provenance
+from openwork_core.context.wire import array_size, tokens_for_bytes
+from openwork_core.models.capabilities import ModelCapabilities
+from openwork_core.models.port import ModelRequest
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PreparedModelCall:
+    """The request together with its budget, what the copy changed, and each Conversation
+    message's origin (``provenance[i]`` belongs to ``conversation[i]``)."""
+
+    request: ModelRequest
+    budget: ContextBudgetEstimate
+    projection: ProjectionSummary
+    provenance: tuple[Provenance, ...]
+    conversation: tuple[Message, ...]
+    system: ResolvedSystemContext
+
+
+def validate_system_context(system: ResolvedSystemContext) -> None:
+    """Keys non-blank and unique, content non-blank, each part under 10 000 tokens (§6 step 2)."""
+    seen: set[str] = set()
+    for index, part in enumerate(system.parts):
+        if not part.key.strip():
+            raise SystemContextInvalid(f"system context part {index} has a blank key")
+        if part.key in seen:
+            raise SystemContextInvalid(f"duplicate system context key {part.key!r}")
+        seen.add(part.key)
+        if not part.content.strip():
+            raise SystemContextInvalid(f"system context part {part.key!r} has blank content")
+        check_system_context_part(part)
+
+
+def system_messages(system: ResolvedSystemContext) -> tuple[Message, ...]:
+    return tuple(
+        Message(role=Role.SYSTEM, content=(TextBlock(text=part.content),)) for part in system.parts
+    )
+
+
+class ContextEngine:
+    """Assembles the request copy for one Model Call; stateless."""
+
+    def prepare(
+        self,
+        *,
+        model: str,
+        capabilities: ModelCapabilities,
+        system: ResolvedSystemContext,
+        view: ConversationContextView,
+        tools: Sequence[ToolDefinition],
+        spill_dir: str | None,
+    ) -> PreparedModelCall:
+        forms = item_forms(
+            view.items,
+            watermark=view.tool_result_pruned_through_sequence,
+            spill_dir=spill_dir,
+            accepts_data_blocks=capabilities.accepts_data_blocks,
+        )
+        conversation = normalize(forms)
+        validate_system_context(system)
+        if conversation.has_system_message:
+            raise SystemMessageInConversation("the Conversation contains a system message")
+        tool_definitions = tuple(tools)
+        budget = ContextBudgetEstimate.from_regions(
+            system_context_tokens=estimate_system_context_tokens(system),
+            conversation_tokens=tokens_for_bytes(
+                array_size(conversation.sizes_total, len(conversation.messages))
+            ),
+            tool_surface_tokens=estimate_tool_surface_tokens(tool_definitions),
+            reserved_output_tokens=capabilities.max_output_tokens,
+        )
+        request = ModelRequest(
+            model=model,
+            messages=system_messages(system) + conversation.messages,
+            tools=tool_definitions,
+            max_output_tokens=capabilities.max_output_tokens,
+        )
+        return PreparedModelCall(
+            request=request,
+            budget=budget,
+            projection=conversation.summary,
+            provenance=conversation.provenance,
+            conversation=conversation.messages,
+            system=system,
+        )

@@ -1,0 +1,71 @@
+"""The context-window inspection (context-window.md §8, daemon-api.md §3).
+
+A pure view of one ``PreparedModelCall`` — the very result of the ``ContextEngine.prepare`` that
+real model calls use — plus the model limits. Its JSON has exactly the shape of daemon-api.md §3:
+``system``, ``conversation``, ``provenance``, ``tools``, ``budget``, ``limits``,
+``auto_compact_percent``, ``projection``. The ``system``, ``conversation`` and ``tools`` arrays are
+the request regions exactly as measured, so each region's token figure equals
+⌈len(compact JSON of that array) / 4⌉.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import orjson
+from pydantic import JsonValue
+
+from openwork_chat_state.messages import Message, ToolDefinition
+from openwork_core.context.budget import ContextBudgetEstimate
+from openwork_core.context.builder import SystemContextPart
+from openwork_core.context.engine import PreparedModelCall
+from openwork_core.context.limits import ModelContextLimits
+from openwork_core.context.normalize import ProjectionSummary
+from openwork_core.context.provenance import Provenance, provenance_json
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ContextInspection:
+    system: tuple[SystemContextPart, ...]
+    conversation: tuple[Message, ...]
+    provenance: tuple[Provenance, ...]
+    tools: tuple[ToolDefinition, ...]
+    budget: ContextBudgetEstimate
+    limits: ModelContextLimits
+    auto_compact_percent: float
+    projection: ProjectionSummary
+
+    def to_json(self) -> bytes:
+        """The compact JSON body of ``GET /v1/sessions/{sid}/context``."""
+        return orjson.dumps(
+            {
+                "system": self.system,
+                "conversation": self.conversation,
+                "provenance": [provenance_json(p) for p in self.provenance],
+                "tools": self.tools,
+                "budget": self.budget,
+                "limits": self.limits,
+                "auto_compact_percent": self.auto_compact_percent,
+                "projection": self.projection,
+            }
+        )
+
+    def to_jsonable(self) -> JsonValue:
+        """The same document as plain JSON values (for a framework that encodes it itself)."""
+        value: JsonValue = orjson.loads(self.to_json())
+        return value
+
+
+def build_context_inspection(
+    prepared: PreparedModelCall, limits: ModelContextLimits
+) -> ContextInspection:
+    return ContextInspection(
+        system=prepared.system.parts,
+        conversation=prepared.conversation,
+        provenance=prepared.provenance,
+        tools=prepared.request.tools,
+        budget=prepared.budget,
+        limits=limits,
+        auto_compact_percent=limits.auto_compact_percent(prepared.budget),
+        projection=prepared.projection,
+    )
