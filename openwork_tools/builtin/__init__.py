@@ -1,0 +1,1 @@
+"""The seven built-in tools (tools.md §7)."""

@@ -1,0 +1,184 @@
+"""Session and call contexts (tools.md §1, §4, §5)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import tempfile
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal, TypeAlias
+
+from openwork_tools.modes import SandboxStatus
+from openwork_tools.policy import SandboxPolicy
+
+HOST_ENV_KEYS = ("PATH", "HOME", "SHELL", "LANG", "LC_ALL", "TMPDIR")
+"""The only variables copied from the host process into tool processes (tools.md §4)."""
+
+CREDENTIAL_DIR_NAMES = (
+    ".ssh",
+    ".aws",
+    ".gnupg",
+    ".config/gcloud",
+    ".azure",
+    ".kube",
+    ".docker",
+    ".config/gh",
+    ".password-store",
+)
+"""Default credential directories under ``home``: unreadable for file tools, hidden from bash."""
+
+
+def default_credential_dirs(home: Path) -> tuple[Path, ...]:
+    return tuple(home / name for name in CREDENTIAL_DIR_NAMES)
+
+
+def host_environment() -> dict[str, str]:
+    return {k: v for k in HOST_ENV_KEYS if (v := os.environ.get(k)) is not None}
+
+
+def default_temp_dirs() -> tuple[Path, ...]:
+    dirs = [Path("/tmp").resolve(), Path(tempfile.gettempdir()).resolve()]
+    return tuple(dict.fromkeys(d for d in dirs if d.is_dir()))
+
+
+class FileObservations:
+    """Real path -> SHA-256 of the content last read or written by the model (tools.md §7.4)."""
+
+    def __init__(self) -> None:
+        self._hashes: dict[Path, str] = {}
+
+    def record(self, real: Path, sha256: str) -> None:
+        self._hashes[real] = sha256
+
+    def get(self, real: Path) -> str | None:
+        return self._hashes.get(real)
+
+    def __len__(self) -> int:
+        return len(self._hashes)
+
+
+class WriteLocks:
+    """One ``asyncio.Lock`` per real path, shared by write and edit."""
+
+    def __init__(self) -> None:
+        self._locks: dict[Path, asyncio.Lock] = {}
+
+    def for_path(self, real: Path) -> asyncio.Lock:
+        lock = self._locks.get(real)
+        if lock is None:
+            lock = self._locks[real] = asyncio.Lock()
+        return lock
+
+
+class ToolSessionContext:
+    """What every tool call of one session shares; no mode, ids, cancel token or DB in here.
+
+    Paths are canonicalised once here (the workspace, home, protected roots, credential and temp
+    dirs) so the fence compares real paths. Core keeps the observation table and spill dir per
+    session and passes the same ones when rebuilding a toolset (``observations=``,
+    ``write_locks=``).
+    """
+
+    def __init__(
+        self,
+        *,
+        working_directory: Path,
+        sandbox: SandboxStatus,
+        spill_dir: Path | None = None,
+        home: Path | None = None,
+        protected_roots: tuple[Path, ...] = (),
+        credential_dirs: tuple[Path, ...] | None = None,
+        environment: Mapping[str, str] | None = None,
+        temp_dirs: tuple[Path, ...] | None = None,
+        observations: FileObservations | None = None,
+        write_locks: WriteLocks | None = None,
+        bwrap_path: str = "/usr/bin/bwrap",
+    ) -> None:
+        self.working_directory = working_directory.resolve()
+        self.sandbox = sandbox
+        self.spill_dir = spill_dir.resolve() if spill_dir is not None else None
+        self.home = (home if home is not None else Path.home()).resolve()
+        extra = (self.spill_dir,) if self.spill_dir is not None else ()
+        self.protected_roots = tuple(p.resolve() for p in (*protected_roots, *extra))
+        creds = credential_dirs
+        if creds is None:
+            creds = default_credential_dirs(self.home)
+        self.credential_dirs = tuple(p.resolve() for p in creds)
+        env = dict(environment) if environment is not None else host_environment()
+        self.environment: Mapping[str, str] = {k: env[k] for k in HOST_ENV_KEYS if k in env}
+        self.temp_dirs = (
+            tuple(p.resolve() for p in temp_dirs) if temp_dirs is not None else default_temp_dirs()
+        )
+        self.observations = observations if observations is not None else FileObservations()
+        self.write_locks = write_locks if write_locks is not None else WriteLocks()
+        self.bwrap_path = bwrap_path
+
+    def display_path(self, real: Path) -> str:
+        """Relative to the workspace when inside it, else absolute."""
+        if real == self.working_directory:
+            return "."
+        if self.working_directory in real.parents:
+            return str(real.relative_to(self.working_directory))
+        return str(real)
+
+
+@dataclass(frozen=True, slots=True)
+class StdoutProgress:
+    chunk: str
+    kind: Literal["stdout"] = "stdout"
+
+
+@dataclass(frozen=True, slots=True)
+class StderrProgress:
+    chunk: str
+    kind: Literal["stderr"] = "stderr"
+
+
+@dataclass(frozen=True, slots=True)
+class MessageProgress:
+    message: str
+    kind: Literal["message"] = "message"
+
+
+ToolProgress: TypeAlias = StdoutProgress | StderrProgress | MessageProgress
+ProgressSink: TypeAlias = Callable[[ToolProgress], object]
+
+
+def queue_sink(queue: asyncio.Queue[ToolProgress]) -> ProgressSink:
+    """A try-send sink: a full queue drops the update."""
+
+    def send(item: ToolProgress) -> None:
+        with contextlib.suppress(asyncio.QueueFull):
+            queue.put_nowait(item)
+
+    return send
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCallContext:
+    """Per call: id, this call's policy, cancel token (child of the Turn's), deadline, progress.
+
+    ``deadline`` is a ``time.monotonic()`` instant (the event loop's clock).
+    """
+
+    call_id: str
+    policy: SandboxPolicy = field(default_factory=SandboxPolicy)
+    cancel: asyncio.Event = field(default_factory=asyncio.Event)
+    deadline: float | None = None
+    progress: ProgressSink | None = None
+
+    def send_progress(self, item: ToolProgress) -> None:
+        """Try-send; a failing or closed sink never affects the result."""
+        if self.progress is None:
+            return
+        try:
+            self.progress(item)
+        except Exception:  # progress is best effort by contract
+            return
+
+    def remaining(self) -> float | None:
+        return None if self.deadline is None else max(0.0, self.deadline - time.monotonic())

@@ -1,0 +1,45 @@
+"""Errors of the tools package, each with a stable code (DESIGN.md §4.5).
+
+Tool *failures* are results the model sees (``ToolResult``), not exceptions; these exceptions are
+raised only for programming and configuration faults such as an invalid toolset selection.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+
+class ToolsError(Exception):
+    """Base error of ``openwork_tools``."""
+
+    code: ClassVar[str] = "tools_error"
+
+
+class BlankToolId(ToolsError):
+    """A tool registered with an empty or whitespace-only id (tools.md §3)."""
+
+    code = "blank_tool_id"
+
+
+class BlankToolDescription(ToolsError):
+    """A tool registered with an empty or whitespace-only description (tools.md §3)."""
+
+    code = "blank_tool_description"
+
+
+class DuplicateToolRegistration(ToolsError):
+    """Two tools registered under the same id (tools.md §3)."""
+
+    code = "duplicate_tool_registration"
+
+
+class DuplicateToolSelection(ToolsError):
+    """A ``ToolsetConfig`` names the same tool twice (tools.md §3)."""
+
+    code = "duplicate_tool_selection"
+
+
+class UnknownToolSelection(ToolsError):
+    """A ``ToolsetConfig`` names a tool that is not registered (tools.md §3)."""
+
+    code = "unknown_tool_selection"

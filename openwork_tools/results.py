@@ -1,0 +1,186 @@
+"""Tool results, their model-visible block, and the ``file_change`` artifact (tools.md §8)."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import Literal, TypeAlias, assert_never
+
+from openwork_chat_state.messages import JsonObject, TextBlock, ToolResultBlock, ToolResultState
+
+RESULT_TEXT_LIMIT = 32_000
+"""Every result through ``FinalizedToolset`` is at most this many UTF-8 bytes, footer included."""
+FOOTER_RESERVE = 512
+
+
+class ToolStatus(enum.StrEnum):
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    DENIED = "denied"
+    CANCELLED = "cancelled"
+    OUTCOME_UNKNOWN = "outcome_unknown"
+
+
+class ToolErrorCode(enum.StrEnum):
+    TOOL_NOT_FOUND = "tool_not_found"
+    INVALID_ARGUMENTS = "invalid_arguments"
+    PERMISSION_DENIED = "permission_denied"
+    CANCELLED = "cancelled"
+    TIMEOUT = "timeout"
+    EXECUTION_FAILED = "execution_failed"
+    OUTCOME_UNKNOWN = "outcome_unknown"
+    SANDBOX_UNAVAILABLE = "sandbox_unavailable"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolError:
+    code: ToolErrorCode
+    message: str
+    retryable: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class DiffHunk:
+    """One unified-diff hunk with 3 lines of context; ``lines`` keep their ' '/'+'/'-' prefix."""
+
+    old_start: int
+    old_lines: int
+    new_start: int
+    new_lines: int
+    lines: tuple[str, ...]
+
+    def to_json(self) -> JsonObject:
+        return {
+            "oldStart": self.old_start,
+            "oldLines": self.old_lines,
+            "newStart": self.new_start,
+            "newLines": self.new_lines,
+            "lines": list(self.lines),
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FileChange:
+    """The UI-only record of one write/edit that changed content (tools.md §8)."""
+
+    type: Literal["file_change"] = "file_change"
+    change_id: str
+    path: str
+    kind: Literal["created", "modified"]
+    additions: int
+    deletions: int
+    hunks: tuple[DiffHunk, ...]
+    before_hash: str | None
+    after_hash: str
+    before_content: str | None
+    after_content: str
+    undone: bool = False
+
+    def to_json(self) -> JsonObject:
+        return {
+            "type": self.type,
+            "changeId": self.change_id,
+            "path": self.path,
+            "kind": self.kind,
+            "additions": self.additions,
+            "deletions": self.deletions,
+            "hunks": [h.to_json() for h in self.hunks],
+            "beforeHash": self.before_hash,
+            "afterHash": self.after_hash,
+            "beforeContent": self.before_content,
+            "afterContent": self.after_content,
+            "undone": self.undone,
+        }
+
+
+Artifact: TypeAlias = FileChange
+
+
+_STATE: dict[ToolStatus, ToolResultState] = {
+    ToolStatus.SUCCEEDED: ToolResultState.SUCCESS,
+    ToolStatus.FAILED: ToolResultState.ERROR,
+    ToolStatus.OUTCOME_UNKNOWN: ToolResultState.ERROR,
+    ToolStatus.DENIED: ToolResultState.DENIED,
+    ToolStatus.CANCELLED: ToolResultState.INTERRUPTED,
+}
+
+
+def result_state(status: ToolStatus) -> ToolResultState:
+    match status:
+        case (
+            ToolStatus.SUCCEEDED
+            | ToolStatus.FAILED
+            | ToolStatus.OUTCOME_UNKNOWN
+            | ToolStatus.DENIED
+            | ToolStatus.CANCELLED
+        ):
+            return _STATE[status]
+        case _:
+            assert_never(status)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolResult:
+    """One final result per call. Only ``content`` reaches the model; artifacts stay beside it."""
+
+    status: ToolStatus
+    content: tuple[TextBlock, ...]
+    artifacts: tuple[Artifact, ...] = ()
+    error: ToolError | None = None
+    sandbox_denied: bool = False
+
+    @property
+    def text(self) -> str:
+        return "".join(b.text for b in self.content)
+
+    def to_block(self, call_id: str, name: str) -> ToolResultBlock:
+        return ToolResultBlock(
+            id=call_id, name=name, output=self.content, state=result_state(self.status)
+        )
+
+    def with_text(self, text: str) -> ToolResult:
+        return ToolResult(
+            status=self.status,
+            content=(TextBlock(text=text),),
+            artifacts=self.artifacts,
+            error=self.error,
+            sandbox_denied=self.sandbox_denied,
+        )
+
+    @classmethod
+    def ok(
+        cls, text: str, artifacts: tuple[Artifact, ...] = (), *, sandbox_denied: bool = False
+    ) -> ToolResult:
+        return cls(
+            status=ToolStatus.SUCCEEDED,
+            content=(TextBlock(text=text),),
+            artifacts=artifacts,
+            sandbox_denied=sandbox_denied,
+        )
+
+    @classmethod
+    def fail(
+        cls,
+        code: ToolErrorCode,
+        message: str,
+        *,
+        status: ToolStatus = ToolStatus.FAILED,
+        retryable: bool = False,
+        sandbox_denied: bool = False,
+    ) -> ToolResult:
+        """A failed result: its text equals the error message (tools.md §8)."""
+        return cls(
+            status=status,
+            content=(TextBlock(text=message),),
+            error=ToolError(code, message, retryable),
+            sandbox_denied=sandbox_denied,
+        )
+
+    @classmethod
+    def denied(cls, message: str, *, sandbox_denied: bool) -> ToolResult:
+        return cls.fail(
+            ToolErrorCode.PERMISSION_DENIED,
+            message,
+            status=ToolStatus.DENIED,
+            sandbox_denied=sandbox_denied,
+        )

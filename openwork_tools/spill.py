@@ -1,0 +1,112 @@
+"""Spill files for cut output and the fallback cut of over-long results (tools.md §8).
+
+All functions here do blocking file I/O; async callers run them with ``asyncio.to_thread``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from pathlib import Path
+from typing import BinaryIO
+
+from openwork_tools.results import RESULT_TEXT_LIMIT
+
+SPILL_FILE_LIMIT = 64 * 1024 * 1024
+_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
+
+
+def spill_file_name(call_id: str) -> str:
+    """``<tool-call-id>.txt`` with every char outside ``[A-Za-z0-9_-]`` replaced by ``_``."""
+    return f"{_UNSAFE.sub('_', call_id)}.txt"
+
+
+class SpillFile:
+    """A lazily created spill file capped at 64 MiB; any I/O failure makes it unusable, silently."""
+
+    def __init__(self, spill_dir: Path | None, call_id: str) -> None:
+        self.path: Path | None = spill_dir / spill_file_name(call_id) if spill_dir else None
+        self._fh: BinaryIO | None = None
+        self.failed = spill_dir is None
+        self.written = 0
+        self.capped = False
+
+    def write(self, data: bytes) -> None:
+        if self.failed or self.capped or self.path is None:
+            return
+        room = SPILL_FILE_LIMIT - self.written
+        if len(data) > room:
+            data = data[:room]
+            self.capped = True
+        try:
+            if self._fh is None:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                self._fh = self.path.open("wb")
+            self._fh.write(data)
+            self.written += len(data)
+        except OSError:
+            self.failed = True
+            self.discard()
+
+    def close(self) -> None:
+        if self._fh is not None:
+            try:
+                self._fh.close()
+            except OSError:
+                self.failed = True
+            self._fh = None
+
+    def discard(self) -> None:
+        """Remove the partial file (nothing omitted, or a failed run)."""
+        self.close()
+        if self.path is not None:
+            with contextlib.suppress(OSError):
+                self.path.unlink(missing_ok=True)
+
+    @property
+    def saved_path(self) -> Path | None:
+        return None if self.failed or (self._fh is None and self.written == 0) else self.path
+
+
+def omission_note(omitted: int, spill: SpillFile | None) -> str:
+    """The middle/footer text for ``omitted`` bytes, naming the spill file only when it exists."""
+    path = spill.saved_path if spill is not None else None
+    if path is None:
+        return f"... ({omitted} bytes omitted.)"
+    if spill is not None and spill.capped:
+        return (
+            f"... ({omitted} bytes omitted. Only the first 64 MB were saved at {path} — "
+            "use read with offset/limit, or grep, to look at it.)"
+        )
+    return (
+        f"... ({omitted} bytes omitted. Full output saved at {path} — "
+        "use read with offset/limit, or grep, to look at it.)"
+    )
+
+
+def cut_utf8(data: bytes, limit: int) -> bytes:
+    """The longest prefix of ``data`` of at most ``limit`` bytes that ends on a char boundary."""
+    if len(data) <= limit:
+        return data
+    end = limit
+    while end > 0 and (data[end] & 0xC0) == 0x80:
+        end -= 1
+    return data[:end]
+
+
+def fallback_cut(text: str, spill_dir: Path | None, call_id: str) -> str:
+    """Bound ``text`` to 32,000 bytes: head + footer, the full text spilled (tools.md §8)."""
+    data = text.encode()
+    if len(data) <= RESULT_TEXT_LIMIT:
+        return text
+    spill = SpillFile(spill_dir, call_id)
+    spill.write(data)
+    spill.close()
+    budget = RESULT_TEXT_LIMIT - len(omission_note(len(data), spill).encode()) - 1
+    head = cut_utf8(data, budget)
+    newline = head.rfind(b"\n")
+    if newline >= budget // 2:
+        head = head[: newline + 1]
+    note = omission_note(len(data) - len(head), spill)
+    sep = "" if head.endswith(b"\n") else "\n"
+    return head.decode(errors="replace") + sep + note

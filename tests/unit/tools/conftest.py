@@ -1,0 +1,75 @@
+"""Fixtures for the tools tests: a real workspace, a fake home with a credential dir."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from tools_support import AVAILABLE
+
+from openwork_tools import (
+    FinalizedToolset,
+    SandboxStatus,
+    ToolSessionContext,
+    ToolsetConfig,
+    builtin_registry,
+)
+from openwork_tools.builtin.registry import BUILTIN_TOOL_IDS
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_rsa").write_text("SECRET KEY\n")
+    (home / ".openwork").mkdir()
+    return home
+
+
+@pytest.fixture
+def workspace(home: Path) -> Path:
+    ws = home / "project"
+    ws.mkdir()
+    return ws
+
+
+@pytest.fixture
+def outside(tmp_path: Path) -> Path:
+    """A directory outside the workspace and outside every temp dir of the session."""
+    out = tmp_path / "outside"
+    out.mkdir()
+    (out / "victim.txt").write_text("untouched\n")
+    return out
+
+
+SessionFactory = Callable[..., ToolSessionContext]
+
+
+@pytest.fixture
+def make_session(home: Path, workspace: Path, tmp_path: Path) -> SessionFactory:
+    def make(sandbox: SandboxStatus = AVAILABLE, **kwargs: object) -> ToolSessionContext:
+        params: dict[str, object] = {
+            "working_directory": workspace,
+            "sandbox": sandbox,
+            "spill_dir": home / ".openwork" / "spill" / "s1",
+            "home": home,
+            "protected_roots": (home / ".openwork",),
+            "temp_dirs": (tmp_path / "tmp",),
+            "environment": {"PATH": "/usr/bin:/bin", "HOME": str(home), "LANG": "C.UTF-8"},
+        }
+        (tmp_path / "tmp").mkdir(exist_ok=True)
+        params.update(kwargs)
+        return ToolSessionContext(**params)  # type: ignore[arg-type]
+
+    return make
+
+
+@pytest.fixture
+def session(make_session: SessionFactory) -> ToolSessionContext:
+    return make_session()
+
+
+@pytest.fixture
+def toolset(session: ToolSessionContext) -> FinalizedToolset:
+    return builtin_registry().finalize(ToolsetConfig(BUILTIN_TOOL_IDS), session)
