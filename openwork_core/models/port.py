@@ -1,4 +1,4 @@
-"""The provider-neutral model port: request, streamed events, response, errors (model-providers.md)."""
+"""Provider-neutral model port: request, stream events, response, errors (model-providers.md)."""
 
 from __future__ import annotations
 
@@ -212,6 +212,7 @@ class ModelError(Exception):
         http_status: int | None = None,
         provider_code: str | None = None,
         provider_request_id: str | None = None,
+        retry_after_ms: int | None = None,
     ) -> None:
         super().__init__(message[:_DIAGNOSTIC_CAP])
         self.kind = kind
@@ -222,6 +223,8 @@ class ModelError(Exception):
         self.http_status = http_status
         self.provider_code = provider_code[:256] if provider_code else None
         self.provider_request_id = provider_request_id
+        self.retry_after_ms = retry_after_ms
+        """With ``retry`` AFTER_MILLIS: the provider's retry-after-ms / Retry-After in ms."""
 
     def with_delivery(self, delivery: DeliveryState) -> ModelError:
         return ModelError(
@@ -233,6 +236,7 @@ class ModelError(Exception):
             http_status=self.http_status,
             provider_code=self.provider_code,
             provider_request_id=self.provider_request_id,
+            retry_after_ms=self.retry_after_ms,
         )
 
     @property

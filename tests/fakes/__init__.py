@@ -1,0 +1,1 @@
+"""Test doubles shared by the suites: the scripted fake provider on loopback."""

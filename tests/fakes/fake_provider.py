@@ -1,0 +1,266 @@
+"""A scripted model provider on loopback: OpenAI Chat Completions and Anthropic Messages, streamed.
+
+A raw asyncio HTTP/1.1 server on 127.0.0.1 (a free port) in a background thread with its own
+event loop, so it serves in-process tests and a daemon subprocess alike::
+
+    with FakeProvider([Reply(text="hello")]) as fake:
+        adapter = OpenAIChatAdapter(base_url=fake.openai_base_url, api_key="k")
+        ...
+        await fake.wait_for_requests(1, timeout=5)
+        assert fake.violations == []
+
+Each request takes the next step of the script (``push`` adds more); every request body is
+recorded in order and checked against the protocol invariants of ``wire_invariants``.
+A request with no step left is answered 500 and recorded as a violation.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import threading
+from collections import deque
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from types import TracebackType
+
+from tests.fakes.fake_script import (
+    ErrorReply,
+    Held,
+    Step,
+    anthropic_error_body,
+    anthropic_events,
+    anthropic_sse,
+    chat_error_body,
+    chat_events,
+    chat_sse,
+)
+from tests.fakes.wire_invariants import anthropic_violations, chat_violations
+
+HOLD_LIMIT_S = 30.0
+"""A held response gives up (the connection is cut) after this long without a release."""
+
+
+@dataclass(frozen=True, slots=True)
+class RecordedRequest:
+    method: str
+    path: str
+    headers: Mapping[str, str]
+    body: Mapping[str, object]
+
+
+class FakeProvider:
+    """See the module docstring. Thread-safe; start/stop with ``with`` or ``start()``/``stop()``."""
+
+    def __init__(self, script: Iterable[Step] = ()) -> None:
+        self._script: deque[Step] = deque(script)
+        self._requests: list[RecordedRequest] = []
+        self._violations: list[str] = []
+        self._changed = threading.Condition()
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="fake-provider")
+        self._server: asyncio.Server | None = None
+        self._gates: list[Held] = []
+        self.port = 0
+
+    # -- lifecycle ---------------------------------------------------------------------------
+    def start(self) -> FakeProvider:
+        self._thread.start()
+        future = asyncio.run_coroutine_threadsafe(
+            asyncio.start_server(self._serve, "127.0.0.1", 0), self._loop
+        )
+        self._server = future.result(timeout=10)
+        self.port = int(self._server.sockets[0].getsockname()[1])
+        return self
+
+    def stop(self) -> None:
+        with self._changed:
+            for held in self._gates:
+                held.gate.release()
+        if self._server is not None:
+            server = self._server
+
+            async def close() -> None:
+                server.close()
+                tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+                for task in tasks:
+                    task.cancel()
+                await asyncio.gather(*tasks, return_exceptions=True)
+
+            asyncio.run_coroutine_threadsafe(close(), self._loop).result(timeout=10)
+            self._server = None
+        if self._thread.is_alive():
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(timeout=10)
+        self._loop.close()
+
+    def __enter__(self) -> FakeProvider:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    # -- the test's side ---------------------------------------------------------------------
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def openai_base_url(self) -> str:
+        """For the OpenAI SDK (``…/v1``; requests go to ``/v1/chat/completions``)."""
+        return f"{self.url}/v1"
+
+    @property
+    def anthropic_base_url(self) -> str:
+        """For the Anthropic SDK (it appends ``/v1/messages`` itself)."""
+        return self.url
+
+    def push(self, *steps: Step) -> None:
+        with self._changed:
+            self._script.extend(steps)
+
+    @property
+    def requests(self) -> list[RecordedRequest]:
+        with self._changed:
+            return list(self._requests)
+
+    @property
+    def bodies(self) -> list[Mapping[str, object]]:
+        return [request.body for request in self.requests]
+
+    @property
+    def violations(self) -> list[str]:
+        with self._changed:
+            return list(self._violations)
+
+    @property
+    def remaining_steps(self) -> int:
+        with self._changed:
+            return len(self._script)
+
+    def wait_for_requests_blocking(self, count: int, timeout: float) -> list[RecordedRequest]:
+        with self._changed:
+            if not self._changed.wait_for(lambda: len(self._requests) >= count, timeout):
+                raise TimeoutError(
+                    f"the fake provider got {len(self._requests)} requests, not {count}, "
+                    f"within {timeout} s"
+                )
+            return list(self._requests)
+
+    async def wait_for_requests(
+        self,
+        count: int,
+        timeout: float,  # noqa: ASYNC109 - the bound is part of this API, by design
+    ) -> list[RecordedRequest]:
+        """Wait (without blocking the caller's loop) until ``count`` requests arrived."""
+        return await asyncio.to_thread(self.wait_for_requests_blocking, count, timeout)
+
+    # -- the server's side -------------------------------------------------------------------
+    def _record(self, request: RecordedRequest) -> Step | None:
+        if request.path.endswith("/messages"):
+            problems = anthropic_violations(request.body)
+        else:
+            problems = chat_violations(request.body)
+        with self._changed:
+            number = len(self._requests) + 1
+            self._requests.append(request)
+            self._violations.extend(f"request {number}: {p}" for p in problems)
+            step = self._script.popleft() if self._script else None
+            if step is None:
+                self._violations.append(f"request {number}: the script has no step left")
+            if isinstance(step, Held):
+                self._gates.append(step)
+            self._changed.notify_all()
+            return step
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            request = await _read_request(reader)
+            if request is None:
+                return
+            step = self._record(request)
+            if isinstance(step, Held):
+                released = await asyncio.get_running_loop().run_in_executor(
+                    None, step.gate.wait, HOLD_LIMIT_S
+                )
+                if not released:
+                    return
+                step = step.step
+            await _answer(writer, request, step)
+        except (ConnectionError, asyncio.IncompleteReadError):
+            pass
+        finally:
+            with contextlib.suppress(Exception):
+                writer.close()
+
+
+async def _read_request(reader: asyncio.StreamReader) -> RecordedRequest | None:
+    head = await reader.readuntil(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    method, target, _ = lines[0].split(" ", 2)
+    headers: dict[str, str] = {}
+    for line in lines[1:]:
+        if ":" in line:
+            name, value = line.split(":", 1)
+            headers[name.strip().lower()] = value.strip()
+    length = int(headers.get("content-length", "0"))
+    raw = await reader.readexactly(length) if length else b"{}"
+    body = json.loads(raw)
+    return RecordedRequest(
+        method=method,
+        path=target.split("?", 1)[0],
+        headers=headers,
+        body=body if isinstance(body, dict) else {"_": body},
+    )
+
+
+def _head(status: int, headers: Mapping[str, str]) -> bytes:
+    lines = [f"HTTP/1.1 {status} FAKE"] + [f"{k}: {v}" for k, v in headers.items()]
+    return ("\r\n".join([*lines, "Connection: close", "", ""])).encode()
+
+
+async def _answer(
+    writer: asyncio.StreamWriter, request: RecordedRequest, step: Step | None
+) -> None:
+    anthropic = request.path.endswith("/messages")
+    if step is None:
+        step = ErrorReply(status=500, code="fake_script_exhausted", message="no step left")
+    assert not isinstance(step, Held)
+    if isinstance(step, ErrorReply):
+        body = json.dumps(anthropic_error_body(step) if anthropic else chat_error_body(step))
+        data = body.encode()
+        headers = {"Content-Type": "application/json", "Content-Length": str(len(data))}
+        headers.update(dict(step.headers))
+        headers.setdefault("x-request-id", "req_fake_error")
+        writer.write(_head(step.status, headers) + data)
+        await writer.drain()
+        return
+    model = str(request.body.get("model", "fake-model"))
+    chunks: Iterator[bytes]
+    if anthropic:
+        chunks = anthropic_sse(anthropic_events(step, model))
+    else:
+        options = request.body.get("stream_options")
+        include_usage = isinstance(options, Mapping) and bool(options.get("include_usage"))
+        chunks = chat_sse(chat_events(step, model, include_usage), done=step.ending != "break")
+    headers = {
+        "Content-Type": "text/event-stream",
+        "Transfer-Encoding": "chunked",
+        "x-request-id": "req_fake",
+        "request-id": "req_fake",
+    }
+    writer.write(_head(200, headers))
+    for chunk in chunks:
+        writer.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+        await writer.drain()
+    if step.ending == "break":
+        writer.transport.abort()  # no terminating chunk: the client sees a cut connection
+        return
+    writer.write(b"0\r\n\r\n")
+    await writer.drain()
