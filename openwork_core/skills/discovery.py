@@ -210,14 +210,14 @@ def _read_skill_text(path: str) -> str:
         raise SkillLoadError(REASON_FILE_NOT_UTF8) from None
 
 
-def load_skill(directory: str, name: str) -> tuple[SkillSummary, str]:
-    """Load the skill in ``directory`` (whose base name is ``name``): its summary and its body."""
-    path = os.path.join(directory, SKILL_FILE_NAME)
-    _check_path_text(path)
-    parsed = parse_skill_text(_read_skill_text(path))
+@functools.lru_cache(maxsize=512)
+def _summary(path: str, name: str, text: str) -> SkillSummary:
+    """The summary of the skill ``name`` whose ``SKILL.md`` at ``path`` holds ``text``. Pure and
+    memoised, so an unchanged skill costs one read per scan."""
+    parsed = parse_skill_text(text)
     if parsed.name is not None and parsed.name != name:
         raise SkillParseError(REASON_NAME_MISMATCH)
-    return SkillSummary(name=name, description=parsed.description, path=path), parsed.body
+    return SkillSummary(name=name, description=parsed.description, path=path)
 
 
 def read_skill_body(path: Path | str) -> str:
@@ -267,10 +267,16 @@ def discover_skills(root: Path | None) -> SkillDiscovery:
         unreadable = SkillWarning(path=canonical, reason=REASON_ROOT_UNREADABLE)
         return SkillDiscovery(warnings=(unreadable,))
 
+    prefix = canonical if canonical.endswith(os.sep) else canonical + os.sep
+    try:
+        _check_path_text(canonical)  # a valid directory name cannot make the path invalid
+        path_problem: str | None = None
+    except SkillLoadError as exc:
+        path_problem = exc.reason
     skills: list[SkillSummary] = []
     warnings: list[SkillWarning] = []
     for raw_name in candidates:
-        directory = os.path.join(canonical, _display(raw_name))
+        directory = prefix + _display(raw_name)
         if len(skills) >= MAX_SKILLS:
             warnings.append(SkillWarning(path=directory, reason=REASON_LIMIT_REACHED))
             continue
@@ -282,13 +288,13 @@ def discover_skills(root: Path | None) -> SkillDiscovery:
         if not is_valid_skill_name(name):
             warnings.append(SkillWarning(path=directory, reason=REASON_DIR_NAME_INVALID))
             continue
-        try:
-            summary, _ = load_skill(directory, name)
-        except SkillError as exc:
-            warnings.append(
-                SkillWarning(path=os.path.join(directory, SKILL_FILE_NAME), reason=exc.reason)
-            )
+        path = directory + os.sep + SKILL_FILE_NAME
+        if path_problem is not None:
+            warnings.append(SkillWarning(path=path, reason=path_problem))
             continue
-        skills.append(summary)
+        try:
+            skills.append(_summary(path, name, _read_skill_text(path)))
+        except SkillError as exc:
+            warnings.append(SkillWarning(path=path, reason=exc.reason))
     skills.sort(key=lambda s: (s.source, s.name, s.path))
     return SkillDiscovery(skills=tuple(skills), warnings=tuple(warnings))

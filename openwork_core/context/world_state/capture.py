@@ -10,6 +10,7 @@ skill root and the ``SKILL.md`` of each of its direct children.
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -81,8 +82,12 @@ def canonical_workspace(working_directory: Path) -> str:
 
 def _home() -> str | None:
     home = os.environ.get("HOME")
-    if not home:
-        return None
+    return _canonical_home(home) if home else None
+
+
+@functools.lru_cache(maxsize=4)
+def _canonical_home(home: str) -> str:
+    """``$HOME`` resolved once per value for the life of the process, like the sandbox verdict."""
     return os.path.realpath(home)
 
 

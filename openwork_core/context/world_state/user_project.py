@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from openwork_core.context.world_state._display import display_name
 from openwork_core.context.world_state.errors import UserProjectContextError
@@ -39,9 +39,8 @@ NO_REPOSITORY_ROOT = "none"
 EMPTY_LISTING_LINE = "(empty)"
 
 
-@dataclass(frozen=True, slots=True)
-class RootEntry:
-    """One top-level entry of the listed root."""
+class RootEntry(NamedTuple):
+    """One top-level entry of the listed root (names in one directory are unique)."""
 
     name: str
     is_dir: bool
@@ -56,7 +55,7 @@ def render_user_project_context(
 ) -> str:
     """The section body. Pure. Raises ``UserProjectContextError`` over 16 384 characters."""
     listed_root = repository_root if repository_root is not None else working_directory
-    ordered = sorted(entries, key=lambda e: e.name)
+    ordered = sorted(entries)
     lines = [
         USER_PROJECT_CONTEXT_TAG,
         f"working_directory: {display_name(working_directory)}",
