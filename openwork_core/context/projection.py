@@ -41,6 +41,8 @@ TOOL_RESULT_BYTE_LIMIT = TOOL_RESULT_TOKEN_LIMIT * BYTES_PER_TOKEN
 HEAD_SHARE_NUMERATOR = 3
 HEAD_SHARE_DENOMINATOR = 4
 
+_CHUNK = 512
+
 TRUNCATION_MARKER = (
     "... [tool result truncated to fit the context window: "
     "{chars} characters and {data_blocks} data blocks omitted]"
@@ -61,27 +63,46 @@ def _encoded_len(text: str) -> int:
     return len(orjson.dumps(text)) - 2
 
 
-def _longest_prefix(text: str, budget: int) -> int:
-    """The largest k with encoded(text[:k]) ≤ budget (each code point costs at least one byte)."""
-    lo, hi = 0, min(len(text), budget)
+def _search(piece: str, budget: int, *, from_end: bool) -> int:
+    """The largest k with encoded(k code points of ``piece``, from its start or end) ≤ budget."""
+    lo, hi = 0, min(len(piece), budget)
     while lo < hi:
         mid = (lo + hi + 1) // 2
-        if _encoded_len(text[:mid]) <= budget:
+        part = piece[len(piece) - mid :] if from_end else piece[:mid]
+        if _encoded_len(part) <= budget:
             lo = mid
         else:
             hi = mid - 1
     return lo
+
+
+def _longest_prefix(text: str, budget: int) -> int:
+    """The largest k with encoded(text[:k]) ≤ budget. JSON escaping is per code point, so the
+    cost is additive: scan fixed chunks, then search inside the chunk that crosses the budget
+    (work proportional to the kept text, not to the whole result)."""
+    used = start = 0
+    while start < len(text):
+        chunk = text[start : start + _CHUNK]
+        cost = _encoded_len(chunk)
+        if used + cost > budget:
+            return start + _search(chunk, budget - used, from_end=False)
+        used += cost
+        start += len(chunk)
+    return len(text)
 
 
 def _longest_suffix(text: str, budget: int) -> int:
-    lo, hi = 0, min(len(text), budget)
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if _encoded_len(text[len(text) - mid :]) <= budget:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
+    """The largest k with encoded(text[len(text) - k:]) ≤ budget (mirror of the prefix scan)."""
+    used = kept = 0
+    while kept < len(text):
+        end = len(text) - kept
+        chunk = text[max(0, end - _CHUNK) : end]
+        cost = _encoded_len(chunk)
+        if used + cost > budget:
+            return kept + _search(chunk, budget - used, from_end=True)
+        used += cost
+        kept += len(chunk)
+    return len(text)
 
 
 def _marker(chars: int, data_blocks: int) -> str:
@@ -104,7 +125,7 @@ def truncate_tool_result(result: ToolResultBlock) -> ToolResultBlock:
         )
     )
     budget = max(0, TOOL_RESULT_BYTE_LIMIT - envelope)
-    if _encoded_len(text) <= budget:
+    if len(text) <= budget and _encoded_len(text) <= budget:
         projected = f"{text}\n{_marker(0, data_blocks)}"
     else:
         head_budget = budget * HEAD_SHARE_NUMERATOR // HEAD_SHARE_DENOMINATOR

@@ -7,10 +7,14 @@ import re
 import orjson
 import pytest
 from ctx_support import History, image, only_text, prepare
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from openwork_chat_state.messages import DataBlock, TextBlock, ToolResultBlock, ToolResultState
 from openwork_core.context.projection import (
     TOOL_RESULT_BYTE_LIMIT,
+    _longest_prefix,
+    _longest_suffix,
     tool_message,
     truncate_tool_result,
 )
@@ -119,3 +123,25 @@ def test_a_pruned_result_is_projected_only_if_it_is_still_over_the_limit() -> No
     prepared = prepare(h.view(watermark=h.last_sequence))
     assert prepared.projection.pruned == 1
     assert prepared.projection.truncated == 0
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.text(alphabet='ab"\\\n\t\x01é😀中', min_size=0, max_size=3_000),
+    st.integers(min_value=0, max_value=4_000),
+)
+def test_the_kept_head_and_tail_are_the_longest_that_fit_their_byte_budget(
+    text: str, budget: int
+) -> None:
+    """§4.2 (precise definition in projection.py): the chunked scan finds exactly the longest
+    prefix and suffix whose JSON-encoded bytes fit the budget."""
+
+    def encoded(s: str) -> int:
+        return len(orjson.dumps(s)) - 2
+
+    prefix = _longest_prefix(text, budget)
+    suffix = _longest_suffix(text, budget)
+    assert encoded(text[:prefix]) <= budget
+    assert prefix == len(text) or encoded(text[: prefix + 1]) > budget
+    assert encoded(text[len(text) - suffix :]) <= budget
+    assert suffix == len(text) or encoded(text[len(text) - suffix - 1 :]) > budget
