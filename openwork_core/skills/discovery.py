@@ -165,7 +165,7 @@ def parse_skill_text(text: str) -> ParsedSkillFile:
     raw_description = data["description"]
     if not isinstance(raw_description, str):
         raise SkillParseError(REASON_DESCRIPTION_NOT_STRING)
-    description = normalize_whitespace(raw_description)[:MAX_DESCRIPTION_CHARS]
+    description = normalize_whitespace(raw_description)[:MAX_DESCRIPTION_CHARS].rstrip()
     if not description:
         raise SkillParseError(REASON_DESCRIPTION_EMPTY)
     body = _trim_blank_lines("".join(lines[close + 1 :]))

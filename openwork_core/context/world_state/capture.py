@@ -29,7 +29,7 @@ from openwork_core.skills import SkillWarning
 from openwork_tools.modes import SandboxMode, SandboxStatus
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(frozen=True, slots=True)
 class WorldStateSources:
     """Everything a sampling reads. ``bash_can_write_workspace=None`` derives it from the mode, the
     sandbox verdict and the ``$HOME``-is-workspace rule (permissions-sandbox.md §1)."""
