@@ -186,3 +186,34 @@ def test_an_empty_conversation_is_still_a_legal_request() -> None:
         Message(role=Role.SYSTEM, content=(TextBlock(text=SYSTEM.parts[0].content),)),
     )
     assert prepared.budget.conversation_tokens == 1  # "[]"
+
+
+def test_chat_state_rejects_a_system_message_at_load() -> None:
+    """§4.1, §11 item 6 (gap closed at unit level): loading a System message fails with
+    `PersistedSystemMessage`, so the engine's own check is a second line of defence."""
+    from openwork_chat_state import ConversationState, PersistedSystemMessage
+
+    h = History()
+    h.user("hello")
+    h.add(Message(role=Role.SYSTEM, content=(TextBlock(text="persisted by mistake"),)))
+    state = ConversationState()
+    with pytest.raises(PersistedSystemMessage):
+        state.load(h.items, None)
+    assert state.context_view().items == ()
+
+
+def test_chat_state_receives_no_model_system_prompt_or_tool_definitions() -> None:
+    """§4.1, §11 item 10 (structural, made checkable): no public method of `ChatStateHandle`
+    takes a model, a system prompt, a System Context or tool definitions."""
+    import inspect
+
+    from openwork_chat_state import ChatStateHandle
+
+    forbidden_names = {"model", "system", "system_prompt", "tools", "capabilities"}
+    forbidden_types = ("ModelRequest", "ToolDefinition", "ResolvedSystemContext", "ModelCapabilities")
+    for name, method in inspect.getmembers(ChatStateHandle, inspect.isfunction):
+        if name.startswith("_"):
+            continue
+        for parameter in inspect.signature(method).parameters.values():
+            assert parameter.name not in forbidden_names, (name, parameter.name)
+            assert not any(t in str(parameter.annotation) for t in forbidden_types), name
