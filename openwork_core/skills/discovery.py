@@ -1,8 +1,9 @@
 """Skill discovery: scan the skill root's children, parse each ``SKILL.md`` (skills.md §1–§2).
 
 The scan is synchronous file I/O; callers on the event loop run it in a worker thread (the World
-State capture does, inside its single ``asyncio.to_thread`` call). Parsing is a pure function of the
-file's text and is memoised on that text, so an unchanged skill is not re-parsed at every sampling.
+State capture does, inside its single ``asyncio.to_thread`` call). A skill's summary is a pure
+function of its path, name and text and is memoised on them, so an unchanged skill is read but not
+re-parsed at every sampling.
 """
 
 from __future__ import annotations
@@ -130,11 +131,10 @@ def _trim_blank_lines(text: str) -> str:
     return "\n".join(lines[start:end])
 
 
-@functools.lru_cache(maxsize=512)
 def parse_skill_text(text: str) -> ParsedSkillFile:
     """Parse a ``SKILL.md`` text: frontmatter fences, YAML, ``name`` and ``description``.
 
-    Pure and memoised on the text. Raises ``SkillParseError`` with the reason of the first failure.
+    Pure. Raises ``SkillParseError`` with the reason of the first failure.
     """
     lines = text.splitlines(keepends=True)
     if not lines or lines[0].rstrip() != _FRONTMATTER_FENCE:
@@ -210,7 +210,7 @@ def _read_skill_text(path: str) -> str:
         raise SkillLoadError(REASON_FILE_NOT_UTF8) from None
 
 
-@functools.lru_cache(maxsize=512)
+@functools.lru_cache(maxsize=2 * MAX_SKILLS)  # > the working set; at most ~13 MB of text
 def _summary(path: str, name: str, text: str) -> SkillSummary:
     """The summary of the skill ``name`` whose ``SKILL.md`` at ``path`` holds ``text``. Pure and
     memoised, so an unchanged skill costs one read per scan."""
