@@ -21,7 +21,7 @@ from openwork_core.context.builder import ResolvedSystemContext
 from openwork_core.context.wire import json_size, tokens_for_bytes
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(frozen=True, slots=True)
 class ContextBudgetEstimate:
     """Field order is the inspection's wire shape (daemon-api.md §3 ``budget``)."""
 

@@ -14,7 +14,7 @@ AGENT_SYSTEM_KEY = "core/agent-system"
 PROMPT_SEPARATOR = "\n\n"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(frozen=True, slots=True)
 class SystemContextPart:
     """One System Context part; field order is the inspection's shape ``{"key", "content"}``."""
 

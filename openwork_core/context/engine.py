@@ -32,7 +32,7 @@ from openwork_core.models.capabilities import ModelCapabilities
 from openwork_core.models.port import ModelRequest
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(frozen=True, slots=True)
 class PreparedModelCall:
     """The request together with its budget, what the copy changed, and each Conversation
     message's origin (``provenance[i]`` belongs to ``conversation[i]``)."""

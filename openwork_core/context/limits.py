@@ -17,7 +17,7 @@ AUTO_COMPACT_PERCENT = 85
 SUMMARY_OUTPUT_TOKEN_CAP = 16_384
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(frozen=True, slots=True)
 class ModelContextLimits:
     """Field order is the inspection's wire shape (daemon-api.md §3 ``limits``)."""
 

@@ -43,7 +43,7 @@ INTERRUPTED_RESULT_TEXT = (
 )
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(frozen=True, slots=True)
 class ProjectionSummary:
     """What the request copy changed. Field order is the inspection's wire shape."""
 
