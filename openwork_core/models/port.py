@@ -7,7 +7,12 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import ClassVar, Literal, Protocol, TypeAlias
 
-from openwork_chat_state.messages import Message, ToolCallBlock, ToolDefinition
+from openwork_chat_state.messages import (
+    Message,
+    ProviderOpaqueBlock,
+    ToolCallBlock,
+    ToolDefinition,
+)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -60,6 +65,8 @@ class ModelResponse:
     provider_request_id: str | None = None
     model: str | None = None
     usage: TokenUsage | None = None
+    provider_opaque_blocks: tuple[ProviderOpaqueBlock, ...] = ()
+    """Adapter-produced blocks (e.g. signed thinking) that go back only to the same driver."""
 
 
 # -- streamed events -------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from typing import Protocol, TypeVar
 
 import httpx
 
-from openwork_chat_state.messages import ToolCallBlock, ToolCallState
+from openwork_chat_state.messages import ProviderOpaqueBlock, ToolCallBlock, ToolCallState
 from openwork_core.models.port import (
     SEMANTIC_EVENTS,
     DeliveryState,
@@ -65,6 +65,7 @@ class EventAssembler:
         self._text: list[str] = []
         self._reasoning: list[str] = []
         self._calls: dict[Hashable, _ToolCall] = {}
+        self._opaque: list[ProviderOpaqueBlock] = []
         self._completed = False
 
     @property
@@ -109,6 +110,10 @@ class EventAssembler:
         self._reasoning.append(delta)
         events.append(ReasoningDelta(index=self._open.index, delta=delta))
         return events
+
+    def opaque(self, block: ProviderOpaqueBlock) -> None:
+        """Keep a provider-opaque block for the response (no event: it is not model output)."""
+        self._opaque.append(block)
 
     def has_tool_call(self, key: Hashable) -> bool:
         return key in self._calls
@@ -178,6 +183,7 @@ class EventAssembler:
             provider_request_id=provider_request_id,
             model=model,
             usage=usage,
+            provider_opaque_blocks=tuple(self._opaque),
         )
         events.append(ResponseCompleted(response=response))
         return events
