@@ -9,7 +9,7 @@ import orjson
 from pydantic import JsonValue
 
 from openwork_chat_state.item import ConversationItem, MessageKind, RealOrigin
-from openwork_chat_state.messages import CONTENT_BLOCKS, Message, Role
+from openwork_chat_state.messages import CONTENT_BLOCKS, Message, Role, TextBlock
 from openwork_core.storage.records import NewMessage, StoredMessage
 
 
@@ -45,6 +45,13 @@ def new_message(
 
 def decode_message(stored: StoredMessage) -> Message:
     return Message(role=stored.role, content=tuple(CONTENT_BLOCKS.validate_json(stored.content)))
+
+
+def content_text(content: str) -> str:
+    """The concatenated text blocks of stored content (a completed turn's final answer)."""
+    return "".join(
+        b.text for b in CONTENT_BLOCKS.validate_json(content) if isinstance(b, TextBlock)
+    )
 
 
 def to_item(stored: StoredMessage) -> ConversationItem:

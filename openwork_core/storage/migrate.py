@@ -8,10 +8,10 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-import asyncpg
 import structlog
 
 from openwork_core.storage.errors import MigrationChecksumMismatch, MigrationLayoutError
+from openwork_core.storage.postgres.connection import Conn
 
 log = structlog.get_logger(__name__)
 
@@ -50,7 +50,7 @@ def discover_migrations(directory: Path = MIGRATIONS_DIR) -> tuple[Migration, ..
 
 
 async def apply_migrations(
-    connection: asyncpg.Connection, migrations: tuple[Migration, ...] | None = None
+    connection: Conn, migrations: tuple[Migration, ...] | None = None
 ) -> list[str]:
     """Apply pending migrations; return the names applied. Safe to run concurrently."""
     pending_source = discover_migrations() if migrations is None else migrations

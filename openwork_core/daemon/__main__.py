@@ -1,0 +1,3 @@
+from openwork_core.daemon.cli import main
+
+main()

@@ -1,0 +1,265 @@
+"""The HTTP + SSE routes of daemon-api.md over OpenWorkCore."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Annotated
+
+import orjson
+from fastapi import FastAPI, Header, Query, Request
+from fastapi.exceptions import RequestValidationError
+from pydantic import JsonValue
+from sse_starlette.sse import EventSourceResponse
+from starlette.responses import Response
+
+from openwork_chat_state import ChatStateError
+from openwork_core.daemon.errors import JsonBytes, error_response, response_for
+from openwork_core.daemon.schemas import (
+    CreateSessionBody,
+    HealthBody,
+    MessageBody,
+    MessagePageBody,
+    PermissionModeBody,
+    ProviderBody,
+    ProviderList,
+    ProviderModelBody,
+    SessionBody,
+    SessionList,
+    SessionWithSnapshot,
+    StartTurnBody,
+    TextInputBody,
+    TurnAcceptedBody,
+    TurnBody,
+)
+from openwork_core.daemon.security import SecurityMiddleware
+from openwork_core.daemon.sse import global_events, session_events
+from openwork_core.service import OpenWorkCore
+from openwork_core.session.errors import SessionError
+from openwork_core.session.input import SkillInput, TextInput, UserInput
+from openwork_core.storage import StorageError
+from openwork_core.storage.records import ProviderModel, ProviderRecord, SessionRecord
+
+
+def _session_body(record: SessionRecord) -> SessionBody:
+    return SessionBody(
+        session_id=record.id,
+        workspace=record.working_directory,
+        agent=record.agent,
+        provider=record.provider_id,
+        model=record.model_name,
+        permission_mode=record.sandbox_mode,
+        created_at=record.created_at,
+    )
+
+
+def _provider_body(provider: ProviderRecord) -> ProviderBody:
+    return ProviderBody(
+        id=provider.id,
+        kind=provider.kind,
+        base_url=provider.base_url,
+        api_key_env=provider.api_key_env,
+        models=[
+            ProviderModelBody(
+                name=m.name,
+                context_window=m.context_window,
+                max_output_tokens=m.max_output_tokens,
+                max_reasoning_tokens=m.max_reasoning_tokens,
+                accepts_data_blocks=m.accepts_data_blocks,
+            )
+            for m in provider.models
+        ],
+    )
+
+
+def _inputs(body: StartTurnBody) -> list[UserInput]:
+    return [
+        TextInput(text=part.text)
+        if isinstance(part, TextInputBody)
+        else SkillInput(name=part.name, path=part.path)
+        for part in body.input
+    ]
+
+
+def create_app(
+    core: OpenWorkCore,
+    *,
+    token: str,
+    allowed_origins: frozenset[str],
+    allow_remote: bool,
+    version: str,
+    shutdown: asyncio.Event,
+) -> FastAPI:
+    app = FastAPI(
+        title="OpenWork daemon",
+        version=version,
+        openapi_url="/v1/openapi.json",
+        docs_url=None,
+        redoc_url=None,
+    )
+    app.add_middleware(
+        SecurityMiddleware,
+        token=token,
+        allowed_origins=allowed_origins,
+        allow_remote=allow_remote,
+    )
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(_request: Request, exc: RequestValidationError) -> Response:
+        errors: list[JsonValue] = [
+            {"loc": [str(p) for p in e.get("loc", ())], "msg": str(e.get("msg", ""))}
+            for e in exc.errors()
+        ]
+        return error_response(
+            422, "invalid_request", "the request body is invalid", {"errors": errors}
+        )
+
+    for error_type in (SessionError, StorageError, ChatStateError):
+
+        @app.exception_handler(error_type)
+        async def _domain(_request: Request, exc: Exception) -> Response:
+            return response_for(exc)
+
+    @app.get("/v1/health", response_model=HealthBody)
+    async def health() -> Response:
+        try:
+            await core.store.ping()
+            database = "ok"
+        except Exception:
+            database = "error"
+        body = HealthBody(
+            status="ok" if database == "ok" else "degraded", version=version, database=database
+        )
+        return JsonBytes(body.model_dump(), status_code=200 if database == "ok" else 503)
+
+    @app.get("/v1/providers", response_model=ProviderList)
+    async def list_providers() -> ProviderList:
+        return ProviderList(
+            providers=[_provider_body(p) for p in await core.store.list_providers()]
+        )
+
+    @app.put("/v1/providers/{provider_id}", response_model=ProviderBody)
+    async def put_provider(provider_id: str, body: ProviderBody) -> ProviderBody:
+        if "/" in provider_id or not provider_id.strip():
+            raise _BadProviderId(provider_id)
+        record = ProviderRecord(
+            id=provider_id,
+            kind=body.kind,
+            base_url=body.base_url,
+            api_key_env=body.api_key_env,
+            models=tuple(ProviderModel(**m.model_dump()) for m in body.models),
+        )
+        return _provider_body(await core.store.upsert_provider(record))
+
+    @app.post("/v1/sessions", status_code=201, response_model=SessionBody)
+    async def create_session(body: CreateSessionBody) -> SessionBody:
+        record = await core.create_session(
+            workspace=body.workspace,
+            agent=body.agent,
+            provider=body.provider,
+            model=body.model,
+            permission_mode=body.permission_mode,
+        )
+        return _session_body(record)
+
+    @app.get("/v1/sessions", response_model=SessionList)
+    async def list_sessions() -> SessionList:
+        return SessionList(sessions=[_session_body(r) for r in await core.list_sessions()])
+
+    @app.get("/v1/sessions/{sid}", response_model=SessionWithSnapshot)
+    async def get_session(sid: str) -> Response:
+        record = await core.get_session(sid)
+        snapshot = await core.snapshot(sid)
+        body = _session_body(record).model_dump(mode="json")
+        body["snapshot"] = orjson.loads(orjson.dumps(snapshot))
+        return JsonBytes(body)
+
+    @app.post("/v1/sessions/{sid}/turns", status_code=202, response_model=TurnAcceptedBody)
+    async def start_turn(sid: str, body: StartTurnBody) -> TurnAcceptedBody:
+        accepted = await core.start_turn(
+            sid,
+            client_request_id=body.client_request_id,
+            inputs=_inputs(body),
+            disabled_skill_names=body.disabled_skill_names,
+        )
+        return TurnAcceptedBody(turn_id=accepted.turn_id)
+
+    @app.get("/v1/sessions/{sid}/turns/{tid}", response_model=TurnBody)
+    async def get_turn(sid: str, tid: str) -> TurnBody:
+        view = await core.turn_view(sid, tid)
+        return TurnBody(
+            turn_id=view.turn_id,
+            status=view.status.value,
+            error_code=view.error_code,
+            message=view.message,
+            final_text=view.final_text,
+            model_calls=view.model_calls,
+        )
+
+    @app.post("/v1/sessions/{sid}/turns/{tid}/cancel", status_code=202)
+    async def cancel_turn(sid: str, tid: str) -> Response:
+        await core.cancel_turn(sid, tid)
+        return JsonBytes({"turn_id": tid}, status_code=202)
+
+    @app.put("/v1/sessions/{sid}/permission-mode", response_model=SessionBody)
+    async def set_mode(sid: str, body: PermissionModeBody) -> SessionBody:
+        return _session_body(await core.set_permission_mode(sid, body.mode))
+
+    @app.get("/v1/sessions/{sid}/messages", response_model=MessagePageBody)
+    async def list_messages(
+        sid: str,
+        after_sequence: Annotated[int, Query(ge=0)] = 0,
+        limit: Annotated[int, Query(ge=1, le=500)] = 100,
+    ) -> Response:
+        page = await core.list_messages(sid, after_sequence=after_sequence, limit=limit)
+        body = {
+            "messages": [
+                MessageBody(
+                    message_id=m.id,
+                    sequence=m.sequence,
+                    turn_id=m.turn_id,
+                    role=m.role.value,
+                    kind=m.kind.value,
+                    content=orjson.loads(m.content),
+                    created_at=m.created_at,
+                ).model_dump(mode="json")
+                for m in page.messages
+            ],
+            "has_more": page.has_more,
+            "next_after_sequence": page.next_after_sequence,
+        }
+        return JsonBytes(body)
+
+    @app.get("/v1/sessions/{sid}/context")
+    async def inspect_context(sid: str) -> Response:
+        return JsonBytes((await core.inspect_context_window(sid)).to_json())
+
+    @app.get("/v1/sessions/{sid}/events")
+    async def events(
+        sid: str,
+        after_sequence: Annotated[int | None, Query(ge=0)] = None,
+        last_event_id: Annotated[str | None, Header()] = None,
+    ) -> Response:
+        cursor = after_sequence
+        if last_event_id is not None and last_event_id.strip().isdigit():
+            cursor = int(last_event_id.strip())
+        await core.get_session(sid)
+        replay, subscription = await core.subscribe(sid, cursor)
+        return EventSourceResponse(
+            session_events(sid, replay, subscription, shutdown), ping=15, send_timeout=30
+        )
+
+    @app.get("/v1/events")
+    async def all_events() -> Response:
+        subscription = core.global_updates.subscribe()
+        return EventSourceResponse(global_events(subscription, shutdown), ping=15, send_timeout=30)
+
+    @app.exception_handler(_BadProviderId)
+    async def _bad_provider(_request: Request, exc: _BadProviderId) -> Response:
+        return error_response(422, "invalid_request", str(exc))
+
+    return app
+
+
+class _BadProviderId(Exception):
+    def __init__(self, provider_id: str) -> None:
+        super().__init__(f"invalid provider id: {provider_id!r} (non-blank, no '/')")

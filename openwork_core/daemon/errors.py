@@ -1,0 +1,64 @@
+"""The error envelope: {"error": {"code", "message", ...extra}} (daemon-api.md §2)."""
+
+from __future__ import annotations
+
+import orjson
+from pydantic import JsonValue
+from starlette.responses import Response
+
+from openwork_chat_state import ChatStateError
+from openwork_core.session.errors import (
+    ActorStopped,
+    Busy,
+    EmptyInput,
+    InvalidWorkspace,
+    NoProvider,
+    PermissionNotPending,
+    ReloadRequired,
+    SessionActive,
+    SessionError,
+    TurnNotActive,
+    UnknownAgent,
+)
+from openwork_core.storage import RecordNotFound
+
+_STATUS: dict[type[Exception], int] = {
+    RecordNotFound: 404,
+    InvalidWorkspace: 400,
+    NoProvider: 400,
+    EmptyInput: 400,
+    UnknownAgent: 400,
+    Busy: 409,
+    ReloadRequired: 409,
+    TurnNotActive: 409,
+    PermissionNotPending: 409,
+    SessionActive: 409,
+    ActorStopped: 503,
+}
+
+
+class JsonBytes(Response):
+    media_type = "application/json"
+
+    def render(self, content: object) -> bytes:
+        return content if isinstance(content, bytes) else orjson.dumps(content)
+
+
+def error_response(
+    status: int, code: str, message: str, extra: dict[str, JsonValue] | None = None
+) -> JsonBytes:
+    body: dict[str, JsonValue] = {"code": code, "message": message, **(extra or {})}
+    return JsonBytes({"error": body}, status_code=status)
+
+
+def response_for(exc: Exception) -> JsonBytes:
+    """Map a domain error to its status and stable code."""
+    if isinstance(exc, RecordNotFound):
+        return error_response(404, "not_found", str(exc))
+    if isinstance(exc, Busy):
+        return error_response(409, exc.code, str(exc), {"turn_id": exc.turn_id})
+    if isinstance(exc, SessionError):
+        return error_response(_STATUS.get(type(exc), 400), exc.code, str(exc))
+    if isinstance(exc, ChatStateError):
+        return error_response(500, exc.code, str(exc))
+    return error_response(500, "internal_error", "internal error")

@@ -1,0 +1,132 @@
+"""Request and response bodies of daemon-api.md, as pydantic models (the OpenAPI document is
+generated from these)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator
+
+from openwork_core.storage.records import ProviderKind
+from openwork_tools import SandboxMode
+
+
+def _mode(value: object) -> object:
+    return "accept_edits" if value == "accept-edits" else value
+
+
+class CreateSessionBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    workspace: str = Field(min_length=1)
+    agent: str = "default"
+    provider: str | None = "default"
+    model: str | None = None
+    permission_mode: SandboxMode = SandboxMode.AUTO
+
+    _normalize_mode = field_validator("permission_mode", mode="before")(_mode)
+
+
+class SessionBody(BaseModel):
+    session_id: str
+    workspace: str
+    agent: str
+    provider: str | None
+    model: str | None
+    permission_mode: SandboxMode
+    created_at: datetime
+
+
+class SessionWithSnapshot(SessionBody):
+    snapshot: JsonValue
+
+
+class SessionList(BaseModel):
+    sessions: list[SessionBody]
+
+
+class TextInputBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    type: Literal["text"]
+    text: str
+
+
+class SkillInputBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    type: Literal["skill"]
+    name: str = Field(min_length=1)
+    path: str = Field(min_length=1)
+
+
+InputBody = Annotated[TextInputBody | SkillInputBody, Field(discriminator="type")]
+
+
+class StartTurnBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    client_request_id: str = Field(min_length=1, max_length=200)
+    input: list[InputBody]
+    disabled_skill_names: list[str] = Field(default_factory=list)
+
+
+class TurnAcceptedBody(BaseModel):
+    turn_id: str
+
+
+class TurnBody(BaseModel):
+    turn_id: str
+    status: Literal["running", "completed", "failed", "cancelled", "interrupted"]
+    error_code: str | None
+    message: str | None
+    final_text: str | None
+    model_calls: int
+
+
+class PermissionModeBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    mode: SandboxMode
+
+    _normalize_mode = field_validator("mode", mode="before")(_mode)
+
+
+class MessageBody(BaseModel):
+    message_id: str
+    sequence: int
+    turn_id: str | None
+    role: str
+    kind: str
+    content: JsonValue
+    created_at: datetime
+
+
+class MessagePageBody(BaseModel):
+    messages: list[MessageBody]
+    has_more: bool
+    next_after_sequence: int
+
+
+class ProviderModelBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str = Field(min_length=1)
+    context_window: int = Field(default=128_000, gt=0)
+    max_output_tokens: int = Field(default=16_384, gt=0)
+    max_reasoning_tokens: int = Field(default=0, ge=0)
+    accepts_data_blocks: bool = True
+
+
+class ProviderBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    id: str | None = None
+    kind: ProviderKind
+    base_url: str | None = None
+    api_key_env: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    models: list[ProviderModelBody] = Field(default_factory=list)
+
+
+class ProviderList(BaseModel):
+    providers: list[ProviderBody]
+
+
+class HealthBody(BaseModel):
+    status: Literal["ok", "degraded"]
+    version: str
+    database: Literal["ok", "error"]

@@ -1,0 +1,88 @@
+"""Server-Sent Events for session updates (daemon-api.md §2, §4): replay from the ring buffer
+after ``Last-Event-ID`` / ``after_sequence``, then live; ``resync`` first when updates were lost."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+import orjson
+
+from openwork_core.session.updates import (
+    Replay,
+    Resync,
+    SessionUpdateEnvelope,
+    Subscription,
+)
+
+
+def _event(envelope: SessionUpdateEnvelope) -> dict[str, str]:
+    return {"id": str(envelope.sequence), "data": orjson.dumps(envelope).decode()}
+
+
+def _resync(session_id: str, last_sequence: int) -> dict[str, str]:
+    envelope = SessionUpdateEnvelope(
+        sessionId=session_id, turnId=None, sequence=last_sequence, occurredAtMs=0, update=Resync()
+    )
+    return {"event": "resync", "data": orjson.dumps(envelope).decode()}
+
+
+async def session_events(
+    session_id: str,
+    replay: Replay,
+    subscription: Subscription,
+    shutdown: asyncio.Event,
+) -> AsyncIterator[dict[str, str]]:
+    """Replay, then live. Subscribed before the replay was read, so nothing falls in between;
+    live envelopes already replayed are skipped, so nothing comes twice."""
+    try:
+        last = 0
+        if replay.resync:
+            newest = replay.envelopes[-1].sequence if replay.envelopes else 0
+            yield _resync(session_id, newest)
+        for envelope in replay.envelopes:
+            last = envelope.sequence
+            yield _event(envelope)
+        async for live in _live(subscription, shutdown):
+            if live is None:
+                yield _resync(session_id, last)
+                continue
+            if live.sequence <= last:
+                continue
+            last = live.sequence
+            yield _event(live)
+    finally:
+        subscription.close()
+
+
+async def global_events(
+    subscription: Subscription, shutdown: asyncio.Event
+) -> AsyncIterator[dict[str, str]]:
+    try:
+        async for envelope in _live(subscription, shutdown):
+            if envelope is None:
+                yield {"event": "resync", "data": "{}"}
+                continue
+            yield {"data": orjson.dumps(envelope).decode()}
+    finally:
+        subscription.close()
+
+
+async def _live(
+    subscription: Subscription, shutdown: asyncio.Event
+) -> AsyncIterator[SessionUpdateEnvelope | None]:
+    """Envelopes as they come; None when the subscriber fell behind and lost some."""
+    stop = asyncio.ensure_future(shutdown.wait())
+    try:
+        while not shutdown.is_set():
+            if subscription.lagged:
+                subscription.lagged = False
+                yield None
+            get = asyncio.ensure_future(subscription.queue.get())
+            done, _ = await asyncio.wait({get, stop}, return_when=asyncio.FIRST_COMPLETED)
+            if get not in done:
+                get.cancel()
+                return
+            yield get.result()
+    finally:
+        stop.cancel()

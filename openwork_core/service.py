@@ -1,0 +1,342 @@
+"""OpenWorkCore: the service facade — a registry of session handles, restart correction,
+provider resolution, and every operation the daemon exposes (session-runtime.md §1, §10)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import structlog
+
+from openwork_chat_state import ChatStateActor, ChatStateError
+from openwork_core.agent import AGENTS, AgentDefinition
+from openwork_core.context.builder import SystemContextBuilder
+from openwork_core.context.engine import ContextEngine
+from openwork_core.context.inspection import ContextInspection, build_context_inspection
+from openwork_core.context.limits import ModelContextLimits
+from openwork_core.models.capabilities import ModelCapabilities
+from openwork_core.models.port import ModelPort
+from openwork_core.session.actor import SessionActor, SessionHandle, TurnAccepted
+from openwork_core.session.errors import InvalidWorkspace, NoProvider, UnknownAgent
+from openwork_core.session.input import PreparedTurnInput, UserInput, visible_user_message
+from openwork_core.session.runner import ResolvedModel, SessionServices, TurnSpec
+from openwork_core.session.snapshot import SessionSnapshot
+from openwork_core.session.toolset import TurnToolset
+from openwork_core.session.updates import GlobalUpdates, Replay, Subscription, UpdateHub
+from openwork_core.storage import PostgresStore, RecordNotFound
+from openwork_core.storage.codec import content_text, to_item
+from openwork_core.storage.records import (
+    ProviderRecord,
+    SessionRecord,
+    StoredMessage,
+    TurnRecord,
+    TurnStatus,
+)
+from openwork_tools import (
+    SandboxMode,
+    SandboxStatus,
+    ToolSessionContext,
+    ToolsetConfig,
+    builtin_registry,
+)
+
+log = structlog.get_logger(__name__)
+
+ModelPortFactory = Callable[[ProviderRecord, str | None], ModelPort]
+"""Builds the port for a provider, given the API key read from its environment variable."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TurnView:
+    turn_id: str
+    status: TurnStatus
+    error_code: str | None
+    message: str | None
+    final_text: str | None
+    model_calls: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MessagePage:
+    messages: tuple[StoredMessage, ...]
+    has_more: bool
+    next_after_sequence: int
+
+
+class OpenWorkCore:
+    def __init__(
+        self,
+        *,
+        store: PostgresStore,
+        home: Path,
+        sandbox: SandboxStatus,
+        model_ports: ModelPortFactory,
+        app_version: str,
+        skill_root: Path | None = None,
+    ) -> None:
+        self.store = store
+        self.home = home
+        self.sandbox = sandbox
+        self.app_version = app_version
+        self.skill_root = skill_root
+        self.global_updates = GlobalUpdates()
+        self._model_ports = model_ports
+        self._ports: dict[ProviderRecord, ModelPort] = {}
+        self._handles: dict[str, SessionHandle] = {}
+        self._load_locks: dict[str, asyncio.Lock] = {}
+        self._engine = ContextEngine()
+        self._registry = builtin_registry()
+        self._closing = False
+
+    # -- lifecycle ---------------------------------------------------------------------------
+    async def start(self) -> None:
+        """Restart correction before any session is served (session-runtime.md §10)."""
+        corrected = await self.store.mark_running_interrupted()
+        if corrected:
+            log.info("restart.corrected", interrupted_turns=corrected)
+
+    async def shutdown(self) -> None:
+        """Cancel active turns (outcome cancelled) and stop every actor."""
+        self._closing = True
+        handles = list(self._handles.values())
+        self._handles.clear()
+        await asyncio.gather(*(h.shutdown() for h in handles), return_exceptions=True)
+
+    # -- sessions ----------------------------------------------------------------------------
+    async def create_session(
+        self,
+        *,
+        workspace: str,
+        agent: str = "default",
+        provider: str | None = "default",
+        model: str | None = None,
+        permission_mode: SandboxMode = SandboxMode.AUTO,
+    ) -> SessionRecord:
+        path = Path(workspace)
+        if not path.is_absolute() or not await asyncio.to_thread(path.is_dir):
+            raise InvalidWorkspace(f"workspace is not an existing absolute directory: {workspace}")
+        if agent not in AGENTS:
+            raise UnknownAgent(f"unknown agent: {agent}")
+        return await self.store.create_session(
+            session_id=f"ses_{uuid.uuid4().hex}",
+            working_directory=str(await asyncio.to_thread(path.resolve)),
+            agent=agent,
+            provider_id=provider,
+            model_name=model,
+            sandbox_mode=permission_mode,
+        )
+
+    async def get_session(self, session_id: str) -> SessionRecord:
+        return await self.store.get_session(session_id)
+
+    async def list_sessions(self) -> list[SessionRecord]:
+        return await self.store.list_sessions()
+
+    async def handle(self, session_id: str) -> SessionHandle:
+        """The session's live handle, loading it from the database on first use."""
+        existing = self._handles.get(session_id)
+        if existing is not None and not existing.reload_required:
+            return existing
+        lock = self._load_locks.setdefault(session_id, asyncio.Lock())
+        async with lock:
+            existing = self._handles.get(session_id)
+            if existing is not None:
+                if not existing.reload_required or await existing.active_turn_id() is not None:
+                    return existing
+                await existing.shutdown()
+            handle = await self._load(session_id)
+            self._handles[session_id] = handle
+            return handle
+
+    async def _load(self, session_id: str) -> SessionHandle:
+        record = await self.store.get_session(session_id)
+        agent = AGENTS[record.agent]
+        stored = await self.store.load_session_messages(session_id)
+        chat = ChatStateActor.spawn()
+        try:
+            await chat.load(
+                [to_item(m) for m in stored], record.tool_result_pruned_through_sequence
+            )
+        except ChatStateError:
+            await chat.stop()
+            raise
+        spill_dir = self.home / "spill" / session_id
+        tool_session = ToolSessionContext(
+            working_directory=Path(record.working_directory),
+            sandbox=self.sandbox,
+            spill_dir=spill_dir,
+            protected_roots=tuple(p for p in (self.home, self.skill_root) if p is not None),
+        )
+        toolset = TurnToolset.new(
+            self._registry.finalize(
+                ToolsetConfig(tuple(t for t in agent.tool_ids if t in self._registry.ids)),
+                tool_session,
+            )  # TEMP
+        )
+        actor_box: list[SessionActor] = []
+        services = SessionServices(
+            store=self.store,
+            chat=chat,
+            toolset=toolset,
+            engine=self._engine,
+            agent=agent,
+            spill_dir=spill_dir,
+            app_version=self.app_version,
+            sandbox_mode=lambda: actor_box[0].mode,
+        )
+        actor = SessionActor(
+            session_id=session_id,
+            services=services,
+            hub=UpdateHub(session_id, self.global_updates),
+            mode=record.sandbox_mode,
+            sandbox=self.sandbox,
+            store=self.store,
+        )
+        actor_box.append(actor)
+        log.info("session.loaded", session_id=session_id, messages=len(stored))
+        return actor.spawn()
+
+    # -- turns -------------------------------------------------------------------------------
+    async def start_turn(
+        self,
+        session_id: str,
+        *,
+        client_request_id: str,
+        inputs: Sequence[UserInput],
+        disabled_skill_names: Sequence[str] = (),
+    ) -> TurnAccepted:
+        record = await self.store.get_session(session_id)
+        visible = visible_user_message(tuple(inputs))
+        prepared = PreparedTurnInput(messages=(visible,))
+        model = await self._resolve_model(record)
+        handle = await self.handle(session_id)
+        spec = TurnSpec(
+            session_id=session_id,
+            turn_id=f"turn_{uuid.uuid4().hex}",
+            client_request_id=client_request_id,
+            input=prepared,
+            model=model,
+        )
+        return await handle.start_turn(spec)
+
+    async def _resolve_model(self, record: SessionRecord) -> ResolvedModel:
+        if record.provider_id is None:
+            raise NoProvider("the session has no model provider")
+        try:
+            provider = await self.store.get_provider(record.provider_id)
+        except RecordNotFound as exc:
+            raise NoProvider(f"unknown model provider: {record.provider_id}") from exc
+        model = provider.model(record.model_name)
+        if model is None:
+            raise NoProvider(
+                f"provider {provider.id} has no model {record.model_name or '(default)'}"
+            )
+        capabilities = ModelCapabilities(
+            context_window_tokens=model.context_window,
+            max_output_tokens=model.max_output_tokens,
+            max_reasoning_tokens=model.max_reasoning_tokens or None,
+            accepts_data_blocks=model.accepts_data_blocks,
+        )
+        port = self._ports.get(provider)
+        if port is None:
+            key = os.environ.get(provider.api_key_env) if provider.api_key_env else None
+            port = self._model_ports(provider, key)
+            self._ports[provider] = port
+        return ResolvedModel(provider=provider, model=model, capabilities=capabilities, port=port)
+
+    async def turn_view(self, session_id: str, turn_id: str) -> TurnView:
+        """A turn exists from acceptance: running before the runner has written its row."""
+        handle = self._handles.get(session_id)
+        if handle is not None and await handle.active_turn_id() == turn_id:
+            try:
+                row = await self.store.get_turn(session_id, turn_id)
+                calls = row.model_call_count
+            except RecordNotFound:
+                calls = 0
+            return TurnView(
+                turn_id=turn_id,
+                status=TurnStatus.RUNNING,
+                error_code=None,
+                message=None,
+                final_text=None,
+                model_calls=calls,
+            )
+        row = await self.store.get_turn(session_id, turn_id)
+        return await self._view_of(row)
+
+    async def _view_of(self, row: TurnRecord) -> TurnView:
+        final_text: str | None = None
+        if row.status is TurnStatus.COMPLETED:
+            content = await self.store.last_assistant_content(row.id)
+            final_text = None if content is None else content_text(content)
+        return TurnView(
+            turn_id=row.id,
+            status=row.status,
+            error_code=row.error_code,
+            message=row.error_message,
+            final_text=final_text,
+            model_calls=row.model_call_count,
+        )
+
+    async def cancel_turn(self, session_id: str, turn_id: str) -> None:
+        await self.store.get_session(session_id)
+        handle = await self.handle(session_id)
+        await handle.cancel_turn(turn_id)
+
+    async def set_permission_mode(self, session_id: str, mode: SandboxMode) -> SessionRecord:
+        await self.store.get_session(session_id)
+        handle = await self.handle(session_id)
+        await handle.set_permission_mode(mode)
+        return await self.store.get_session(session_id)
+
+    async def snapshot(self, session_id: str) -> SessionSnapshot:
+        return await (await self.handle(session_id)).snapshot()
+
+    async def subscribe(
+        self, session_id: str, after_sequence: int | None
+    ) -> tuple[Replay, Subscription]:
+        return await (await self.handle(session_id)).subscribe(after_sequence)
+
+    async def list_messages(
+        self, session_id: str, *, after_sequence: int, limit: int
+    ) -> MessagePage:
+        await self.store.get_session(session_id)
+        rows = await self.store.list_messages(
+            session_id, after_sequence=after_sequence, limit=limit + 1
+        )
+        page = tuple(rows[:limit])
+        return MessagePage(
+            messages=page,
+            has_more=len(rows) > limit,
+            next_after_sequence=page[-1].sequence if page else after_sequence,
+        )
+
+    # -- inspection --------------------------------------------------------------------------
+    async def inspect_context_window(self, session_id: str) -> ContextInspection:
+        """The next request's regions through the same ``prepare``, without sampling World State
+        and without calling a provider (context-window.md §8)."""
+        record = await self.store.get_session(session_id)
+        model = await self._resolve_model(record)
+        handle = await self.handle(session_id)
+        services = handle.services
+        system = SystemContextBuilder().build(
+            services.agent.system_prompt, services.toolset.system_prompt()
+        )
+        prepared = self._engine.prepare(
+            model=model.model.name,
+            capabilities=model.capabilities,
+            system=system,
+            view=await services.chat.context_view(),
+            tools=services.toolset.definitions,
+            spill_dir=str(services.spill_dir) if services.spill_dir else None,
+        )
+        return build_context_inspection(
+            prepared, ModelContextLimits.from_capabilities(model.capabilities)
+        )
+
+    def agent_of(self, record: SessionRecord) -> AgentDefinition:
+        return AGENTS[record.agent]

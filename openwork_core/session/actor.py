@@ -1,0 +1,281 @@
+"""SessionActor: one per active session. It owns the active turn, the live update stream and the
+snapshot; the runner task does the turn's work and reports back (session-runtime.md §1–§2).
+
+Callers hold a SessionHandle; each method sends one command to the actor's bounded queue and
+awaits the reply. A stopped actor answers ActorStopped."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TypeVar
+
+import structlog
+
+from openwork_core.session.errors import ActorStopped, Busy, ReloadRequired, TurnNotActive
+from openwork_core.session.outcome import Cancelled, Failed, FailureCode, TurnOutcome
+from openwork_core.session.runner import SessionServices, TurnRunner, TurnSpec, outcome_json
+from openwork_core.session.snapshot import (
+    IdleRuntime,
+    RunningRuntime,
+    Runtime,
+    SessionSnapshot,
+    fold,
+    sandbox_view,
+)
+from openwork_core.session.updates import (
+    Replay,
+    SessionUpdate,
+    Subscription,
+    TurnFinished,
+    TurnStarted,
+    UpdateHub,
+)
+from openwork_core.storage import PostgresStore
+from openwork_tools import SandboxMode, SandboxStatus
+
+log = structlog.get_logger(__name__)
+T = TypeVar("T")
+_QUEUE_CAPACITY = 64
+
+
+@dataclass(frozen=True, slots=True)
+class TurnAccepted:
+    turn_id: str
+    client_request_id: str
+
+
+@dataclass(slots=True)
+class _ActiveTurn:
+    turn_id: str
+    client_request_id: str
+    cancel: asyncio.Event
+    task: asyncio.Task[TurnOutcome] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class _Command:
+    run: Callable[[], Awaitable[object]]
+    reply: asyncio.Future[object]
+
+
+class SessionActor:
+    def __init__(
+        self,
+        *,
+        session_id: str,
+        services: SessionServices,
+        hub: UpdateHub,
+        mode: SandboxMode,
+        sandbox: SandboxStatus,
+        store: PostgresStore,
+    ) -> None:
+        self.session_id = session_id
+        self._services = services
+        self._hub = hub
+        self._mode = mode
+        self._sandbox = sandbox
+        self._store = store
+        self._runtime: Runtime = IdleRuntime()
+        self._active: _ActiveTurn | None = None
+        self._accepted: dict[str, str] = {}
+        self.reload_required = False
+        self._queue: asyncio.Queue[_Command | None] = asyncio.Queue(_QUEUE_CAPACITY)
+        self._task: asyncio.Task[None] | None = None
+        self._idle = asyncio.Event()
+        self._idle.set()
+
+    @property
+    def mode(self) -> SandboxMode:
+        return self._mode
+
+    @property
+    def services(self) -> SessionServices:
+        return self._services
+
+    def spawn(self) -> SessionHandle:
+        self._task = asyncio.get_running_loop().create_task(
+            self._run(), name=f"session-{self.session_id}"
+        )
+        return SessionHandle(self)
+
+    async def _run(self) -> None:
+        while True:
+            command = await self._queue.get()
+            if command is None:
+                break
+            if command.reply.cancelled():
+                continue
+            try:
+                result = await command.run()
+            except Exception as exc:
+                if not command.reply.done():
+                    command.reply.set_exception(exc)
+            else:
+                if not command.reply.done():
+                    command.reply.set_result(result)
+        while not self._queue.empty():
+            pending = self._queue.get_nowait()
+            if pending is not None and not pending.reply.done():
+                pending.reply.set_exception(ActorStopped())
+
+    async def call(self, run: Callable[[], Awaitable[T]]) -> T:
+        if self._task is None or self._task.done():
+            raise ActorStopped()
+        reply: asyncio.Future[object] = asyncio.get_running_loop().create_future()
+        await self._queue.put(_Command(run, reply))
+        return await reply  # type: ignore[return-value]
+
+    # -- updates -----------------------------------------------------------------------------
+    def _emit(self, turn_id: str | None, update: SessionUpdate) -> None:
+        envelope = self._hub.emit(turn_id, update)
+        self._runtime = fold(self._runtime, envelope)
+
+    # -- commands (run inside the actor loop) ------------------------------------------------
+    async def _start_turn(self, spec: TurnSpec) -> TurnAccepted:
+        if self.reload_required:
+            raise ReloadRequired()
+        known = self._accepted.get(spec.client_request_id)
+        if known is None:
+            row = await self._store.get_turn_by_client_request(
+                self.session_id, spec.client_request_id
+            )
+            known = None if row is None else row.id
+        if known is not None:
+            return TurnAccepted(known, spec.client_request_id)
+        if self._active is not None:
+            raise Busy(self._active.turn_id)
+        active = _ActiveTurn(spec.turn_id, spec.client_request_id, asyncio.Event())
+        self._active = active
+        self._accepted[spec.client_request_id] = spec.turn_id
+        self._idle.clear()
+        self._emit(spec.turn_id, TurnStarted(clientRequestId=spec.client_request_id))
+        runner = TurnRunner(
+            spec, self._services, lambda u: self._emit(spec.turn_id, u), active.cancel
+        )
+        active.task = asyncio.get_running_loop().create_task(
+            runner.run(), name=f"turn-{spec.turn_id}"
+        )
+        active.task.add_done_callback(lambda t: self._on_runner_done(active, t))
+        return TurnAccepted(spec.turn_id, spec.client_request_id)
+
+    def _on_runner_done(self, active: _ActiveTurn, task: asyncio.Task[TurnOutcome]) -> None:
+        async def finished() -> None:
+            outcome: TurnOutcome
+            if task.cancelled():
+                outcome = Cancelled()
+            elif task.exception() is not None:
+                log.error("turn.runner_crashed", error=repr(task.exception()))
+                outcome = Failed(
+                    FailureCode.ACTOR_STOPPED, f"the turn runner crashed: {task.exception()!r}"
+                )
+            else:
+                outcome = task.result()
+            self._emit(active.turn_id, TurnFinished(outcome=outcome_json(outcome)))
+            if self._active is active:
+                self._active = None
+                self._idle.set()
+
+        reply: asyncio.Future[object] = asyncio.get_running_loop().create_future()
+        try:
+            self._queue.put_nowait(_Command(finished, reply))
+        except asyncio.QueueFull:
+            asyncio.get_running_loop().create_task(self._queue.put(_Command(finished, reply)))
+
+    async def _cancel_turn(self, turn_id: str) -> None:
+        if self._active is None or self._active.turn_id != turn_id:
+            raise TurnNotActive(turn_id)
+        self._active.cancel.set()
+
+    async def _set_mode(self, mode: SandboxMode) -> None:
+        await self._store.set_sandbox_mode(self.session_id, mode)
+        self._mode = mode
+
+    async def _snapshot(self) -> SessionSnapshot:
+        runtime = self._runtime
+        if isinstance(runtime, RunningRuntime):
+            runtime = RunningRuntime(
+                turnId=runtime.turnId,
+                clientRequestId=runtime.clientRequestId,
+                phase=runtime.phase,
+                draftText=runtime.draftText,
+                draftReasoning=runtime.draftReasoning,
+                toolCalls=list(runtime.toolCalls),
+                pendingPermission=runtime.pendingPermission,
+                plan=runtime.plan,
+            )
+        return SessionSnapshot(
+            sessionId=self.session_id,
+            lastUpdateSequence=self._hub.last_sequence,
+            permissionMode=self._mode,
+            sandbox=sandbox_view(self._sandbox),
+            runtime=runtime,
+        )
+
+    async def _subscribe(self, after_sequence: int | None) -> tuple[Replay, Subscription]:
+        subscription = self._hub.subscribe()
+        if after_sequence is None:
+            return Replay((), False), subscription
+        return self._hub.replay(after_sequence), subscription
+
+    async def _active_turn_id(self) -> str | None:
+        return None if self._active is None else self._active.turn_id
+
+    async def shutdown(self) -> None:
+        """Cancel the active turn (outcome cancelled), wait for it, stop the loop."""
+        if self._task is None or self._task.done():
+            return
+        active = self._active
+        if active is not None:
+            active.cancel.set()
+            if active.task is not None:
+                with contextlib.suppress(Exception):
+                    await asyncio.wait({active.task}, timeout=8)
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(2):
+                    await self._idle.wait()
+        await self._queue.put(None)
+        await self._task
+        await self._services.chat.stop()
+
+
+class SessionHandle:
+    """The small object callers hold for one session."""
+
+    def __init__(self, actor: SessionActor) -> None:
+        self._actor = actor
+
+    @property
+    def session_id(self) -> str:
+        return self._actor.session_id
+
+    @property
+    def reload_required(self) -> bool:
+        return self._actor.reload_required
+
+    @property
+    def services(self) -> SessionServices:
+        return self._actor.services
+
+    async def start_turn(self, spec: TurnSpec) -> TurnAccepted:
+        return await self._actor.call(lambda: self._actor._start_turn(spec))
+
+    async def cancel_turn(self, turn_id: str) -> None:
+        await self._actor.call(lambda: self._actor._cancel_turn(turn_id))
+
+    async def set_permission_mode(self, mode: SandboxMode) -> None:
+        await self._actor.call(lambda: self._actor._set_mode(mode))
+
+    async def snapshot(self) -> SessionSnapshot:
+        return await self._actor.call(self._actor._snapshot)
+
+    async def subscribe(self, after_sequence: int | None) -> tuple[Replay, Subscription]:
+        return await self._actor.call(lambda: self._actor._subscribe(after_sequence))
+
+    async def active_turn_id(self) -> str | None:
+        return await self._actor.call(self._actor._active_turn_id)
+
+    async def shutdown(self) -> None:
+        await self._actor.shutdown()

@@ -1,0 +1,48 @@
+"""Turn input: what the client sends and what the runner persists (session-runtime.md §2)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, TypeAlias
+
+from openwork_chat_state.item import MessageKind
+from openwork_chat_state.messages import Message, Role, TextBlock
+from openwork_core.session.errors import EmptyInput
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TextInput:
+    type: Literal["text"] = "text"
+    text: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SkillInput:
+    type: Literal["skill"] = "skill"
+    name: str
+    path: str
+
+
+UserInput: TypeAlias = TextInput | SkillInput
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class InputMessage:
+    message: Message
+    kind: MessageKind
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PreparedTurnInput:
+    """Materialized user-role messages: skill body snapshots first, then the visible message."""
+
+    messages: tuple[InputMessage, ...]
+
+
+def visible_user_message(parts: tuple[UserInput, ...]) -> InputMessage:
+    """The user's visible message from the text parts; at least one non-blank text is required."""
+    texts = [p.text for p in parts if isinstance(p, TextInput)]
+    if not any(t.strip() for t in texts):
+        raise EmptyInput()
+    content = tuple(TextBlock(text=t) for t in texts if t)
+    return InputMessage(message=Message(role=Role.USER, content=content), kind=MessageKind.NORMAL)

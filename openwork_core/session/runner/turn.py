@@ -1,0 +1,418 @@
+"""TurnRunner: the single implementation of the agent loop (session-runtime.md §4).
+
+Persist, then advance: the turn row and user messages are committed before any model call, the
+assistant message before any tool runs, each tool result before the next model call."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol, TypeVar
+
+import structlog
+from pydantic import JsonValue
+
+from openwork_chat_state import ChatStateError, ChatStateHandle, ConversationItem, MessageKind
+from openwork_chat_state.messages import (
+    Message,
+    Role,
+    TextBlock,
+    ToolCallBlock,
+    ToolResultBlock,
+    ToolResultState,
+)
+from openwork_core.agent import AgentDefinition
+from openwork_core.context.builder import ResolvedSystemContext, SystemContextBuilder
+from openwork_core.context.engine import ContextEngine, PreparedModelCall
+from openwork_core.context.errors import ContextAssemblyError
+from openwork_core.context.limits import ModelContextLimits
+from openwork_core.models.capabilities import ModelCapabilities
+from openwork_core.models.port import ModelCallOptions, ModelError, ModelPort
+from openwork_core.session.input import PreparedTurnInput
+from openwork_core.session.outcome import (
+    Cancelled,
+    Completed,
+    Failed,
+    FailureCode,
+    TurnCancelled,
+    TurnFailure,
+    TurnOutcome,
+)
+from openwork_core.session.runner.cancellation import until_cancelled
+from openwork_core.session.runner.model_step import (
+    ModelProtocolViolation,
+    assistant_message,
+    stream_response,
+)
+from openwork_core.session.runner.tool_step import (
+    TERMINATED_TEXT,
+    DoomLoopCounter,
+    doom_loop_text,
+    invalid_input_text,
+    normalized_arguments,
+    text_result,
+)
+from openwork_core.session.toolset import TurnToolset
+from openwork_core.session.updates import (
+    ContextUpdated,
+    DraftCleared,
+    LiveToolCall,
+    PhaseChanged,
+    SessionPhase,
+    SessionUpdate,
+    ToolCallFinished,
+    ToolCallStarted,
+)
+from openwork_core.storage import PostgresStore
+from openwork_core.storage.codec import new_message, to_item
+from openwork_core.storage.records import ProviderModel, ProviderRecord, TurnStatus, TurnUsage
+from openwork_tools import SandboxMode, SandboxPolicy, ToolCallContext, ToolResult, ToolStatus
+
+log = structlog.get_logger(__name__)
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ResolvedModel:
+    provider: ProviderRecord
+    model: ProviderModel
+    capabilities: ModelCapabilities
+    port: ModelPort
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TurnSpec:
+    session_id: str
+    turn_id: str
+    client_request_id: str
+    input: PreparedTurnInput
+    model: ResolvedModel
+
+
+class WorldStateSampler(Protocol):
+    async def sample(self, turn_id: str, model_call: int, sample_seq: int) -> None:
+        """Append the changed World State sections (persisted first) to Chat State."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SessionServices:
+    """What every turn of one session uses; owned by the session actor."""
+
+    store: PostgresStore
+    chat: ChatStateHandle
+    toolset: TurnToolset
+    engine: ContextEngine
+    agent: AgentDefinition
+    spill_dir: Path | None
+    app_version: str
+    sandbox_mode: Callable[[], SandboxMode]
+    world_state: WorldStateSampler | None = None
+
+
+def outcome_json(outcome: TurnOutcome) -> JsonValue:
+    match outcome:
+        case Completed(final_text=text):
+            return {"status": "completed", "finalText": text}
+        case Failed(code=code, message=message):
+            return {"status": "failed", "code": code.value, "message": message}
+        case Cancelled():
+            return {"status": "cancelled"}
+
+
+def _new_id(prefix: str) -> str:
+    return f"{prefix}_{uuid.uuid4().hex}"
+
+
+class TurnRunner:
+    def __init__(
+        self,
+        spec: TurnSpec,
+        services: SessionServices,
+        emit: Callable[[SessionUpdate], None],
+        cancel: asyncio.Event,
+    ) -> None:
+        self._spec = spec
+        self._services = services
+        self._emit = emit
+        self._cancel = cancel
+        self._row_written = False
+        self._limits = ModelContextLimits.from_capabilities(spec.model.capabilities)
+
+    async def run(self) -> TurnOutcome:
+        spec = self._spec
+        with structlog.contextvars.bound_contextvars(
+            session_id=spec.session_id, turn_id=spec.turn_id
+        ):
+            try:
+                outcome = await self._loop()
+            except TurnFailure as failure:
+                outcome = failure.outcome
+            except TurnCancelled:
+                outcome = Cancelled()
+            finally:
+                await self._discard_draft()
+            await self._finish(outcome)
+            log.info("turn.finished", outcome=outcome.status)
+            return outcome
+
+    # -- the loop ----------------------------------------------------------------------------
+    async def _loop(self) -> TurnOutcome:
+        await self._persist_turn_start()
+        services = self._services
+        system = SystemContextBuilder().build(
+            services.agent.system_prompt, services.toolset.system_prompt()
+        )
+        doom = DoomLoopCounter(services.agent.doom_loop_threshold)
+        for model_call in range(1, services.agent.max_model_calls + 1):
+            if self._cancel.is_set():
+                raise TurnCancelled()
+            self._emit(PhaseChanged(phase=SessionPhase.RUNNING_MODEL))
+            if services.world_state is not None:
+                await services.world_state.sample(self._spec.turn_id, model_call, 1)
+            prepared = await self._prepare(system)
+            message = await self._call_model(prepared, model_call)
+            calls = message.tool_calls
+            if not calls:
+                return Completed(message.text)
+            self._emit(PhaseChanged(phase=SessionPhase.RUNNING_TOOLS))
+            terminal = await self._run_tool_calls(calls, doom)
+            if terminal is not None:
+                return terminal
+        limit = services.agent.max_model_calls
+        return Failed(
+            FailureCode.MAX_MODEL_CALLS,
+            f"the turn reached its limit of {limit} model calls without a final answer",
+        )
+
+    async def _persist_turn_start(self) -> None:
+        spec = self._spec
+        rows = [new_message(_new_id("msg"), m.message, m.kind) for m in spec.input.messages]
+        try:
+            _, stored = await self._services.store.start_turn(
+                session_id=spec.session_id,
+                turn_id=spec.turn_id,
+                client_request_id=spec.client_request_id,
+                provider_id=spec.model.provider.id,
+                model_name=spec.model.model.name,
+                app_version=self._services.app_version,
+                messages=rows,
+            )
+        except Exception as exc:
+            log.error("turn.persist_failed", step="turn_start", error=str(exc))
+            raise TurnFailure(
+                FailureCode.PERSISTENCE_ERROR, f"could not write the turn: {exc}"
+            ) from exc
+        self._row_written = True
+        await self._append([to_item(s) for s in stored])
+
+    async def _prepare(self, system: ResolvedSystemContext) -> PreparedModelCall:
+        spec = self._spec
+        services = self._services
+        view = await self._chat(services.chat.context_view())
+        try:
+            prepared = services.engine.prepare(
+                model=spec.model.model.name,
+                capabilities=spec.model.capabilities,
+                system=system,
+                view=view,
+                tools=services.toolset.definitions,
+                spill_dir=None if services.spill_dir is None else str(services.spill_dir),
+            )
+        except ContextAssemblyError as exc:
+            raise TurnFailure(FailureCode.MODEL_PROTOCOL_ERROR, str(exc)) from exc
+        budget = prepared.budget
+        self._emit(
+            ContextUpdated(
+                systemContextTokens=budget.system_context_tokens,
+                conversationTokens=budget.conversation_tokens,
+                toolSurfaceTokens=budget.tool_surface_tokens,
+                estimatedInputTokens=budget.estimated_input_tokens,
+                reservedOutputTokens=budget.reserved_output_tokens,
+                autoCompactPercent=self._limits.auto_compact_percent(budget),
+            )
+        )
+        return prepared
+
+    async def _call_model(self, prepared: PreparedModelCall, model_call: int) -> Message:
+        spec = self._spec
+        services = self._services
+        await self._persist(services.store.record_submission(spec.turn_id, model_call))
+        options = ModelCallOptions(model_attempt_id=f"{spec.turn_id}-model-{model_call}")
+        try:
+            streamed = await until_cancelled(
+                self._cancel,
+                stream_response(
+                    spec.model.port, prepared.request, options, services.chat, self._emit
+                ),
+            )
+        except ModelError as exc:
+            log.warning("model.failed", kind=exc.kind.value, error=exc.message)
+            raise TurnFailure(FailureCode.MODEL_ERROR, exc.message) from exc
+        except ModelProtocolViolation as exc:
+            raise TurnFailure(FailureCode.MODEL_PROTOCOL_ERROR, str(exc)) from exc
+        response = streamed.response
+        message = assistant_message(response)
+        usage = response.usage
+        row = new_message(_new_id("msg"), message, MessageKind.NORMAL)
+        stored = await self._persist(
+            services.store.append_assistant(
+                spec.session_id,
+                spec.turn_id,
+                row,
+                usage=TurnUsage(
+                    input_tokens=usage.input_tokens if usage else None,
+                    output_tokens=usage.output_tokens if usage else None,
+                    cached_input_tokens=usage.cached_input_tokens if usage else None,
+                    reasoning_tokens=usage.reasoning_tokens if usage else None,
+                ),
+                tool_calls=len(message.tool_calls),
+            )
+        )
+        await self._chat(services.chat.commit_draft(to_item(stored)))
+        self._emit(DraftCleared())
+        return message
+
+    # -- tools -------------------------------------------------------------------------------
+    async def _run_tool_calls(
+        self, calls: tuple[ToolCallBlock, ...], doom: DoomLoopCounter
+    ) -> TurnOutcome | None:
+        terminal: TurnOutcome | None = None
+        for call in calls:
+            if terminal is not None:
+                block = text_result(call, TERMINATED_TEXT, ToolResultState.INTERRUPTED)
+                await self._record_result(call, _new_id("tc"), block, "cancelled", True, ())
+                continue
+            terminal = await self._run_tool_call(call, doom)
+        return terminal
+
+    async def _run_tool_call(
+        self, call: ToolCallBlock, doom: DoomLoopCounter
+    ) -> TurnOutcome | None:
+        services = self._services
+        tool_call_id = _new_id("tc")
+        normalized = normalized_arguments(call.input)
+        self._emit(
+            ToolCallStarted(
+                toolCall=LiveToolCall(
+                    toolCallId=tool_call_id,
+                    providerCallId=call.id,
+                    name=call.name,
+                    input=call.input,
+                    status="validating",
+                )
+            )
+        )
+        if self._cancel.is_set():
+            block = text_result(call, TERMINATED_TEXT, ToolResultState.INTERRUPTED)
+            await self._record_result(call, tool_call_id, block, "cancelled", True, ())
+            return Cancelled()
+        if normalized is None:
+            doom.reset()
+            text = invalid_input_text("the arguments are not a JSON object")
+            block = text_result(call, text, ToolResultState.ERROR)
+            await self._record_result(call, tool_call_id, block, "failed", True, ())
+            return None
+        if call.name not in services.toolset.names:
+            doom.reset()
+        elif doom.observe(call.name, normalized):
+            block = text_result(call, doom_loop_text(call.name), ToolResultState.ERROR)
+            await self._record_result(call, tool_call_id, block, "failed", True, ())
+            return Failed(
+                FailureCode.DOOM_LOOP,
+                f"the model called {call.name} with the same arguments "
+                f"{services.agent.doom_loop_threshold} times in a row",
+            )
+        context = ToolCallContext(
+            call_id=tool_call_id,
+            policy=SandboxPolicy(mode=services.sandbox_mode()),
+            cancel=self._cancel,
+        )
+        result: ToolResult = await services.toolset.registry_tools.call(
+            call.name, call.input, context
+        )
+        block = result.to_block(call.id, call.name)
+        artifacts = tuple(a.to_json() for a in result.artifacts)
+        is_error = result.status is not ToolStatus.SUCCEEDED
+        await self._record_result(
+            call, tool_call_id, block, result.status.value, is_error, artifacts
+        )
+        if result.status is ToolStatus.CANCELLED or self._cancel.is_set():
+            return Cancelled()
+        return None
+
+    async def _record_result(
+        self,
+        call: ToolCallBlock,
+        tool_call_id: str,
+        block: ToolResultBlock,
+        status: str,
+        is_error: bool,
+        artifacts: tuple[JsonValue, ...],
+    ) -> None:
+        """DB → Chat State → tool_call_finished (session-runtime.md §5 step 9)."""
+        spec = self._spec
+        message = Message(role=Role.TOOL, content=(block,))
+        row = new_message(_new_id("msg"), message, MessageKind.NORMAL, artifacts)
+        (stored,) = await self._persist(
+            self._services.store.append_messages(spec.session_id, spec.turn_id, (row,))
+        )
+        await self._append([to_item(stored)])
+        self._emit(
+            ToolCallFinished(
+                toolCallId=tool_call_id,
+                providerCallId=call.id,
+                toolName=call.name,
+                status=status,
+                output="".join(b.text for b in block.output if isinstance(b, TextBlock)),
+                isError=is_error,
+                artifacts=list(artifacts) or None,
+            )
+        )
+
+    # -- helpers -----------------------------------------------------------------------------
+    async def _persist(self, write: Awaitable[T]) -> T:
+        try:
+            return await write
+        except Exception as exc:
+            log.error("turn.persist_failed", error=str(exc))
+            raise TurnFailure(
+                FailureCode.PERSISTENCE_ERROR, f"could not persist the turn's progress: {exc}"
+            ) from exc
+
+    async def _chat(self, operation: Awaitable[T]) -> T:
+        try:
+            return await operation
+        except ChatStateError as exc:
+            raise TurnFailure(FailureCode.CHAT_STATE_ERROR, f"{exc.code}: {exc}") from exc
+
+    async def _append(self, items: list[ConversationItem]) -> None:
+        await self._chat(self._services.chat.append_all(items))
+
+    async def _discard_draft(self) -> None:
+        try:
+            if await self._services.chat.draft() is not None:
+                await self._services.chat.discard_draft()
+                self._emit(DraftCleared())
+        except ChatStateError:
+            log.warning("turn.draft_discard_failed")
+
+    async def _finish(self, outcome: TurnOutcome) -> None:
+        """Write the terminal state; a failure here is logged, the outcome stands."""
+        if not self._row_written:
+            return
+        match outcome:
+            case Completed():
+                status, code, message = TurnStatus.COMPLETED, None, None
+            case Failed(code=failure, message=text):
+                status, code, message = TurnStatus.FAILED, failure.value, text
+            case Cancelled():
+                status, code, message = TurnStatus.CANCELLED, None, None
+        try:
+            await self._services.store.finish_turn(
+                self._spec.turn_id, status, error_code=code, error_message=message
+            )
+        except Exception as exc:
+            log.error("turn.finish_write_failed", error=str(exc))

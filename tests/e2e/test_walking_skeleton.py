@@ -1,0 +1,200 @@
+"""One real turn end to end: `openwork serve` as a subprocess, PostgreSQL, the official openai
+SDK over loopback to a fake provider (issue 2; session-runtime.md §4, §10; daemon-api.md)."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import stat
+from pathlib import Path
+
+import httpx
+
+from tests.e2e.conftest import provider_env
+from tests.fakes.fake_provider import FakeProvider
+from tests.fakes.fake_script import Gate, Held, Reply, ToolCallSpec
+from tests.support.daemon import TOKEN, run_turn_and_wait, start_daemon, start_turn
+
+
+async def _session(client: httpx.AsyncClient, workspace: Path) -> str:
+    response = await client.post("/v1/sessions", json={"workspace": str(workspace)})
+    assert response.status_code == 201, response.text
+    session_id = response.json()["session_id"]
+    assert isinstance(session_id, str)
+    return session_id
+
+
+async def test_a_turn_that_reads_a_file_then_answers_takes_two_model_calls(
+    tmp_path: Path, database_url: str, fake_provider: FakeProvider
+) -> None:
+    """§4: the second request carries the assistant tool call followed by its result."""
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "README.md").write_text("# Project X\n")
+    fake_provider.push(
+        Reply(tool_calls=(ToolCallSpec("call_1", "read", {"path": "README.md"}),)),
+        Reply(text="It is Project X."),
+    )
+    daemon = await start_daemon(
+        home=tmp_path / "home", database_url=database_url, env=provider_env(fake_provider)
+    )
+    try:
+        async with daemon.client() as client:
+            sid = await _session(client, workspace)
+            turn_id, updates = await run_turn_and_wait(client, sid, "what is this?", "req-1")
+            turn = (await client.get(f"/v1/sessions/{sid}/turns/{turn_id}")).json()
+            assert turn == {
+                "turn_id": turn_id,
+                "status": "completed",
+                "error_code": None,
+                "message": None,
+                "final_text": "It is Project X.",
+                "model_calls": 2,
+            }
+            kinds = [u["update"]["type"] for u in updates]  # type: ignore[index]
+            assert kinds[0] == "turn_started"
+            assert kinds[-1] == "turn_finished"
+            assert "tool_call_started" in kinds
+            assert kinds.index("tool_call_finished") < len(kinds) - 1
+            messages = (await client.get(f"/v1/sessions/{sid}/messages")).json()["messages"]
+            assert [m["role"] for m in messages] == ["user", "assistant", "tool", "assistant"]
+            assert [m["sequence"] for m in messages] == [1, 2, 3, 4]
+    finally:
+        assert await daemon.stop() == 0
+    bodies = fake_provider.bodies
+    assert len(bodies) == 2
+    second = bodies[1]["messages"]
+    assert isinstance(second, list)
+    assistant, tool = second[-2], second[-1]
+    assert assistant["role"] == "assistant"
+    assert [c["id"] for c in assistant["tool_calls"]] == ["call_1"]
+    assert tool["role"] == "tool"
+    assert tool["tool_call_id"] == "call_1"
+    assert "# Project X" in str(tool["content"])
+    assert second[0]["role"] == "system"
+    assert "temperature" not in bodies[0]
+    assert "top_p" not in bodies[0]
+    assert fake_provider.violations == []
+
+
+async def test_after_sigkill_during_a_turn_a_restart_marks_it_interrupted_and_the_session_goes_on(
+    tmp_path: Path, database_url: str, fake_provider: FakeProvider
+) -> None:
+    """session-runtime.md §10: restart correction before serving; a new turn in the session runs."""
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    gate = Gate()
+    fake_provider.push(Held(Reply(text="never delivered"), gate), Reply(text="Back again."))
+    env = provider_env(fake_provider)
+    daemon = await start_daemon(home=tmp_path / "home", database_url=database_url, env=env)
+    async with daemon.client() as client:
+        sid = await _session(client, workspace)
+        turn_id = await start_turn(client, sid, "start something long", "req-killed")
+        await fake_provider.wait_for_requests(1, timeout=15)
+        running = (await client.get(f"/v1/sessions/{sid}/turns/{turn_id}")).json()
+        assert running["status"] == "running"
+    assert await daemon.stop(signal.SIGKILL) == -signal.SIGKILL
+    gate.release()
+
+    daemon = await start_daemon(home=tmp_path / "home", database_url=database_url, env=env)
+    try:
+        async with daemon.client() as client:
+            turn = (await client.get(f"/v1/sessions/{sid}/turns/{turn_id}")).json()
+            assert turn["status"] == "interrupted"
+            assert turn["error_code"] == "process_restart"
+            new_turn, _ = await run_turn_and_wait(client, sid, "again", "req-after")
+            after = (await client.get(f"/v1/sessions/{sid}/turns/{new_turn}")).json()
+            assert after["status"] == "completed"
+            assert after["final_text"] == "Back again."
+    finally:
+        assert await daemon.stop() == 0
+    assert fake_provider.violations == []
+
+
+async def test_sigterm_cancels_the_running_turn_removes_daemon_json_and_exits_zero(
+    tmp_path: Path, database_url: str, fake_provider: FakeProvider
+) -> None:
+    """daemon-api.md §1: SIGTERM → active turns cancelled, discovery file removed, exit 0."""
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    gate = Gate()
+    fake_provider.push(Held(Reply(text="late"), gate))
+    home = tmp_path / "home"
+    daemon = await start_daemon(
+        home=home, database_url=database_url, env=provider_env(fake_provider)
+    )
+    discovery = home / "daemon.json"
+    assert stat.S_IMODE(discovery.stat().st_mode) == 0o600
+    async with daemon.client() as client:
+        sid = await _session(client, workspace)
+        turn_id = await start_turn(client, sid, "wait for it", "req-term")
+        await fake_provider.wait_for_requests(1, timeout=15)
+    try:
+        assert await daemon.stop(signal.SIGTERM) == 0
+    finally:
+        gate.release()
+    assert not discovery.exists()
+    daemon = await start_daemon(
+        home=home, database_url=database_url, env=provider_env(fake_provider)
+    )
+    try:
+        async with daemon.client() as client:
+            turn = (await client.get(f"/v1/sessions/{sid}/turns/{turn_id}")).json()
+            assert turn["status"] == "cancelled"
+    finally:
+        assert await daemon.stop() == 0
+
+
+async def test_requests_without_the_token_from_other_hosts_or_origins_are_refused(
+    tmp_path: Path, database_url: str
+) -> None:
+    """daemon-api.md §2: bearer token, loopback Host, Origin allow-list; health is open."""
+    daemon = await start_daemon(home=tmp_path / "home", database_url=database_url)
+    try:
+        async with httpx.AsyncClient(base_url=daemon.url, timeout=10) as bare:
+            health = await bare.get("/v1/health")
+            assert health.json()["status"] == "ok"
+            assert health.json()["database"] == "ok"
+            unauthorized = await bare.get("/v1/sessions")
+            assert (unauthorized.status_code, unauthorized.json()["error"]["code"]) == (
+                401,
+                "unauthorized",
+            )
+            auth = {"Authorization": f"Bearer {TOKEN}"}
+            host = await bare.get("/v1/sessions", headers={**auth, "Host": "example.com"})
+            assert (host.status_code, host.json()["error"]["code"]) == (403, "forbidden_host")
+            origin = await bare.get(
+                "/v1/sessions", headers={**auth, "Origin": "https://evil.example"}
+            )
+            assert (origin.status_code, origin.json()["error"]["code"]) == (403, "forbidden_origin")
+            ok = await bare.get("/v1/sessions", headers=auth)
+            assert ok.status_code == 200
+            missing = await bare.get("/v1/sessions/nope", headers=auth)
+            assert (missing.status_code, missing.json()["error"]["code"]) == (404, "not_found")
+            invalid = await bare.post("/v1/sessions", headers=auth, json={"workspace": 3})
+            assert (invalid.status_code, invalid.json()["error"]["code"]) == (
+                422,
+                "invalid_request",
+            )
+            bad_ws = await bare.post(
+                "/v1/sessions", headers=auth, json={"workspace": str(tmp_path / "missing")}
+            )
+            assert (bad_ws.status_code, bad_ws.json()["error"]["code"]) == (
+                400,
+                "invalid_workspace",
+            )
+            sid = (
+                await bare.post("/v1/sessions", headers=auth, json={"workspace": str(tmp_path)})
+            ).json()["session_id"]
+            no_provider = await bare.post(
+                f"/v1/sessions/{sid}/turns",
+                headers=auth,
+                json={"client_request_id": "x", "input": [{"type": "text", "text": "hi"}]},
+            )
+            assert (no_provider.status_code, no_provider.json()["error"]["code"]) == (
+                400,
+                "no_provider",
+            )
+    finally:
+        assert await daemon.stop() == 0
+    await asyncio.sleep(0)

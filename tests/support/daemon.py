@@ -1,0 +1,151 @@
+"""Drive `openwork serve` as a subprocess over HTTP (no sleeps: wait on its log and on SSE)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import sys
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+import orjson
+
+TOKEN = "e2e-token"
+
+
+@dataclass
+class Daemon:
+    process: asyncio.subprocess.Process
+    url: str
+    home: Path
+    log_lines: list[str] = field(default_factory=list)
+    _reader: asyncio.Task[None] | None = None
+
+    def client(self) -> httpx.AsyncClient:
+        return httpx.AsyncClient(
+            base_url=self.url, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=20
+        )
+
+    async def stop(self, sig: signal.Signals = signal.SIGTERM, timeout: float = 15) -> int:
+        if self.process.returncode is None:
+            self.process.send_signal(sig)
+        async with asyncio.timeout(timeout):
+            code = await self.process.wait()
+        if self._reader is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self._reader, 5)
+        return code
+
+
+async def start_daemon(
+    *, home: Path, database_url: str, env: dict[str, str] | None = None, timeout: float = 30
+) -> Daemon:
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith("OPENWORK_")} | {
+        "OPENWORK_HOME": str(home),
+        "OPENWORK_DATABASE_URL": database_url,
+        "OPENWORK_LISTEN": "127.0.0.1:0",
+        "OPENWORK_TOKEN": TOKEN,
+        "OPENWORK_LOG_FORMAT": "json",
+        **(env or {}),
+    }
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "openwork_core.daemon",
+        "serve",
+        env=full_env,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    assert process.stderr is not None
+    lines: list[str] = []
+    listening: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+
+    async def read() -> None:
+        assert process.stderr is not None
+        async for raw in process.stderr:
+            line = raw.decode(errors="replace").rstrip("\n")
+            lines.append(line)
+            with contextlib.suppress(ValueError):
+                event = json.loads(line)
+                if event.get("event") == "daemon.listening" and not listening.done():
+                    listening.set_result(event["url"])
+        if not listening.done():
+            listening.set_exception(RuntimeError("daemon exited:\n" + "\n".join(lines[-30:])))
+
+    reader = asyncio.get_running_loop().create_task(read())
+    try:
+        async with asyncio.timeout(timeout):
+            url = await listening
+    except BaseException:
+        process.kill()
+        await process.wait()
+        raise
+    return Daemon(process, url, home, lines, reader)
+
+
+async def events_until_turn_finished(
+    client: httpx.AsyncClient, session_id: str, ready: asyncio.Event, timeout: float = 30
+) -> AsyncIterator[dict[str, object]]:
+    """Yield SSE envelopes of the session (``ready`` is set once connected)."""
+    async with (
+        asyncio.timeout(timeout),
+        client.stream("GET", f"/v1/sessions/{session_id}/events") as response,
+    ):
+        assert response.status_code == 200
+        ready.set()
+        async for line in response.aiter_lines():
+            if line.startswith("data:"):
+                yield orjson.loads(line[5:].strip())
+
+
+async def run_turn_and_wait(
+    client: httpx.AsyncClient, session_id: str, text: str, client_request_id: str
+) -> tuple[str, list[dict[str, object]]]:
+    """Start a turn and collect its updates until its turn_finished (bounded)."""
+    ready = asyncio.Event()
+    queue: asyncio.Queue[dict[str, object]] = asyncio.Queue()
+
+    async def collect() -> None:
+        async for envelope in events_until_turn_finished(client, session_id, ready):
+            queue.put_nowait(envelope)
+
+    task = asyncio.get_running_loop().create_task(collect())
+    try:
+        async with asyncio.timeout(10):
+            await ready.wait()
+        turn_id = await start_turn(client, session_id, text, client_request_id)
+        collected: list[dict[str, object]] = []
+        async with asyncio.timeout(30):
+            while True:
+                envelope = await queue.get()
+                if envelope["turnId"] != turn_id:
+                    continue
+                collected.append(envelope)
+                update = envelope["update"]
+                assert isinstance(update, dict)
+                if update["type"] == "turn_finished":
+                    return turn_id, collected
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await task
+
+
+async def start_turn(
+    client: httpx.AsyncClient, session_id: str, text: str, client_request_id: str
+) -> str:
+    response = await client.post(
+        f"/v1/sessions/{session_id}/turns",
+        json={"client_request_id": client_request_id, "input": [{"type": "text", "text": text}]},
+    )
+    assert response.status_code == 202, response.text
+    turn_id = response.json()["turn_id"]
+    assert isinstance(turn_id, str)
+    return turn_id

@@ -1,0 +1,96 @@
+"""In-process runtime harness: a real OpenWorkCore on real PostgreSQL with a scripted model."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from openwork_core.models.adapters.scripted import ScriptedModel
+from openwork_core.models.port import ModelPort
+from openwork_core.service import OpenWorkCore
+from openwork_core.session.input import TextInput
+from openwork_core.session.updates import SessionUpdateEnvelope, TurnFinished
+from openwork_core.storage import PostgresStore
+from openwork_core.storage.records import ProviderKind, ProviderModel, ProviderRecord
+from openwork_tools import SandboxMode, SandboxStatus
+
+TEST_PROVIDER = ProviderRecord(
+    id="default",
+    kind=ProviderKind.OPENAI_CHAT,
+    base_url="http://127.0.0.1:9",
+    api_key_env=None,
+    models=(
+        ProviderModel(name="scripted-model", context_window=200_000, max_output_tokens=32_000),
+    ),
+)
+
+
+@dataclass
+class Runtime:
+    core: OpenWorkCore
+    model: ScriptedModel
+    workspace: Path
+
+    async def new_session(self, mode: SandboxMode = SandboxMode.AUTO) -> str:
+        record = await self.core.create_session(workspace=str(self.workspace), permission_mode=mode)
+        return record.id
+
+    async def run_turn(
+        self,
+        session_id: str,
+        text: str,
+        *,
+        client_request_id: str | None = None,
+        timeout: float = 20,
+    ) -> tuple[str, list[SessionUpdateEnvelope]]:
+        """Start a turn and collect its updates until turn_finished (bounded)."""
+        _, subscription = await self.core.subscribe(session_id, None)
+        try:
+            accepted = await self.core.start_turn(
+                session_id,
+                client_request_id=client_request_id or f"req-{text[:20]}-{id(text)}",
+                inputs=[TextInput(text=text)],
+            )
+            seen: list[SessionUpdateEnvelope] = []
+            async with asyncio.timeout(timeout):
+                while True:
+                    envelope = await subscription.queue.get()
+                    if envelope.turnId != accepted.turn_id:
+                        continue
+                    seen.append(envelope)
+                    if isinstance(envelope.update, TurnFinished):
+                        return accepted.turn_id, seen
+        finally:
+            subscription.close()
+
+
+@asynccontextmanager
+async def runtime(
+    store: PostgresStore,
+    tmp_path: Path,
+    model: ScriptedModel | None = None,
+    sandbox: SandboxStatus | None = None,
+) -> AsyncIterator[Runtime]:
+    scripted = model or ScriptedModel()
+    workspace = tmp_path / "workspace"
+    workspace.mkdir(exist_ok=True)
+
+    def ports(_provider: ProviderRecord, _key: str | None) -> ModelPort:
+        return scripted
+
+    await store.upsert_provider(TEST_PROVIDER)
+    core = OpenWorkCore(
+        store=store,
+        home=tmp_path / "home",
+        sandbox=sandbox or SandboxStatus(available=False, reason="not probed in this test"),
+        model_ports=ports,
+        app_version="test",
+    )
+    await core.start()
+    try:
+        yield Runtime(core, scripted, workspace)
+    finally:
+        await core.shutdown()
