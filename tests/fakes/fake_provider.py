@@ -1,4 +1,4 @@
-"""A scripted model provider on loopback: OpenAI Chat Completions and Anthropic Messages, streamed.
+"""A scripted model provider on loopback: OpenAI Chat Completions and Responses, Anthropic Messages.
 
 A raw asyncio HTTP/1.1 server on 127.0.0.1 (a free port) in a background thread with its own
 event loop, so it serves in-process tests and a daemon subprocess alike::
@@ -31,12 +31,17 @@ from tests.fakes.fake_script import (
     Step,
     anthropic_error_body,
     anthropic_events,
-    anthropic_sse,
     chat_error_body,
     chat_events,
     chat_sse,
+    named_sse,
+    responses_events,
 )
-from tests.fakes.wire_invariants import anthropic_violations, chat_violations
+from tests.fakes.wire_invariants import (
+    anthropic_violations,
+    chat_violations,
+    responses_violations,
+)
 
 HOLD_LIMIT_S = 30.0
 """A held response gives up (the connection is cut) after this long without a release."""
@@ -156,7 +161,7 @@ class FakeProvider:
     async def wait_for_requests(
         self,
         count: int,
-        timeout: float,  # noqa: ASYNC109 - the bound is part of this API, by design
+        timeout: float,
     ) -> list[RecordedRequest]:
         """Wait (without blocking the caller's loop) until ``count`` requests arrived."""
         return await asyncio.to_thread(self.wait_for_requests_blocking, count, timeout)
@@ -165,6 +170,8 @@ class FakeProvider:
     def _record(self, request: RecordedRequest) -> Step | None:
         if request.path.endswith("/messages"):
             problems = anthropic_violations(request.body)
+        elif request.path.endswith("/responses"):
+            problems = responses_violations(request.body)
         else:
             problems = chat_violations(request.body)
         with self._changed:
@@ -244,7 +251,9 @@ async def _answer(
     model = str(request.body.get("model", "fake-model"))
     chunks: Iterator[bytes]
     if anthropic:
-        chunks = anthropic_sse(anthropic_events(step, model))
+        chunks = named_sse(anthropic_events(step, model))
+    elif request.path.endswith("/responses"):
+        chunks = named_sse(responses_events(step, model))
     else:
         options = request.body.get("stream_options")
         include_usage = isinstance(options, Mapping) and bool(options.get("include_usage"))

@@ -234,6 +234,100 @@ def anthropic_events(step: Reply, model: str) -> Iterator[tuple[str, Mapping[str
     yield "message_stop", {"type": "message_stop"}
 
 
-def anthropic_sse(events: Iterator[tuple[str, Mapping[str, object]]]) -> Iterator[bytes]:
+def named_sse(events: Iterator[tuple[str, Mapping[str, object]]]) -> Iterator[bytes]:
     for name, data in events:
         yield f"event: {name}\ndata: {json.dumps(data)}\n\n".encode()
+
+
+# -- OpenAI Responses --------------------------------------------------------------------------
+def responses_events(step: Reply, model: str) -> Iterator[tuple[str, Mapping[str, object]]]:
+    response: dict[str, object] = {
+        "id": "resp_fake",
+        "object": "response",
+        "created_at": 0,
+        "model": model,
+        "status": "in_progress",
+        "output": [],
+    }
+    sequence = iter(range(1_000_000))
+
+    def event(kind: str, **fields: object) -> tuple[str, Mapping[str, object]]:
+        return kind, {"type": kind, "sequence_number": next(sequence), **fields}
+
+    yield event("response.created", response=response)
+    index = 0
+    if step.reasoning:
+        item = {"type": "reasoning", "id": "rs_1", "summary": []}
+        yield event("response.output_item.added", item=item, output_index=index)
+        for piece in pieces(step.reasoning, step.chunk_chars):
+            yield event(
+                "response.reasoning_summary_text.delta",
+                delta=piece,
+                item_id="rs_1",
+                output_index=index,
+                summary_index=0,
+            )
+        yield event("response.output_item.done", item=item, output_index=index)
+        index += 1
+    if step.text:
+        item = {"type": "message", "id": "msg_1", "role": "assistant", "content": []}
+        yield event("response.output_item.added", item=item, output_index=index)
+        for piece in pieces(step.text, step.chunk_chars):
+            yield event(
+                "response.output_text.delta",
+                delta=piece,
+                item_id="msg_1",
+                output_index=index,
+                content_index=0,
+                logprobs=[],
+            )
+        yield event("response.output_item.done", item=item, output_index=index)
+        index += 1
+    for call in step.tool_calls:
+        item = {
+            "type": "function_call",
+            "id": f"fc_{index}",
+            "call_id": call.id,
+            "name": call.name,
+            "arguments": "",
+        }
+        yield event("response.output_item.added", item=item, output_index=index)
+        for piece in pieces(call.arguments_text, step.chunk_chars):
+            yield event(
+                "response.function_call_arguments.delta",
+                delta=piece,
+                item_id=item["id"],
+                output_index=index,
+            )
+        yield event(
+            "response.function_call_arguments.done",
+            arguments=call.arguments_text,
+            name=call.name,
+            item_id=item["id"],
+            output_index=index,
+        )
+        yield event("response.output_item.done", item=item, output_index=index)
+        index += 1
+    if step.ending == "error_event":
+        error = {"code": step.error_code, "message": step.error_message}
+        yield event("response.failed", response={**response, "status": "failed", "error": error})
+        return
+    if step.ending != "complete":
+        return
+    usage = {
+        "input_tokens": step.input_tokens,
+        "output_tokens": step.output_tokens,
+        "total_tokens": step.input_tokens + step.output_tokens,
+        "input_tokens_details": {"cached_tokens": step.cached_tokens or 0},
+        "output_tokens_details": {"reasoning_tokens": step.reasoning_tokens or 0},
+    }
+    if step.finish in ("max_output_tokens", "content_filter"):
+        final = {
+            **response,
+            "status": "incomplete",
+            "incomplete_details": {"reason": step.finish},
+            "usage": usage,
+        }
+        yield event("response.incomplete", response=final)
+        return
+    yield event("response.completed", response={**response, "status": "completed", "usage": usage})

@@ -70,3 +70,37 @@ def anthropic_violations(body: Mapping[str, object]) -> list[str]:
     if pending:
         found.append(f"tool calls {pending} have no result at the end of the request")
     return found
+
+
+def responses_violations(body: Mapping[str, object]) -> list[str]:
+    """OpenAI Responses ``input``: each ``function_call`` answered by exactly one
+    ``function_call_output`` before the next message; system messages only at the start."""
+    found: list[str] = []
+    pending: list[str] = []
+    conversation_started = False
+    for position, item in enumerate(_items(body.get("input"))):
+        if not isinstance(item, Mapping):
+            found.append(f"input item {position} is not an object")
+            continue
+        kind, role = item.get("type", "message"), item.get("role")
+        if kind == "message" and role in ("system", "developer"):
+            if conversation_started:
+                found.append(f"a {role} message at position {position}, inside the conversation")
+            continue
+        conversation_started = True
+        if kind == "function_call_output":
+            call_id = str(item.get("call_id"))
+            if call_id in pending:
+                pending.remove(call_id)
+            else:
+                found.append(f"output {call_id!r} at {position} answers no open function call")
+            continue
+        if kind == "function_call":
+            pending.append(str(item.get("call_id")))
+            continue
+        if pending:
+            found.append(f"function calls {pending} have no output before position {position}")
+            pending = []
+    if pending:
+        found.append(f"function calls {pending} have no output at the end of the request")
+    return found

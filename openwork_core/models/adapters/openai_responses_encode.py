@@ -1,0 +1,127 @@
+"""ModelRequest → OpenAI Responses ``input`` items and tools (model-providers.md §1, §5), pure.
+
+- system messages → input messages of role ``system`` (kept as separate parts, in order);
+- user text/data → ``input_text``, ``input_image`` (URL, ``data:`` URL or ``file_id``),
+  ``input_file`` (base64 ``file_data`` or ``file_id``);
+- assistant text → an assistant input message; tool calls → ``function_call`` items;
+  thinking and provider-opaque blocks are dropped (no reasoning-item round trip);
+- each tool result → a ``function_call_output`` item with its text;
+- tools → ``{"type":"function","name","description","parameters","strict": false}``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from openai.types.responses import (
+    EasyInputMessageParam,
+    FunctionToolParam,
+    ResponseInputContentParam,
+    ResponseInputItemParam,
+)
+
+from openwork_chat_state.messages import (
+    Base64Source,
+    DataBlock,
+    FileIdSource,
+    Message,
+    ProviderOpaqueBlock,
+    Role,
+    TextBlock,
+    ThinkingBlock,
+    ToolCallBlock,
+    ToolDefinition,
+    ToolResultBlock,
+    UrlSource,
+)
+from openwork_core.models.adapters.openai_chat_encode import EMPTY_PARAMETERS_SCHEMA, data_note
+from openwork_core.models.port import ModelError
+
+
+def _data(block: DataBlock) -> ResponseInputContentParam:
+    source = block.source
+    if isinstance(source, FileIdSource):
+        return {"type": "input_file", "file_id": source.id}
+    image = source.media_type.startswith("image/")
+    if isinstance(source, UrlSource):
+        if not image:
+            raise ModelError.invalid_request(
+                f"the Responses adapter sends URLs for images only, not {source.media_type}"
+            )
+        return {"type": "input_image", "image_url": source.url, "detail": "auto"}
+    assert isinstance(source, Base64Source)
+    data_url = f"data:{source.media_type};base64,{source.data}"
+    if image:
+        return {"type": "input_image", "image_url": data_url, "detail": "auto"}
+    return {"type": "input_file", "file_data": data_url, "filename": block.name or "file"}
+
+
+def _user(message: Message) -> EasyInputMessageParam:
+    parts: list[ResponseInputContentParam] = []
+    for block in message.content:
+        if isinstance(block, TextBlock):
+            parts.append({"type": "input_text", "text": block.text})
+        elif isinstance(block, DataBlock):
+            parts.append(_data(block))
+        elif not isinstance(block, ThinkingBlock | ProviderOpaqueBlock):
+            raise ModelError.invalid_request(f"a user message holds a {block.type} block")
+    return {"type": "message", "role": "user", "content": parts}
+
+
+def _assistant(message: Message) -> list[ResponseInputItemParam]:
+    items: list[ResponseInputItemParam] = []
+    if message.text:
+        items.append({"type": "message", "role": "assistant", "content": message.text})
+    for block in message.content:
+        if isinstance(block, ToolCallBlock):
+            items.append(
+                {
+                    "type": "function_call",
+                    "call_id": block.id,
+                    "name": block.name,
+                    "arguments": block.input or "{}",
+                }
+            )
+        elif not isinstance(block, TextBlock | ThinkingBlock | ProviderOpaqueBlock):
+            raise ModelError.invalid_request(f"an assistant message holds a {block.type} block")
+    return items
+
+
+def _tool_results(message: Message) -> list[ResponseInputItemParam]:
+    items: list[ResponseInputItemParam] = []
+    for block in message.content:
+        if not isinstance(block, ToolResultBlock):
+            raise ModelError.invalid_request(f"a tool message holds a {block.type} block")
+        text = "\n".join(
+            part.text if isinstance(part, TextBlock) else data_note(part) for part in block.output
+        )
+        items.append({"type": "function_call_output", "call_id": block.id, "output": text})
+    return items
+
+
+def encode_input(messages: Sequence[Message]) -> list[ResponseInputItemParam]:
+    items: list[ResponseInputItemParam] = []
+    for message in messages:
+        match message.role:
+            case Role.SYSTEM:
+                items.append({"type": "message", "role": "system", "content": message.text})
+            case Role.USER:
+                items.append(_user(message))
+            case Role.ASSISTANT:
+                items.extend(_assistant(message))
+            case Role.TOOL:
+                items.extend(_tool_results(message))
+    return items
+
+
+def encode_tools(tools: Sequence[ToolDefinition]) -> list[FunctionToolParam]:
+    return [
+        {
+            "type": "function",
+            "name": tool.name,
+            "description": tool.description,
+            "parameters": dict(tool.parameters) if tool.parameters else EMPTY_PARAMETERS_SCHEMA,
+            "strict": False,
+        }
+        for tool in tools
+    ]
