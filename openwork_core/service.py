@@ -18,12 +18,13 @@ from openwork_core.context.builder import SystemContextBuilder
 from openwork_core.context.engine import ContextEngine
 from openwork_core.context.inspection import ContextInspection, build_context_inspection
 from openwork_core.context.limits import ModelContextLimits
+from openwork_core.context.world_state import WorldStateSources
 from openwork_core.models.capabilities import ModelCapabilities
 from openwork_core.models.port import ModelPort
 from openwork_core.session.actor import SessionActor, SessionHandle, TurnAccepted
 from openwork_core.session.errors import InvalidWorkspace, NoProvider, UnknownAgent
 from openwork_core.session.input import PreparedTurnInput, UserInput, visible_user_message
-from openwork_core.session.runner import ResolvedModel, SessionServices, TurnSpec
+from openwork_core.session.runner import ResolvedModel, SessionServices, TurnSpec, WorldStateTracker
 from openwork_core.session.snapshot import SessionSnapshot
 from openwork_core.session.toolset import TurnToolset
 from openwork_core.session.updates import GlobalUpdates, Replay, Subscription, UpdateHub
@@ -187,6 +188,14 @@ class OpenWorkCore:
             spill_dir=spill_dir,
             app_version=self.app_version,
             sandbox_mode=lambda: actor_box[0].mode,
+            world_state=WorldStateTracker(),
+            world_state_sources=lambda disabled: WorldStateSources(
+                working_directory=Path(record.working_directory),
+                skill_root=self.skill_root,
+                disabled_skill_names=disabled,
+                sandbox_mode=actor_box[0].mode,
+                sandbox=self.sandbox,
+            ),
         )
         actor = SessionActor(
             session_id=session_id,
@@ -220,6 +229,7 @@ class OpenWorkCore:
             client_request_id=client_request_id,
             input=prepared,
             model=model,
+            disabled_skill_names=frozenset(disabled_skill_names),
         )
         return await handle.start_turn(spec)
 

@@ -57,8 +57,28 @@ async def test_a_turn_that_reads_a_file_then_answers_takes_two_model_calls(
             assert "tool_call_started" in kinds
             assert kinds.index("tool_call_finished") < len(kinds) - 1
             messages = (await client.get(f"/v1/sessions/{sid}/messages")).json()["messages"]
-            assert [m["role"] for m in messages] == ["user", "assistant", "tool", "assistant"]
-            assert [m["sequence"] for m in messages] == [1, 2, 3, 4]
+            assert [(m["role"], m["kind"]) for m in messages] == [
+                ("user", "normal"),
+                ("user", "world_state"),
+                ("user", "world_state"),
+                ("assistant", "normal"),
+                ("tool", "normal"),
+                ("assistant", "normal"),
+            ]
+            assert [m["sequence"] for m in messages] == [1, 2, 3, 4, 5, 6]
+            context = (await client.get(f"/v1/sessions/{sid}/context")).json()
+            assert set(context) == {
+                "system",
+                "conversation",
+                "provenance",
+                "tools",
+                "budget",
+                "limits",
+                "auto_compact_percent",
+                "projection",
+            }
+            assert [p["sequence"] for p in context["provenance"]] == [1, 2, 3, 4, 5, 6]
+            assert context["system"][0]["key"] == "core/agent-system"
     finally:
         assert await daemon.stop() == 0
     bodies = fake_provider.bodies

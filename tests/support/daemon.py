@@ -51,6 +51,7 @@ async def start_daemon(
         "OPENWORK_LISTEN": "127.0.0.1:0",
         "OPENWORK_TOKEN": TOKEN,
         "OPENWORK_LOG_FORMAT": "json",
+        "HOME": str(home / "user-home"),
         **(env or {}),
     }
     process = await asyncio.create_subprocess_exec(

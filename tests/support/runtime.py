@@ -73,6 +73,7 @@ async def runtime(
     tmp_path: Path,
     model: ScriptedModel | None = None,
     sandbox: SandboxStatus | None = None,
+    skill_root: Path | None = None,
 ) -> AsyncIterator[Runtime]:
     scripted = model or ScriptedModel()
     workspace = tmp_path / "workspace"
@@ -88,6 +89,7 @@ async def runtime(
         sandbox=sandbox or SandboxStatus(available=False, reason="not probed in this test"),
         model_ports=ports,
         app_version="test",
+        skill_root=skill_root,
     )
     await core.start()
     try:

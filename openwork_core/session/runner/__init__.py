@@ -5,15 +5,15 @@ from openwork_core.session.runner.turn import (
     SessionServices,
     TurnRunner,
     TurnSpec,
-    WorldStateSampler,
     outcome_json,
 )
+from openwork_core.session.runner.world_state_step import WorldStateTracker
 
 __all__ = [
     "ResolvedModel",
     "SessionServices",
     "TurnRunner",
     "TurnSpec",
-    "WorldStateSampler",
+    "WorldStateTracker",
     "outcome_json",
 ]

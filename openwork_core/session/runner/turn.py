@@ -10,7 +10,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol, TypeVar
+from typing import TypeVar
 
 import structlog
 from pydantic import JsonValue
@@ -29,6 +29,7 @@ from openwork_core.context.builder import ResolvedSystemContext, SystemContextBu
 from openwork_core.context.engine import ContextEngine, PreparedModelCall
 from openwork_core.context.errors import ContextAssemblyError
 from openwork_core.context.limits import ModelContextLimits
+from openwork_core.context.world_state import WorldStateSources
 from openwork_core.models.capabilities import ModelCapabilities
 from openwork_core.models.port import ModelCallOptions, ModelError, ModelPort
 from openwork_core.session.input import PreparedTurnInput
@@ -55,6 +56,7 @@ from openwork_core.session.runner.tool_step import (
     normalized_arguments,
     text_result,
 )
+from openwork_core.session.runner.world_state_step import WorldStateStep, WorldStateTracker
 from openwork_core.session.toolset import TurnToolset
 from openwork_core.session.updates import (
     ContextUpdated,
@@ -90,11 +92,7 @@ class TurnSpec:
     client_request_id: str
     input: PreparedTurnInput
     model: ResolvedModel
-
-
-class WorldStateSampler(Protocol):
-    async def sample(self, turn_id: str, model_call: int, sample_seq: int) -> None:
-        """Append the changed World State sections (persisted first) to Chat State."""
+    disabled_skill_names: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -109,7 +107,8 @@ class SessionServices:
     spill_dir: Path | None
     app_version: str
     sandbox_mode: Callable[[], SandboxMode]
-    world_state: WorldStateSampler | None = None
+    world_state: WorldStateTracker
+    world_state_sources: Callable[[frozenset[str]], WorldStateSources]
 
 
 def outcome_json(outcome: TurnOutcome) -> JsonValue:
@@ -166,12 +165,19 @@ class TurnRunner:
             services.agent.system_prompt, services.toolset.system_prompt()
         )
         doom = DoomLoopCounter(services.agent.doom_loop_threshold)
+        disabled = self._spec.disabled_skill_names
+        world_state = WorldStateStep(
+            session_id=self._spec.session_id,
+            store=services.store,
+            chat=services.chat,
+            tracker=services.world_state,
+            sources=lambda: services.world_state_sources(disabled),
+        )
         for model_call in range(1, services.agent.max_model_calls + 1):
             if self._cancel.is_set():
                 raise TurnCancelled()
             self._emit(PhaseChanged(phase=SessionPhase.RUNNING_MODEL))
-            if services.world_state is not None:
-                await services.world_state.sample(self._spec.turn_id, model_call, 1)
+            await world_state.sample(self._spec.turn_id, model_call, 1)
             prepared = await self._prepare(system)
             message = await self._call_model(prepared, model_call)
             calls = message.tool_calls

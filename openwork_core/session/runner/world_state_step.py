@@ -1,0 +1,92 @@
+"""TurnRunner.sample_world_state (context-window.md §3): capture → render_diff against the
+in-memory baseline (read-only) → persist one message per changed section (deterministic ids, so
+a rewrite is a no-op) → append to Chat State → advance the baseline. Any failure leaves the
+baseline where it was, so the next sampling produces the same messages again."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import structlog
+
+from openwork_chat_state import ChatStateError, ChatStateHandle, MessageKind
+from openwork_chat_state.messages import user_text
+from openwork_core.context.world_state import (
+    RetainedSections,
+    WorldStateBaseline,
+    WorldStateError,
+    WorldStateSources,
+    capture_world_state,
+    render_diff,
+    world_state_message_id,
+)
+from openwork_core.session.outcome import FailureCode, TurnFailure
+from openwork_core.storage import PostgresStore
+from openwork_core.storage.codec import new_message, to_item
+
+log = structlog.get_logger(__name__)
+
+
+class WorldStateTracker:
+    """Owned by the session actor: the baseline lives as long as the actor (lost on restart)."""
+
+    def __init__(self) -> None:
+        self.baseline = WorldStateBaseline.empty()
+
+
+class WorldStateStep:
+    """One session's sampling for one turn (the sources' disabled-skill set is the turn's)."""
+
+    def __init__(
+        self,
+        *,
+        session_id: str,
+        store: PostgresStore,
+        chat: ChatStateHandle,
+        tracker: WorldStateTracker,
+        sources: Callable[[], WorldStateSources],
+    ) -> None:
+        self._session_id = session_id
+        self._store = store
+        self._chat = chat
+        self._tracker = tracker
+        self._sources = sources
+
+    async def sample(self, turn_id: str, model_call: int, sample_seq: int) -> None:
+        try:
+            capture = await capture_world_state(self._sources())
+        except WorldStateError as error:
+            raise TurnFailure(FailureCode(error.code), str(error)) from error
+        try:
+            view = await self._chat.context_view()
+        except ChatStateError as error:
+            raise TurnFailure(FailureCode.CHAT_STATE_ERROR, str(error)) from error
+        baseline = self._tracker.baseline
+        updates = render_diff(baseline, capture, RetainedSections.scan(view.items))
+        if updates:
+            rows = [
+                new_message(
+                    world_state_message_id(turn_id, model_call, sample_seq, u.section_id),
+                    user_text(u.text),
+                    MessageKind.WORLD_STATE,
+                )
+                for u in updates
+            ]
+            try:
+                stored = await self._store.append_messages(self._session_id, turn_id, rows)
+            except Exception as error:
+                log.error("world_state.write_failed", error=str(error))
+                raise TurnFailure(
+                    FailureCode.PERSISTENCE_ERROR, f"could not write World State: {error}"
+                ) from error
+            try:
+                await self._chat.append_all([to_item(s) for s in stored])
+            except ChatStateError as error:
+                raise TurnFailure(FailureCode.CHAT_STATE_ERROR, str(error)) from error
+            log.info(
+                "world_state.sampled",
+                sections=[str(u.section_id) for u in updates],
+                model_call=model_call,
+                sample_seq=sample_seq,
+            )
+        self._tracker.baseline = baseline.advanced(capture)
