@@ -9,7 +9,6 @@ Errors are classified by the body's ``error.type`` (model-providers.md §3), the
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping
-from contextlib import aclosing
 
 import anthropic
 import httpx2
@@ -234,14 +233,10 @@ class AnthropicAdapter:
     async def aclose(self) -> None:
         await self._client.close()
 
-    async def invoke(
-        self, request: ModelRequest, options: ModelCallOptions
-    ) -> AsyncIterator[ModelEvent]:
-        messages = encode_messages(request.messages)  # invalid_request before any I/O
-        system = encode_system(request.messages)
-        tools = encode_tools(request.tools)
+    def invoke(self, request: ModelRequest, options: ModelCallOptions) -> AsyncIterator[ModelEvent]:
+        """Nothing happens until the first ``anext``: encoding errors (``invalid_request``,
+        not_sent) surface there, like every other failure."""
         max_tokens = request.max_output_tokens or DEFAULT_MAX_TOKENS
-        thinking = encode_thinking(request.thinking, max_tokens)
         decoder = MessagesStreamDecoder()
         client = self._client.with_options(
             max_retries=max(0, options.max_transport_attempts - 1),
@@ -255,6 +250,10 @@ class AnthropicAdapter:
         }
 
         async def open_stream() -> ChunkStream[RawMessageStreamEvent]:
+            messages = encode_messages(request.messages)  # invalid_request before any I/O
+            system = encode_system(request.messages)
+            tools = encode_tools(request.tools)
+            thinking = encode_thinking(request.thinking, max_tokens)
             stream = await client.messages.create(
                 model=request.model,
                 messages=messages,
@@ -268,8 +267,4 @@ class AnthropicAdapter:
             decoder.provider_request_id = request_id(stream.response.headers)
             return stream
 
-        async with aclosing(
-            guarded_events(open_stream, decoder, options, classify_anthropic_error)
-        ) as events:
-            async for event in events:
-                yield event
+        return guarded_events(open_stream, decoder, options, classify_anthropic_error)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import AsyncIterator, Mapping
-from contextlib import aclosing
 from typing import Literal
 
 import httpx
@@ -184,11 +183,9 @@ class OpenAIChatAdapter:
     async def aclose(self) -> None:
         await self._client.close()
 
-    async def invoke(
-        self, request: ModelRequest, options: ModelCallOptions
-    ) -> AsyncIterator[ModelEvent]:
-        messages = encode_messages(request.messages)  # invalid_request before any I/O
-        tools = encode_tools(request.tools)
+    def invoke(self, request: ModelRequest, options: ModelCallOptions) -> AsyncIterator[ModelEvent]:
+        """Nothing happens until the first ``anext``: encoding errors (``invalid_request``,
+        not_sent) surface there, like every other failure."""
         decoder = ChatStreamDecoder()
         client = self._client.with_options(
             max_retries=max(0, options.max_transport_attempts - 1),
@@ -200,6 +197,8 @@ class OpenAIChatAdapter:
         use_completion_tokens = limit is not None and not use_max_tokens
 
         async def open_stream() -> ChunkStream[ChatCompletionChunk]:
+            messages = encode_messages(request.messages)  # invalid_request before any I/O
+            tools = encode_tools(request.tools)
             stream = await client.chat.completions.create(
                 model=request.model,
                 messages=messages,
@@ -214,8 +213,4 @@ class OpenAIChatAdapter:
             decoder.provider_request_id = request_id(stream.response.headers)
             return stream
 
-        async with aclosing(
-            guarded_events(open_stream, decoder, options, classify_openai_error)
-        ) as events:
-            async for event in events:
-                yield event
+        return guarded_events(open_stream, decoder, options, classify_openai_error)

@@ -54,6 +54,13 @@ def data_note(block: DataBlock) -> str:
     return f"[{media} output{label} not shown: this provider accepts text tool results only]"
 
 
+def tool_result_text(block: ToolResultBlock) -> str:
+    """A tool result as the single text that text-only tool messages carry."""
+    return "\n".join(
+        part.text if isinstance(part, TextBlock) else data_note(part) for part in block.output
+    )
+
+
 def _data_part(block: DataBlock) -> ChatCompletionContentPartParam:
     source = block.source
     if isinstance(source, FileIdSource):
@@ -122,10 +129,9 @@ def _tool_results(message: Message) -> list[ChatCompletionToolMessageParam]:
     for block in message.content:
         if not isinstance(block, ToolResultBlock):
             raise ModelError.invalid_request(f"a tool message holds a {block.type} block")
-        text = "\n".join(
-            part.text if isinstance(part, TextBlock) else data_note(part) for part in block.output
+        results.append(
+            {"role": "tool", "tool_call_id": block.id, "content": tool_result_text(block)}
         )
-        results.append({"role": "tool", "tool_call_id": block.id, "content": text})
     return results
 
 

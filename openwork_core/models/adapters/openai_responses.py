@@ -10,7 +10,6 @@ Events: ``response.output_text.delta`` → text; ``response.reasoning_summary_te
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping
-from contextlib import aclosing
 
 import httpx
 import openai
@@ -169,11 +168,9 @@ class OpenAIResponsesAdapter:
     async def aclose(self) -> None:
         await self._client.close()
 
-    async def invoke(
-        self, request: ModelRequest, options: ModelCallOptions
-    ) -> AsyncIterator[ModelEvent]:
-        items = encode_input(request.messages)  # invalid_request before any I/O
-        tools = encode_tools(request.tools)
+    def invoke(self, request: ModelRequest, options: ModelCallOptions) -> AsyncIterator[ModelEvent]:
+        """Nothing happens until the first ``anext``: encoding errors (``invalid_request``,
+        not_sent) surface there, like every other failure."""
         decoder = ResponsesStreamDecoder()
         client = self._client.with_options(
             max_retries=max(0, options.max_transport_attempts - 1),
@@ -182,6 +179,8 @@ class OpenAIResponsesAdapter:
         omit = openai.omit
 
         async def open_stream() -> ChunkStream[ResponseStreamEvent]:
+            items = encode_input(request.messages)  # invalid_request before any I/O
+            tools = encode_tools(request.tools)
             stream = await client.responses.create(
                 model=request.model,
                 input=items,
@@ -197,8 +196,4 @@ class OpenAIResponsesAdapter:
             decoder.provider_request_id = request_id(stream.response.headers)
             return stream
 
-        async with aclosing(
-            guarded_events(open_stream, decoder, options, classify_openai_error)
-        ) as events:
-            async for event in events:
-                yield event
+        return guarded_events(open_stream, decoder, options, classify_openai_error)

@@ -34,7 +34,10 @@ from openwork_chat_state.messages import (
     ToolResultBlock,
     UrlSource,
 )
-from openwork_core.models.adapters.openai_chat_encode import EMPTY_PARAMETERS_SCHEMA, data_note
+from openwork_core.models.adapters.openai_chat_encode import (
+    EMPTY_PARAMETERS_SCHEMA,
+    tool_result_text,
+)
 from openwork_core.models.port import ModelError
 
 
@@ -92,10 +95,9 @@ def _tool_results(message: Message) -> list[ResponseInputItemParam]:
     for block in message.content:
         if not isinstance(block, ToolResultBlock):
             raise ModelError.invalid_request(f"a tool message holds a {block.type} block")
-        text = "\n".join(
-            part.text if isinstance(part, TextBlock) else data_note(part) for part in block.output
+        items.append(
+            {"type": "function_call_output", "call_id": block.id, "output": tool_result_text(block)}
         )
-        items.append({"type": "function_call_output", "call_id": block.id, "output": text})
     return items
 
 

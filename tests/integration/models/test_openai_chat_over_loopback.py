@@ -4,11 +4,13 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 
 import pytest
 
 from openwork_chat_state.messages import (
+    DataBlock,
+    FileIdSource,
     Message,
     Role,
     TextBlock,
@@ -23,20 +25,17 @@ from openwork_core.models.port import (
     DeliveryState,
     FinishReason,
     ModelCallOptions,
-    ModelError,
     ModelErrorKind,
     ModelEvent,
     ModelRequest,
-    ModelResponse,
     ResponseCompleted,
     RetryHint,
     TokenUsage,
 )
 from tests.fakes.fake_provider import FakeProvider
 from tests.fakes.fake_script import ErrorReply, Gate, Held, Reply, ToolCallSpec
+from tests.integration.models.loopback import SYSTEM, completed, failure, outcome
 
-OPTIONS = ModelCallOptions(model_attempt_id="attempt-1", max_transport_attempts=1)
-SYSTEM = Message(role=Role.SYSTEM, content=(TextBlock(text="You are a test."),))
 READ_TOOL = ToolDefinition(
     name="read",
     description="Read a file",
@@ -54,42 +53,16 @@ def request(*messages: Message, tools: tuple[ToolDefinition, ...] = ()) -> Model
 
 
 @pytest.fixture
-def fake() -> Iterator[FakeProvider]:
-    with FakeProvider() as provider:
-        yield provider
-        assert provider.violations == []
-
-
-@pytest.fixture
 async def adapter(fake: FakeProvider) -> AsyncIterator[OpenAIChatAdapter]:
     chat = OpenAIChatAdapter(base_url=fake.openai_base_url, api_key="sk-test")
     yield chat
     await chat.aclose()
 
 
-async def collect(
-    adapter: OpenAIChatAdapter, req: ModelRequest, options: ModelCallOptions = OPTIONS
-) -> list[ModelEvent]:
-    return [event async for event in adapter.invoke(req, options)]
-
-
-async def failure(
-    adapter: OpenAIChatAdapter, req: ModelRequest, options: ModelCallOptions = OPTIONS
-) -> tuple[list[ModelEvent], ModelError]:
-    seen: list[ModelEvent] = []
-    try:
-        async for event in adapter.invoke(req, options):
-            seen.append(event)
-    except ModelError as error:
-        return seen, error
-    raise AssertionError(f"the call succeeded: {seen}")
-
-
-def completed(events: list[ModelEvent]) -> ModelResponse:
-    finals = [e for e in events if isinstance(e, ResponseCompleted)]
-    assert len(finals) == 1
-    assert events[-1] is finals[0]
-    return finals[0].response
+async def collect(adapter: OpenAIChatAdapter, req: ModelRequest) -> list[ModelEvent]:
+    events, error = await outcome(adapter, req)
+    assert error is None
+    return events
 
 
 async def test_a_text_answer_streams_deltas_and_completes_with_stop(
@@ -328,3 +301,14 @@ async def test_a_tool_round_trip_is_encoded_as_assistant_tool_calls_then_tool_me
         "function": {"name": "read", "arguments": "{}"},
     }
     assert messages[3] == {"role": "tool", "tool_call_id": "c1", "content": "A"}
+
+
+async def test_a_request_that_cannot_be_encoded_fails_on_iteration_without_being_sent(
+    fake: FakeProvider, adapter: OpenAIChatAdapter
+) -> None:
+    """§1/§3: a file_id source is an invalid request (request_encode, not_sent); nothing is sent."""
+    data = DataBlock(source=FileIdSource(id="file-1"))
+    _, error = await failure(adapter, request(Message(role=Role.USER, content=(data,))))
+    assert error.kind is ModelErrorKind.INVALID_REQUEST
+    assert error.delivery is DeliveryState.NOT_SENT
+    assert fake.requests == []

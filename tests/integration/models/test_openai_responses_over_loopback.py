@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 
 import pytest
 
@@ -21,20 +21,14 @@ from openwork_core.models.adapters.openai_responses import OpenAIResponsesAdapte
 from openwork_core.models.port import (
     DeliveryState,
     FinishReason,
-    ModelCallOptions,
-    ModelError,
     ModelErrorKind,
-    ModelEvent,
     ModelRequest,
-    ModelResponse,
-    ResponseCompleted,
     TokenUsage,
 )
 from tests.fakes.fake_provider import FakeProvider
 from tests.fakes.fake_script import ErrorReply, Reply, ToolCallSpec
+from tests.integration.models.loopback import SYSTEM, completed, outcome
 
-OPTIONS = ModelCallOptions(model_attempt_id="attempt-1", max_transport_attempts=1)
-SYSTEM = Message(role=Role.SYSTEM, content=(TextBlock(text="You are a test."),))
 READ_TOOL = ToolDefinition(name="read", description="Read a file")
 
 
@@ -48,35 +42,10 @@ def request(*messages: Message) -> ModelRequest:
 
 
 @pytest.fixture
-def fake() -> Iterator[FakeProvider]:
-    with FakeProvider() as provider:
-        yield provider
-        assert provider.violations == []
-
-
-@pytest.fixture
 async def adapter(fake: FakeProvider) -> AsyncIterator[OpenAIResponsesAdapter]:
     port = OpenAIResponsesAdapter(base_url=fake.openai_base_url, api_key="sk-test")
     yield port
     await port.aclose()
-
-
-async def outcome(
-    adapter: OpenAIResponsesAdapter, req: ModelRequest
-) -> tuple[list[ModelEvent], ModelError | None]:
-    seen: list[ModelEvent] = []
-    try:
-        async for event in adapter.invoke(req, OPTIONS):
-            seen.append(event)
-    except ModelError as error:
-        return seen, error
-    return seen, None
-
-
-def completed(events: list[ModelEvent]) -> ModelResponse:
-    finals = [e for e in events if isinstance(e, ResponseCompleted)]
-    assert len(finals) == 1
-    return finals[0].response
 
 
 async def test_reasoning_text_and_usage_arrive_through_the_responses_stream(
