@@ -304,5 +304,6 @@ class ModelCallOptions:
 class ModelPort(Protocol):
     """One streaming submission. Raises ModelError; cancellation = stop iterating."""
 
-    def invoke(self, request: ModelRequest, options: ModelCallOptions) -> AsyncIterator[ModelEvent]:
-        ...
+    def invoke(
+        self, request: ModelRequest, options: ModelCallOptions
+    ) -> AsyncIterator[ModelEvent]: ...
