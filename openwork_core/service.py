@@ -13,6 +13,8 @@ from pathlib import Path
 import structlog
 
 from openwork_chat_state import ChatStateActor, ChatStateError
+from openwork_chat_state.item import MessageKind
+from openwork_chat_state.messages import user_text
 from openwork_core.agent import AGENTS, AgentDefinition
 from openwork_core.context.builder import SystemContextBuilder
 from openwork_core.context.engine import ContextEngine
@@ -23,11 +25,18 @@ from openwork_core.models.capabilities import ModelCapabilities
 from openwork_core.models.port import ModelPort
 from openwork_core.session.actor import SessionActor, SessionHandle, TurnAccepted
 from openwork_core.session.errors import InvalidWorkspace, NoProvider, UnknownAgent
-from openwork_core.session.input import PreparedTurnInput, UserInput, visible_user_message
+from openwork_core.session.input import (
+    InputMessage,
+    PreparedTurnInput,
+    SkillInput,
+    UserInput,
+    visible_user_message,
+)
 from openwork_core.session.runner import ResolvedModel, SessionServices, TurnSpec, WorldStateTracker
 from openwork_core.session.snapshot import SessionSnapshot
 from openwork_core.session.toolset import TurnToolset
 from openwork_core.session.updates import GlobalUpdates, Replay, Subscription, UpdateHub
+from openwork_core.skills.selection import select_skills, skill_snapshot_text
 from openwork_core.storage import PostgresStore, RecordNotFound
 from openwork_core.storage.codec import content_text, to_item
 from openwork_core.storage.records import (
@@ -220,7 +229,20 @@ class OpenWorkCore:
     ) -> TurnAccepted:
         record = await self.store.get_session(session_id)
         visible = visible_user_message(tuple(inputs))
-        prepared = PreparedTurnInput(messages=(visible,))
+        disabled = frozenset(disabled_skill_names)
+        skills = await asyncio.to_thread(
+            select_skills,
+            self.skill_root,
+            disabled,
+            [(p.name, p.path) for p in inputs if isinstance(p, SkillInput)],
+        )
+        snapshots = tuple(
+            InputMessage(
+                message=user_text(skill_snapshot_text(s)), kind=MessageKind.SKILL_INSTRUCTION
+            )
+            for s in skills
+        )
+        prepared = PreparedTurnInput(messages=(*snapshots, visible))
         model = await self._resolve_model(record)
         handle = await self.handle(session_id)
         spec = TurnSpec(
@@ -229,7 +251,7 @@ class OpenWorkCore:
             client_request_id=client_request_id,
             input=prepared,
             model=model,
-            disabled_skill_names=frozenset(disabled_skill_names),
+            disabled_skill_names=disabled,
         )
         return await handle.start_turn(spec)
 

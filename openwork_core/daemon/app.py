@@ -13,6 +13,7 @@ from sse_starlette.sse import EventSourceResponse
 from starlette.responses import Response
 
 from openwork_chat_state import ChatStateError
+from openwork_core.context.errors import SkillTooLarge
 from openwork_core.daemon.errors import JsonBytes, error_response, response_for
 from openwork_core.daemon.schemas import (
     CreateSessionBody,
@@ -36,6 +37,7 @@ from openwork_core.daemon.sse import global_events, session_events
 from openwork_core.service import OpenWorkCore
 from openwork_core.session.errors import SessionError
 from openwork_core.session.input import SkillInput, TextInput, UserInput
+from openwork_core.skills.selection import SkillSelectionError
 from openwork_core.storage import StorageError
 from openwork_core.storage.records import ProviderModel, ProviderRecord, SessionRecord
 
@@ -113,7 +115,13 @@ def create_app(
             422, "invalid_request", "the request body is invalid", {"errors": errors}
         )
 
-    for error_type in (SessionError, StorageError, ChatStateError):
+    for error_type in (
+        SessionError,
+        StorageError,
+        ChatStateError,
+        SkillSelectionError,
+        SkillTooLarge,
+    ):
 
         @app.exception_handler(error_type)
         async def _domain(_request: Request, exc: Exception) -> Response:

@@ -7,6 +7,7 @@ from pydantic import JsonValue
 from starlette.responses import Response
 
 from openwork_chat_state import ChatStateError
+from openwork_core.context.errors import SkillTooLarge
 from openwork_core.session.errors import (
     ActorStopped,
     Busy,
@@ -20,6 +21,7 @@ from openwork_core.session.errors import (
     TurnNotActive,
     UnknownAgent,
 )
+from openwork_core.skills.selection import SkillSelectionError
 from openwork_core.storage import RecordNotFound
 
 _STATUS: dict[type[Exception], int] = {
@@ -57,6 +59,8 @@ def response_for(exc: Exception) -> JsonBytes:
         return error_response(404, "not_found", str(exc))
     if isinstance(exc, Busy):
         return error_response(409, exc.code, str(exc), {"turn_id": exc.turn_id})
+    if isinstance(exc, SkillSelectionError | SkillTooLarge):
+        return error_response(422, exc.code, str(exc))
     if isinstance(exc, SessionError):
         return error_response(_STATUS.get(type(exc), 400), exc.code, str(exc))
     if isinstance(exc, ChatStateError):
