@@ -11,7 +11,7 @@ import asyncio
 import json
 from collections.abc import AsyncGenerator, Awaitable, Callable, Hashable, Iterable
 from dataclasses import dataclass
-from typing import Protocol, TypeVar
+from typing import NoReturn, Protocol, TypeVar
 
 import httpx
 
@@ -261,7 +261,7 @@ async def guarded_events(
     stream: ChunkStream[T] | None = None
     emitted = False
 
-    def fail(exc: BaseException) -> ModelError:
+    def fail(exc: Exception) -> NoReturn:
         if isinstance(exc, ModelError):
             error = exc
         elif isinstance(exc, TimeoutError):
@@ -271,14 +271,17 @@ async def guarded_events(
             if mapped is None:
                 raise exc
             error = mapped
-        return _stamp(error, opened=stream is not None, emitted=emitted)
+        stamped = _stamp(error, opened=stream is not None, emitted=emitted)
+        if stamped is exc:
+            raise exc
+        raise stamped from exc
 
     try:
         try:
             async with asyncio.timeout_at(deadline):
                 stream = await open_stream()
         except Exception as exc:
-            raise fail(exc) from exc
+            fail(exc)
         while True:
             ended = False
             try:
@@ -288,12 +291,12 @@ async def guarded_events(
             except StopAsyncIteration:
                 ended = True
             except Exception as exc:
-                raise fail(exc) from exc
+                fail(exc)
             if ended:
                 try:
                     events = list(decoder.finish())
                 except Exception as exc:
-                    raise fail(exc) from exc
+                    fail(exc)
             for event in events:
                 if isinstance(event, SEMANTIC_EVENTS):
                     emitted = True
