@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator, Mapping
 
 import anthropic
 import httpx2
+from anthropic import types as wire
 from anthropic.types import (
     RawContentBlockDeltaEvent,
     RawContentBlockStartEvent,
@@ -20,15 +21,6 @@ from anthropic.types import (
     RawMessageStartEvent,
     RawMessageStopEvent,
     RawMessageStreamEvent,
-)
-from anthropic.types import (
-    RedactedThinkingBlock as WireRedactedThinking,
-)
-from anthropic.types import (
-    ThinkingBlock as WireThinking,
-)
-from anthropic.types import (
-    ToolUseBlock as WireToolUse,
 )
 from pydantic import JsonValue
 
@@ -121,21 +113,21 @@ class MessagesStreamDecoder:
     def _start(self, event: RawContentBlockStartEvent) -> list[ModelEvent]:
         block, index = event.content_block, event.index
         self._kinds[index] = block.type
-        if isinstance(block, WireToolUse):
+        if isinstance(block, wire.ToolUseBlock):
             return self._assembler.tool_call_start(index, block.id, block.name)
-        if isinstance(block, WireThinking):
+        if isinstance(block, wire.ThinkingBlock):
             self._thinking[index] = [block.thinking]
             if block.signature:
                 self._signatures[index] = block.signature
             return self._assembler.reasoning(block.thinking)
-        if isinstance(block, WireRedactedThinking):
+        if isinstance(block, wire.RedactedThinkingBlock):
             opaque = ProviderOpaqueBlock(
                 driver=DRIVER, kind="redacted_thinking", payload={"data": block.data}
             )
             self._assembler.opaque(opaque)
             return []
-        if block.type == "text":
-            return self._assembler.text(getattr(block, "text", "") or "")
+        if isinstance(block, wire.TextBlock):
+            return self._assembler.text(block.text)
         return []
 
     def _delta(self, event: RawContentBlockDeltaEvent) -> list[ModelEvent]:
