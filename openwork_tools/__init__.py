@@ -3,7 +3,7 @@
 Must not import ``openwork_core``; from ``openwork_chat_state`` only ``messages``.
 """
 
-from openwork_tools.builtin.registry import BUILTIN_TOOL_IDS, builtin_registry
+from openwork_tools.builtin.registry import BUILTIN_TOOL_IDS, EXPLORER_TOOL_IDS, builtin_registry
 from openwork_tools.context import (
     CREDENTIAL_DIR_NAMES,
     HOST_ENV_KEYS,
@@ -48,11 +48,13 @@ from openwork_tools.results import (
     ToolResult,
     ToolStatus,
 )
+from openwork_tools.sandbox import detect_danger, probe_sandbox, run_self_check
 from openwork_tools.schema import EscalationInput, ToolInput
 
 __all__ = [
     "BUILTIN_TOOL_IDS",
     "CREDENTIAL_DIR_NAMES",
+    "EXPLORER_TOOL_IDS",
     "HOST_ENV_KEYS",
     "RESULT_TEXT_LIMIT",
     "Access",
@@ -99,7 +101,10 @@ __all__ = [
     "WriteLocks",
     "builtin_registry",
     "default_credential_dirs",
+    "detect_danger",
+    "probe_sandbox",
     "queue_sink",
     "resolve_path",
+    "run_self_check",
     "tool_not_found_text",
 ]

@@ -1,0 +1,233 @@
+"""``bash``: one command in a fresh ``/bin/bash -c`` inside the bubblewrap sandbox
+(tools.md §5, §7 bash; permissions-sandbox.md §2, §6)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import enum
+import os
+import signal
+import time
+from asyncio.subprocess import Process
+
+from pydantic import Field
+
+from openwork_tools.builtin.output import OutputBuffer, StreamDecoder
+from openwork_tools.context import (
+    StderrProgress,
+    StdoutProgress,
+    ToolCallContext,
+    ToolSessionContext,
+)
+from openwork_tools.definition import RiskHint, Tool
+from openwork_tools.policy import Actor
+from openwork_tools.prepared import PreparedCall, normalise_escalation
+from openwork_tools.results import ToolErrorCode, ToolResult, ToolStatus
+from openwork_tools.sandbox.bwrap import bwrap_argv, sandbox_environment
+from openwork_tools.sandbox.danger import detect_danger
+from openwork_tools.schema import EscalationInput
+from openwork_tools.spill import SpillFile
+
+DEFAULT_TIMEOUT_MS = 30_000
+MAX_TIMEOUT_MS = 120_000
+KILL_WAIT_S = 10.0
+READER_GRACE_S = 10.0
+KERNEL_DENIAL = ("operation not permitted", "read-only file system")
+
+DESCRIPTION = (
+    "Run a shell command with /bin/bash -c in the sandbox, from the workspace root, in a fresh "
+    "shell each call. stdout and stderr are merged; long output keeps the first 2 KB and the "
+    "last 14 KB. timeoutMs defaults to 30000 (max 120000). Foreground only."
+)
+
+
+class BashInput(EscalationInput):
+    command: str = Field(min_length=1, description="The command, run by /bin/bash -c.")
+    timeout_ms: int = Field(
+        default=DEFAULT_TIMEOUT_MS, description="Timeout in milliseconds, clamped to 1-120000."
+    )
+
+
+def unavailable_text(reason: str | None) -> str:
+    """The fixed text of permissions-sandbox.md §2."""
+    return (
+        f"[sandbox: unavailable, so bash cannot run commands in this session ({reason or 'unknown'})."
+        " File tools still work; ask the user to run the command in their own terminal if it is "
+        "needed.]"
+    )
+
+
+def denial_marker(mode_display: str) -> str:
+    """The two lines appended after a kernel denial (permissions-sandbox.md §6)."""
+    return (
+        f"[sandbox: file access denied under {mode_display} mode]\n"
+        "[sandbox: to proceed, retry this exact command once with sandboxPermissions listing "
+        "only the paths it needs, and a one-sentence justification; the user will be asked. "
+        "If the paths cannot be listed, ask the user to run the command instead]"
+    )
+
+
+class Outcome(enum.Enum):
+    EXITED = "exited"
+    TIMED_OUT = "timed_out"
+    CANCELLED = "cancelled"
+    UNKNOWN = "unknown"
+
+
+async def _pump(
+    stream: asyncio.StreamReader | None,
+    buffer: OutputBuffer,
+    call: ToolCallContext,
+    kind: type[StdoutProgress] | type[StderrProgress],
+) -> None:
+    if stream is None:
+        return
+    decoder = StreamDecoder()
+    while chunk := await stream.read(65536):
+        await buffer.add(chunk)
+        if text := decoder.feed(chunk):
+            call.send_progress(kind(text))
+
+
+async def terminate(proc: Process, waiter: asyncio.Task[int]) -> bool:
+    """SIGKILL the whole process group, then wait; ESRCH counts as terminated (tools.md §5)."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    except OSError:
+        return False
+    done, _ = await asyncio.wait({waiter}, timeout=KILL_WAIT_S)
+    return waiter in done
+
+
+async def supervise(
+    proc: Process, buffer: OutputBuffer, call: ToolCallContext, timeout_s: float
+) -> Outcome:
+    readers = [
+        asyncio.create_task(_pump(proc.stdout, buffer, call, StdoutProgress)),
+        asyncio.create_task(_pump(proc.stderr, buffer, call, StderrProgress)),
+    ]
+    waiter = asyncio.create_task(proc.wait())
+    canceller = asyncio.create_task(call.cancel.wait())
+    tasks = (*readers, waiter, canceller)
+    try:
+        done, _ = await asyncio.wait(
+            {waiter, canceller}, timeout=timeout_s, return_when=asyncio.FIRST_COMPLETED
+        )
+        if waiter in done:
+            outcome = Outcome.EXITED
+        else:
+            outcome = Outcome.CANCELLED if canceller in done else Outcome.TIMED_OUT
+            if not await terminate(proc, waiter):
+                return Outcome.UNKNOWN
+        await asyncio.wait(readers, timeout=READER_GRACE_S)
+        return outcome
+    finally:
+        if proc.returncode is None:
+            with contextlib.suppress(OSError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            await asyncio.wait({waiter}, timeout=KILL_WAIT_S)
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def _status_line(outcome: Outcome, proc: Process, timeout_ms: int, duration_ms: int) -> str:
+    if outcome is Outcome.TIMED_OUT:
+        return f"[timed out after {timeout_ms} ms; duration {duration_ms} ms]"
+    if outcome is Outcome.CANCELLED:
+        return f"[cancelled; duration {duration_ms} ms]"
+    if outcome is Outcome.UNKNOWN:
+        return f"[the command could not be confirmed stopped; duration {duration_ms} ms]"
+    code = proc.returncode if proc.returncode is not None else -1
+    if code < 0:
+        return f"[killed by signal {-code}; duration {duration_ms} ms]"
+    return f"[exit {code}; duration {duration_ms} ms]"
+
+
+class BashTool(Tool[BashInput]):
+    input_model = BashInput
+    escalation = True
+
+    def __init__(self) -> None:
+        super().__init__("bash", DESCRIPTION, RiskHint.PROCESS_EXECUTION)
+
+    def inspect(self, session: ToolSessionContext, tool_input: BashInput) -> PreparedCall:
+        available = session.sandbox.available
+        return PreparedCall(
+            actor=Actor.PROCESS,
+            command=tool_input.command,
+            escalation=normalise_escalation(
+                tool_input.sandbox_permissions, tool_input.justification, session
+            ),
+            danger=detect_danger(tool_input.command) if available else None,
+        )
+
+    async def execute(
+        self, session: ToolSessionContext, call: ToolCallContext, tool_input: BashInput
+    ) -> ToolResult:
+        if not session.sandbox.available:
+            return ToolResult.fail(
+                ToolErrorCode.SANDBOX_UNAVAILABLE, unavailable_text(session.sandbox.reason)
+            )
+        timeout_ms = min(max(tool_input.timeout_ms, 1), MAX_TIMEOUT_MS)
+        remaining = call.remaining()
+        if remaining is not None and remaining * 1000 < timeout_ms:
+            timeout_ms = max(1, int(remaining * 1000))
+        argv = await asyncio.to_thread(
+            bwrap_argv, session, call.policy, ["/bin/bash", "-c", tool_input.command]
+        )
+        buffer = OutputBuffer(SpillFile(session.spill_dir, call.call_id))
+        started = time.monotonic()
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *argv,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                cwd=session.working_directory,
+                env=sandbox_environment(session),
+                start_new_session=True,
+            )
+        except OSError as exc:
+            return ToolResult.fail(
+                ToolErrorCode.EXECUTION_FAILED, f"bash could not be started: {exc.strerror or exc}"
+            )
+        outcome = await supervise(proc, buffer, call, timeout_ms / 1000)
+        duration_ms = int((time.monotonic() - started) * 1000)
+        return await self._result(call, proc, buffer, outcome, timeout_ms, duration_ms)
+
+    async def _result(
+        self,
+        call: ToolCallContext,
+        proc: Process,
+        buffer: OutputBuffer,
+        outcome: Outcome,
+        timeout_ms: int,
+        duration_ms: int,
+    ) -> ToolResult:
+        keep = outcome in (Outcome.EXITED, Outcome.CANCELLED)
+        output = buffer.render(keep_spill=keep)
+        await buffer.close(keep=keep)
+        code = proc.returncode
+        if outcome is Outcome.EXITED and code not in (0, None) and output.startswith("bwrap: "):
+            reason = output.strip().splitlines()[0]
+            return ToolResult.fail(ToolErrorCode.SANDBOX_UNAVAILABLE, unavailable_text(reason))
+        if output and not output.endswith("\n"):
+            output += "\n"
+        text = output + _status_line(outcome, proc, timeout_ms, duration_ms)
+        if outcome is Outcome.TIMED_OUT:
+            return ToolResult.fail(ToolErrorCode.TIMEOUT, text, retryable=True)
+        if outcome is Outcome.CANCELLED:
+            return ToolResult.fail(ToolErrorCode.CANCELLED, text, status=ToolStatus.CANCELLED)
+        if outcome is Outcome.UNKNOWN:
+            return ToolResult.fail(
+                ToolErrorCode.OUTCOME_UNKNOWN, text, status=ToolStatus.OUTCOME_UNKNOWN
+            )
+        capped = buffer.capped_text().lower()
+        denied = code not in (0, None) and any(marker in capped for marker in KERNEL_DENIAL)
+        if denied:
+            text += "\n" + denial_marker(call.policy.mode.display)
+        return ToolResult.ok(text, sandbox_denied=denied)
