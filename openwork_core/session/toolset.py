@@ -1,35 +1,294 @@
-"""TurnToolset: the session's Tool Surface — the FinalizedToolset plus Core control tools on root
-sessions (context-window.md §5). Built once at session load; definitions and dispatch come from
-the same selection."""
+"""TurnToolset: the session's Tool Surface (context-window.md §5, update-plan.md §3, tools.md §3).
+
+The registry's ``FinalizedToolset`` first, in its order; then ``conversation_history`` when the
+agent registers it (compaction.md §8.4); then the control tools of the surface. A root session
+advertises ``update_plan``; a sub-agent advertises no control tool and cannot dispatch one.
+
+Not yet here (multi-agent is a later issue): the five sub-agent control tools ``spawn_agent``,
+``wait_agent``, ``list_agents``, ``followup_task``, ``interrupt_agent``. They belong to
+``RootSurface`` (with its ``max_active_sub_agent_turns``) and will resolve to an ``Agent`` variant
+of ``ResolvedTurnTool``; ``_control_entries`` is the one place that lists a surface's tools.
+
+Built once at session load and reused by every Turn. ``definitions`` and ``resolve`` read the same
+ordered selection, so every advertised name resolves and nothing else does.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import ClassVar, Literal, TypeAlias, assert_never
 
-from openwork_chat_state.messages import ToolDefinition
-from openwork_tools import FinalizedToolset
+from pydantic import BaseModel, ConfigDict, Field
+
+from openwork_chat_state.messages import JsonObject, ToolDefinition
+from openwork_core.plan import (
+    UPDATE_PLAN_PROMPT_RULES,
+    update_plan_definition,
+)
+from openwork_tools import FinalizedToolset, tool_not_found_text
+from openwork_tools.schema import parse_input
+
+# -- errors ----------------------------------------------------------------------------------
 
 
 class TurnToolsetError(Exception):
-    code = "tool_surface_invalid"
+    """The Tool Surface cannot be built; the session must not load."""
+
+    code: ClassVar[str] = "tool_surface_invalid"
+
+
+class NameCollision(TurnToolsetError):
+    """A Core-added tool has the name of a registry tool (or of another Core-added tool)."""
+
+    code = "tool_name_collision"
+
+    def __init__(self, name: str) -> None:
+        super().__init__(f"tool name {name!r} is both a control tool and a registry tool")
+        self.name = name
+
+
+class DefinitionMismatch(TurnToolsetError):
+    """A registry definition does not carry the id it is dispatched under."""
+
+    code = "tool_definition_mismatch"
+
+    def __init__(self, name: str, advertised: str) -> None:
+        super().__init__(f"registry tool {name!r} is advertised as {advertised!r}")
+        self.name = name
+
+
+# -- surfaces --------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
+class RootSurface:
+    """A root session: ``update_plan`` (later also the five sub-agent control tools)."""
+
+    kind: Literal["root"] = "root"
+
+
+@dataclass(frozen=True, slots=True)
+class SubAgentSurface:
+    """A sub-agent session: no control tool is advertised or dispatchable."""
+
+    kind: Literal["sub_agent"] = "sub_agent"
+
+
+ControlToolSurface: TypeAlias = RootSurface | SubAgentSurface
+
+
+def control_surface(parent_session_id: str | None) -> ControlToolSurface:
+    """Root for a session without a parent, sub-agent otherwise."""
+    return RootSurface() if parent_session_id is None else SubAgentSurface()
+
+
+# -- resolution ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class UpdatePlan:
+    """Parse with ``openwork_core.plan.read_update_plan``; commit with ``PlanStore``."""
+
+    kind: Literal["update_plan"] = "update_plan"
+
+
+@dataclass(frozen=True, slots=True)
+class ConversationHistory:
+    """Parse with ``parse_conversation_history``; read the compaction transcript."""
+
+    kind: Literal["conversation_history"] = "conversation_history"
+
+
+@dataclass(frozen=True, slots=True)
+class Registered:
+    """A registry tool: ``registry_tools.prepare`` / ``authorize`` / ``registry_tools.call``."""
+
+    name: str
+    kind: Literal["registered"] = "registered"
+
+
+@dataclass(frozen=True, slots=True)
+class NotFound:
+    """Not advertised: the ``tool_not_found`` result, Turn continues."""
+
+    name: str
+    kind: Literal["not_found"] = "not_found"
+
+    @property
+    def text(self) -> str:
+        return tool_not_found_text(self.name)
+
+
+ResolvedTurnTool: TypeAlias = UpdatePlan | ConversationHistory | Registered | NotFound
+
+# -- conversation_history ----------------------------------------------------------------------
+
+CONVERSATION_HISTORY_TOOL_NAME = "conversation_history"
+CONVERSATION_HISTORY_DESCRIPTION = (
+    "Read an exact, paginated slice of raw messages covered by a conversation compaction "
+    "checkpoint. Omit compactionId to use the latest checkpoint, then follow nextAfterSequence "
+    "while hasMore is true. Use this only when the compacted summary lacks an exact historical "
+    "detail; it never replays tools or changes session state."
+)
+TRANSCRIPT_DEFAULT_LIMIT = 20
+TRANSCRIPT_MAX_LIMIT = 50
+TRANSCRIPT_DEFAULT_AFTER_SEQUENCE = 0
+
+
+def conversation_history_parameters() -> JsonObject:
+    """``ConversationTranscriptQuery{compactionId?, afterSequence?, limit?}`` (a fresh object)."""
+    return {
+        "type": "object",
+        "properties": {
+            "compactionId": {
+                "type": "string",
+                "description": "The compaction checkpoint to read; omit for the latest one.",
+            },
+            "afterSequence": {
+                "type": "integer",
+                "minimum": 0,
+                "description": "Return messages after this sequence; default 0.",
+            },
+            "limit": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": TRANSCRIPT_MAX_LIMIT,
+                "description": f"At most this many messages; default {TRANSCRIPT_DEFAULT_LIMIT}.",
+            },
+        },
+        "additionalProperties": False,
+    }
+
+
+def conversation_history_definition() -> ToolDefinition:
+    return ToolDefinition(
+        name=CONVERSATION_HISTORY_TOOL_NAME,
+        description=CONVERSATION_HISTORY_DESCRIPTION,
+        parameters=conversation_history_parameters(),
+    )
+
+
+class ConversationHistoryArgs(BaseModel):
+    """The model's query; ``None`` means omitted (``null`` is read as omitted too)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+    compaction_id: str | None = Field(default=None, alias="compactionId")
+    after_sequence: int | None = Field(default=None, alias="afterSequence", ge=0)
+    limit: int | None = Field(default=None, ge=1, le=TRANSCRIPT_MAX_LIMIT)
+
+    @property
+    def effective_after_sequence(self) -> int:
+        if self.after_sequence is None:
+            return TRANSCRIPT_DEFAULT_AFTER_SEQUENCE
+        return self.after_sequence
+
+    @property
+    def effective_limit(self) -> int:
+        return TRANSCRIPT_DEFAULT_LIMIT if self.limit is None else self.limit
+
+
+def parse_conversation_history(input_json: str) -> ConversationHistoryArgs | str:
+    """The typed query, or the model-visible ``invalid tool input: …`` text (tools.md §2)."""
+    return parse_input(ConversationHistoryArgs, input_json)
+
+
+# -- the toolset -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Entry:
+    definition: ToolDefinition
+    resolved: ResolvedTurnTool
+
+
+def _control_entries(surface: ControlToolSurface) -> Iterator[_Entry]:
+    match surface:
+        case RootSurface():
+            yield _Entry(update_plan_definition(), UpdatePlan())
+        case SubAgentSurface():
+            return
+        case _:
+            assert_never(surface)
+
+
 class TurnToolset:
-    registry_tools: FinalizedToolset
+    """Immutable after ``new``; the advertised definitions and ``resolve`` share one selection."""
+
+    __slots__ = ("_by_name", "_entries", "_registry_tools", "_surface")
+
+    def __init__(
+        self,
+        registry_tools: FinalizedToolset,
+        surface: ControlToolSurface | None,
+        entries: tuple[_Entry, ...],
+    ) -> None:
+        self._registry_tools = registry_tools
+        self._surface = surface
+        self._entries = entries
+        self._by_name = {e.definition.name: e.resolved for e in entries}
 
     @staticmethod
-    def new(registry_tools: FinalizedToolset) -> TurnToolset:
-        return TurnToolset(registry_tools)
+    def new(
+        registry_tools: FinalizedToolset,
+        surface: ControlToolSurface | None = None,
+        *,
+        conversation_history: bool = False,
+    ) -> TurnToolset:
+        """Raises ``NameCollision`` when a Core-added tool reuses a taken name.
+
+        Transitional: ``surface=None`` (the defaults) advertises the registry tools only, as
+        before; it exists until the runner dispatches control tools through ``resolve``, so
+        that nothing is advertised that cannot be dispatched. The service then passes
+        ``control_surface(record.parent_session_id)`` and
+        ``conversation_history=agent.registers_conversation_history``."""
+        entries: list[_Entry] = []
+        for name, definition in zip(registry_tools.names, registry_tools.definitions, strict=True):
+            if definition.name != name:
+                raise DefinitionMismatch(name, definition.name)
+            entries.append(_Entry(definition, Registered(name)))
+        core: list[_Entry] = []
+        if conversation_history:
+            core.append(_Entry(conversation_history_definition(), ConversationHistory()))
+        if surface is not None:
+            core.extend(_control_entries(surface))
+        taken = {e.definition.name for e in entries}
+        for entry in core:
+            if entry.definition.name in taken:
+                raise NameCollision(entry.definition.name)
+            taken.add(entry.definition.name)
+            entries.append(entry)
+        return TurnToolset(registry_tools, surface, tuple(entries))
+
+    @property
+    def registry_tools(self) -> FinalizedToolset:
+        return self._registry_tools
+
+    @property
+    def surface(self) -> ControlToolSurface | None:
+        return self._surface
 
     @property
     def definitions(self) -> tuple[ToolDefinition, ...]:
-        return self.registry_tools.definitions
+        """Registry tools, then ``conversation_history``, then the control tools."""
+        return tuple(e.definition for e in self._entries)
 
     @property
     def names(self) -> tuple[str, ...]:
-        return self.registry_tools.names
+        return tuple(e.definition.name for e in self._entries)
+
+    def resolve(self, name: str) -> ResolvedTurnTool:
+        """Once at the start of a tool call; a name that is not advertised is ``NotFound``."""
+        resolved = self._by_name.get(name)
+        return NotFound(name) if resolved is None else resolved
+
+    def advertises(self, name: str) -> bool:
+        return name in self._by_name
 
     def system_prompt(self) -> str:
-        """The rules the advertised control tools need; empty when none is advertised."""
+        """Appended after the agent system prompt (also for context inspection): the
+        ``update_plan`` rules exactly when it is advertised, else empty."""
+        if any(isinstance(e.resolved, UpdatePlan) for e in self._entries):
+            return UPDATE_PLAN_PROMPT_RULES
         return ""
