@@ -23,8 +23,13 @@ from openwork_tools.definition import AnyTool, RiskHint, Tool
 from openwork_tools.errors import (
     BlankToolDescription,
     BlankToolId,
+    ChangeConflict,
+    ChangeDenied,
+    ChangeStateMismatch,
     DuplicateToolRegistration,
     DuplicateToolSelection,
+    FileChangeError,
+    RollbackFailed,
     ToolsError,
     UnknownToolSelection,
 )
@@ -50,6 +55,7 @@ from openwork_tools.results import (
 )
 from openwork_tools.sandbox import detect_danger, probe_sandbox, run_self_check
 from openwork_tools.schema import EscalationInput, ToolInput
+from openwork_tools.undo import ChangeDirection, apply_file_changes
 
 __all__ = [
     "BUILTIN_TOOL_IDS",
@@ -63,6 +69,10 @@ __all__ = [
     "Artifact",
     "BlankToolDescription",
     "BlankToolId",
+    "ChangeConflict",
+    "ChangeDenied",
+    "ChangeDirection",
+    "ChangeStateMismatch",
     "CheckedPath",
     "DangerMatch",
     "DiffHunk",
@@ -71,6 +81,7 @@ __all__ = [
     "Escalation",
     "EscalationInput",
     "FileChange",
+    "FileChangeError",
     "FileObservations",
     "FinalizedToolset",
     "GrantScope",
@@ -80,6 +91,7 @@ __all__ = [
     "PreparedCall",
     "ProgressSink",
     "RiskHint",
+    "RollbackFailed",
     "SandboxMode",
     "SandboxPolicy",
     "SandboxStatus",
@@ -99,6 +111,7 @@ __all__ = [
     "ToolsetConfig",
     "UnknownToolSelection",
     "WriteLocks",
+    "apply_file_changes",
     "builtin_registry",
     "default_credential_dirs",
     "detect_danger",

@@ -43,3 +43,34 @@ class UnknownToolSelection(ToolsError):
     """A ``ToolsetConfig`` names a tool that is not registered (tools.md §3)."""
 
     code = "unknown_tool_selection"
+
+
+class FileChangeError(ToolsError):
+    """Undo/reapply of ``file_change`` artifacts failed (tools.md §8); nothing was left half-done
+    unless the subclass is ``RollbackFailed``."""
+
+    code = "file_change_error"
+
+
+class ChangeStateMismatch(FileChangeError):
+    """Undo of a change already undone, or reapply of a change that is not undone."""
+
+    code = "change_state_mismatch"
+
+
+class ChangeConflict(FileChangeError):
+    """The file's current hash is not the one the change expects; nothing was overwritten."""
+
+    code = "change_conflict"
+
+
+class ChangeDenied(FileChangeError):
+    """The path fence refused the target (hard-protected, or not writable in the mode)."""
+
+    code = "change_denied"
+
+
+class RollbackFailed(FileChangeError):
+    """A partial failure could not be rolled back; files may be in a mixed state."""
+
+    code = "rollback_failed"

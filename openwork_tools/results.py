@@ -6,6 +6,8 @@ import enum
 from dataclasses import dataclass
 from typing import Literal, TypeAlias, assert_never
 
+from pydantic import JsonValue
+
 from openwork_chat_state.messages import JsonObject, TextBlock, ToolResultBlock, ToolResultState
 
 RESULT_TEXT_LIMIT = 32_000
@@ -49,6 +51,18 @@ class DiffHunk:
     new_lines: int
     lines: tuple[str, ...]
 
+    @classmethod
+    def from_json(cls, data: JsonObject) -> DiffHunk:
+        lines = data["lines"]
+        assert isinstance(lines, list)
+        return cls(
+            old_start=_int(data["oldStart"]),
+            old_lines=_int(data["oldLines"]),
+            new_start=_int(data["newStart"]),
+            new_lines=_int(data["newLines"]),
+            lines=tuple(str(line) for line in lines),
+        )
+
     def to_json(self) -> JsonObject:
         return {
             "oldStart": self.old_start,
@@ -91,6 +105,45 @@ class FileChange:
             "afterContent": self.after_content,
             "undone": self.undone,
         }
+
+
+    @classmethod
+    def from_json(cls, data: JsonObject) -> FileChange:
+        """Rebuild a stored artifact (diffs survive reload, tools.md §10)."""
+        kind: Literal["created", "modified"]
+        if data["kind"] == "created":
+            kind = "created"
+        elif data["kind"] == "modified":
+            kind = "modified"
+        else:
+            raise ValueError(f"not a file_change kind: {data['kind']!r}")
+        if data.get("type", "file_change") != "file_change":
+            raise ValueError(f"not a file_change artifact: {data.get('type')!r}")
+        hunks = data["hunks"]
+        assert isinstance(hunks, list)
+        return cls(
+            change_id=str(data["changeId"]),
+            path=str(data["path"]),
+            kind=kind,
+            additions=_int(data["additions"]),
+            deletions=_int(data["deletions"]),
+            hunks=tuple(DiffHunk.from_json(h) for h in hunks if isinstance(h, dict)),
+            before_hash=_opt_str(data["beforeHash"]),
+            after_hash=str(data["afterHash"]),
+            before_content=_opt_str(data["beforeContent"]),
+            after_content=str(data["afterContent"]),
+            undone=bool(data.get("undone", False)),
+        )
+
+
+def _int(value: JsonValue) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"expected an integer, got {value!r}")
+    return value
+
+
+def _opt_str(value: JsonValue) -> str | None:
+    return None if value is None else str(value)
 
 
 Artifact: TypeAlias = FileChange

@@ -22,6 +22,7 @@ from openwork_tools import (
     FinalizedToolset,
     GrantScope,
     PathGrant,
+    PathIntent,
     SandboxMode,
     SandboxPolicy,
     SandboxStatus,
@@ -34,6 +35,7 @@ from openwork_tools import (
     ToolsetConfig,
     ToolStatus,
     builtin_registry,
+    resolve_path,
 )
 
 DURATION = r"duration \d+ ms"
@@ -265,7 +267,7 @@ async def test_failed_run_deletes_its_partial_spill(
     toolset: FinalizedToolset, session: ToolSessionContext
 ) -> None:
     """tools.md §8: failed bash runs delete partial spill; the note then names no path."""
-    result = await bash(toolset, "seq 1 30000; sleep 60", timeout_ms=2000)
+    result = await bash(toolset, "seq 1 30000; sleep 60", timeout_ms=3000)
     assert result.status is ToolStatus.FAILED
     assert session.spill_dir is not None and not (session.spill_dir / "call_1.txt").exists()
     assert re.search(r"\n\.\.\. \(\d+ bytes omitted\.\)\n", result.text)
@@ -347,3 +349,43 @@ async def test_timeout_leaves_no_sandboxed_process_behind(
     )
     assert result.status is ToolStatus.FAILED, result.text
     assert await asyncio.to_thread(_alive_with, marker + "\0") == []
+
+
+@pytest.mark.parametrize(
+    ("where", "expected_writable"),
+    [
+        ("temp", True),
+        ("outside", False),
+        ("credential", False),
+        ("openwork-home", False),
+        ("git-hooks", False),
+        ("granted-outside", True),
+    ],
+)
+@pytest.mark.parametrize("mode", list(SandboxMode))
+async def test_fence_and_sandbox_agree(
+    toolset: FinalizedToolset, session: ToolSessionContext, workspace: Path, home: Path,
+    outside: Path, where: str, expected_writable: bool, mode: SandboxMode,
+) -> None:
+    """tools.md §10: the file-tool fence and the bash sandbox give the same verdict for the
+    same call policy (outside the workspace, where only the mode's bash rule differs)."""
+    (workspace / ".git" / "hooks").mkdir(parents=True)
+    targets = {
+        "temp": session.temp_dirs[0] / f"agree-{mode}",
+        "outside": outside / "agree",
+        "credential": home / ".ssh" / "agree",
+        "openwork-home": home / ".openwork" / "agree",
+        "git-hooks": workspace / ".git" / "hooks" / "agree",
+        "granted-outside": outside / "granted",
+    }
+    target = targets[where]
+    real_outside = session.working_directory.parent.parent / "outside"
+    grant = PathGrant(real_outside, Access.WRITE, GrantScope.SUBTREE)
+    grants = (grant,) if where.startswith("granted") else ()
+    policy = SandboxPolicy(mode, grants)
+    fence = resolve_path(str(target), Access.WRITE, PathIntent.MAY_CREATE, policy, session)
+    fence_allows = not isinstance(fence, ToolResult)
+    ctx = ToolCallContext(call_id="agree", policy=policy)
+    result = await bash(toolset, f"echo x > {target}", ctx)
+    bash_wrote = target.exists()
+    assert fence_allows == bash_wrote == expected_writable, (fence, result.text)

@@ -1,0 +1,102 @@
+"""Undo/reapply of file_change artifacts and their JSON form (tools.md §8, §10)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import orjson
+import pytest
+from tools_support import call_ctx
+
+from openwork_tools import (
+    ChangeConflict,
+    ChangeDenied,
+    ChangeDirection,
+    ChangeStateMismatch,
+    FileChange,
+    FinalizedToolset,
+    SandboxMode,
+    ToolSessionContext,
+    apply_file_changes,
+)
+
+UNDO, REAPPLY = ChangeDirection.UNDO, ChangeDirection.REAPPLY
+AUTO = SandboxMode.AUTO
+
+
+async def change(toolset: FinalizedToolset, name: str, payload: dict[str, object],
+                 call_id: str) -> FileChange:
+    result = await toolset.call(name, json.dumps(payload), call_ctx(call_id))
+    (artifact,) = result.artifacts
+    return artifact
+
+
+async def test_diffs_survive_reload(toolset: FinalizedToolset, workspace: Path) -> None:
+    """tools.md §10: the stored artifact JSON rebuilds the same change."""
+    (workspace / "d.txt").write_text("a\nb\nc\nd\ne\nf\ng\nh\n")
+    await toolset.call("read", '{"path": "d.txt"}', call_ctx())
+    artifact = await change(toolset, "edit", {"filePath": "d.txt", "oldString": "e\n",
+                                              "newString": "E\nE2\n"}, "c1")
+    stored = orjson.loads(orjson.dumps(artifact.to_json()))
+    assert FileChange.from_json(stored) == artifact
+    assert [h.to_json() for h in artifact.hunks] == [{
+        "oldStart": 2, "oldLines": 7, "newStart": 2, "newLines": 8,
+        "lines": [" b\n", " c\n", " d\n", "-e\n", "+E\n", "+E2\n", " f\n", " g\n", " h\n"],
+    }]
+
+
+async def test_undo_and_reapply_several_changes_to_one_path_in_order(
+    toolset: FinalizedToolset, session: ToolSessionContext, workspace: Path
+) -> None:
+    """tools.md §8: undo in reverse order, reapply in order; created undo removes the file."""
+    c1 = await change(toolset, "write", {"path": "u.txt", "content": "v1\n"}, "c1")
+    c2 = await change(toolset, "edit", {"filePath": "u.txt", "oldString": "v1", "newString": "v2"}, "c2")
+    c3 = await change(toolset, "edit", {"filePath": "u.txt", "oldString": "v2", "newString": "v3"}, "c3")
+    undone = await apply_file_changes(session, (c1, c2, c3), UNDO, AUTO)
+    assert [c.undone for c in undone] == [True, True, True]
+    assert not (workspace / "u.txt").exists()
+    redone = await apply_file_changes(session, undone, REAPPLY, AUTO)
+    assert [c.undone for c in redone] == [False] * 3
+    assert (workspace / "u.txt").read_text() == "v3\n"
+    partial = await apply_file_changes(session, (c3,), UNDO, AUTO)
+    assert (workspace / "u.txt").read_text() == "v2\n" and partial[0].undone
+
+
+async def test_undo_conflict_overwrites_nothing(
+    toolset: FinalizedToolset, session: ToolSessionContext, workspace: Path
+) -> None:
+    """tools.md §8: current hash != afterHash -> conflict, no overwrite."""
+    c1 = await change(toolset, "write", {"path": "k.txt", "content": "mine\n"}, "c1")
+    (workspace / "k.txt").write_text("user edit\n")
+    with pytest.raises(ChangeConflict):
+        await apply_file_changes(session, (c1,), UNDO, AUTO)
+    assert (workspace / "k.txt").read_text() == "user edit\n"
+    with pytest.raises(ChangeStateMismatch):
+        await apply_file_changes(session, (c1,), REAPPLY, AUTO)
+
+
+async def test_partial_failure_rolls_back(
+    toolset: FinalizedToolset, session: ToolSessionContext, workspace: Path
+) -> None:
+    """tools.md §8: a later conflict rolls back the changes already undone."""
+    cb = await change(toolset, "write", {"path": "b.txt", "content": "b\n"}, "cb")
+    ca = await change(toolset, "write", {"path": "a.txt", "content": "a\n"}, "ca")
+    (workspace / "b.txt").write_text("b changed by the user\n")
+    with pytest.raises(ChangeConflict):
+        await apply_file_changes(session, (cb, ca), UNDO, AUTO)
+    assert (workspace / "a.txt").read_text() == "a\n"
+    assert (workspace / "b.txt").read_text() == "b changed by the user\n"
+
+
+async def test_undo_goes_through_the_fence(
+    session: ToolSessionContext, home: Path
+) -> None:
+    """tools.md §8: undo writes go through the file-tool fence; hard-protected stays protected."""
+    target = home / ".openwork" / "x.txt"
+    forged = FileChange(
+        change_id="f", path=str(target), kind="created", additions=1, deletions=0, hunks=(),
+        before_hash=None, after_hash="0" * 64, before_content=None, after_content="x",
+    )
+    with pytest.raises(ChangeDenied):
+        await apply_file_changes(session, (forged,), UNDO, AUTO)
