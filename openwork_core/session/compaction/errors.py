@@ -36,6 +36,11 @@ class SummaryRetriesExhausted(CompactionError):
 
     code = "summary_retries_exhausted"
 
+    def __init__(self, message: str, failure_classes: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.failure_classes = failure_classes
+        """The §3.3 class of each failed attempt, in order."""
+
 
 class RuntimeStateInvalid(CompactionError):
     """A stored runtime state or a ``file_change`` artifact could not be decoded (§4)."""
@@ -55,10 +60,10 @@ class CheckpointRejected(CompactionError):
     code = "checkpoint_rejected"
 
 
-class CompactionPersistenceFailed(CompactionError):
-    """Reading the session's facts failed before anything was written."""
+class CompactionStepFailed(CompactionError):
+    """A step before the checkpoint write failed (a read, request assembly); nothing changed."""
 
-    code = "compaction_persistence_error"
+    code = "compaction_step_failed"
 
 
 class RewindRejected(CompactionError):
@@ -85,3 +90,9 @@ class CompactionIneffective(CompactionError):
     """The loop breaker: the last two automatic compactions each freed less than 10 %."""
 
     code = "compaction_ineffective"
+
+
+class CheckpointUnreadable(CompactionError):
+    """A stored checkpoint cannot be projected (no replay anchor, unsupported format)."""
+
+    code = "checkpoint_unreadable"

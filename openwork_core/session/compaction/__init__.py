@@ -1,0 +1,117 @@
+"""Compaction (compaction.md): summary, runtime state and reminder, the compacted view,
+checkpoints, pruning watermark, rewind and the trigger policy. Storage lives in
+``openwork_core.storage.postgres.compactions``."""
+
+from openwork_core.session.compaction.compacted_view import (
+    SUMMARY_PREFIX,
+    build_compacted_items,
+    is_real_user_request,
+    last_real_user,
+)
+from openwork_core.session.compaction.errors import (
+    CheckpointRejected,
+    CheckpointUnreadable,
+    CompactionError,
+    CompactionIneffective,
+    CompactionInstallFailed,
+    CompactionStepFailed,
+    MissingLastUser,
+    ReminderInvalid,
+    RewindRejected,
+    RuntimeStateInvalid,
+    SummaryInvalid,
+    SummaryRetriesExhausted,
+)
+from openwork_core.session.compaction.generation import (
+    SummaryAttempt,
+    SummaryFailureClass,
+    SummaryOutcome,
+    SummarySettings,
+    generate_summary,
+)
+from openwork_core.session.compaction.loading import LoadedConversation, load_conversation_items
+from openwork_core.session.compaction.policy import (
+    INEFFECTIVE_COMPACTION_MESSAGE,
+    CompactionEffect,
+    compaction_ineffective,
+    ineffective_compaction_error,
+    overflow_due,
+    threshold_due,
+)
+from openwork_core.session.compaction.prune_step import advance_prune_watermark
+from openwork_core.session.compaction.reminder import EMPTY_REMINDER, render_reminder
+from openwork_core.session.compaction.run import (
+    CompactionDeps,
+    CompactionResult,
+    rewind,
+    run_compaction,
+)
+from openwork_core.session.compaction.runtime_state import (
+    CompactionRuntimeState,
+    PlanStep,
+    PlanStepStatus,
+    TurnPlanValue,
+    collect_runtime_state,
+)
+from openwork_core.session.compaction.summary import (
+    SUMMARY_INSTRUCTION,
+    build_summary_request,
+    validate_summary,
+)
+from openwork_core.storage.postgres.compactions import (
+    CheckpointRecord,
+    CompactionKind,
+    CompactionStore,
+    TranscriptPage,
+)
+
+__all__ = [
+    "EMPTY_REMINDER",
+    "INEFFECTIVE_COMPACTION_MESSAGE",
+    "SUMMARY_INSTRUCTION",
+    "SUMMARY_PREFIX",
+    "CheckpointRecord",
+    "CheckpointRejected",
+    "CheckpointUnreadable",
+    "CompactionDeps",
+    "CompactionEffect",
+    "CompactionError",
+    "CompactionIneffective",
+    "CompactionInstallFailed",
+    "CompactionKind",
+    "CompactionResult",
+    "CompactionRuntimeState",
+    "CompactionStepFailed",
+    "CompactionStore",
+    "LoadedConversation",
+    "MissingLastUser",
+    "PlanStep",
+    "PlanStepStatus",
+    "ReminderInvalid",
+    "RewindRejected",
+    "RuntimeStateInvalid",
+    "SummaryAttempt",
+    "SummaryFailureClass",
+    "SummaryInvalid",
+    "SummaryOutcome",
+    "SummaryRetriesExhausted",
+    "SummarySettings",
+    "TranscriptPage",
+    "TurnPlanValue",
+    "advance_prune_watermark",
+    "build_compacted_items",
+    "build_summary_request",
+    "collect_runtime_state",
+    "compaction_ineffective",
+    "generate_summary",
+    "ineffective_compaction_error",
+    "is_real_user_request",
+    "last_real_user",
+    "load_conversation_items",
+    "overflow_due",
+    "render_reminder",
+    "rewind",
+    "run_compaction",
+    "threshold_due",
+    "validate_summary",
+]

@@ -1,0 +1,446 @@
+"""The ``conversation_compactions`` table and the reads compaction needs (compaction.md §6, §8,
+storage.md §2).
+
+Messages are never deleted: a checkpoint marks, by message sequence, which span a summary
+replaces. ``insert_checkpoint`` runs the §6 checks in one transaction holding the session row
+lock; the boundaries are computed there (the session's current max message sequence; a rewind
+keeps its target's fact boundary). ``load_projection`` reads, in one snapshot, what §8.1 needs to
+rebuild the model-visible Conversation; assembling the synthetic items is the compaction
+package's job (``openwork_core.session.compaction.loading``).
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from datetime import datetime
+
+import asyncpg
+
+from openwork_chat_state.item import MessageKind
+from openwork_chat_state.messages import Role
+from openwork_core.storage.errors import RecordNotFound, StorageError
+from openwork_core.storage.postgres import messages as message_rows
+from openwork_core.storage.postgres.connection import Conn
+from openwork_core.storage.postgres.sessions import lock_session
+from openwork_core.storage.records import StoredMessage, TurnStatus
+
+CHECKPOINT_FORMAT_VERSION = 1
+SUMMARY_FORMAT_VERSION = 1
+RUNTIME_REMINDER_FORMAT_VERSION = 1
+TRANSCRIPT_DEFAULT_LIMIT = 20
+TRANSCRIPT_MAX_LIMIT = 50
+
+
+class CompactionKind(enum.StrEnum):
+    MANUAL = "manual"
+    THRESHOLD = "threshold"
+    OVERFLOW = "overflow"
+    REWIND = "rewind"
+
+
+class CheckpointCheckFailed(StorageError):
+    """A §6 precondition did not hold; nothing was written."""
+
+    code = "checkpoint_check_failed"
+
+
+class NoCheckpoint(StorageError):
+    """Transcript read-back needs a checkpoint and the session has none (§8.4)."""
+
+    code = "no_compaction_checkpoint"
+
+
+class TranscriptQueryInvalid(StorageError):
+    code = "invalid_transcript_query"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CheckpointRecord:
+    id: str
+    session_id: str
+    sequence: int
+    kind: CompactionKind
+    through_message_sequence: int
+    replaced_through_message_sequence: int
+    source_message_count: int
+    checkpoint_format_version: int
+    summary_format_version: int
+    last_user_message_id: str | None
+    last_user_message_sequence: int | None
+    resolved_model_name: str
+    summary: str
+    runtime_state: str
+    """The JSON object text of the runtime state (``CompactionRuntimeState.to_json``)."""
+    runtime_reminder_format_version: int
+    runtime_reminder: str
+    trigger_turn_id: str | None
+    parent_compaction_id: str | None
+    input_tokens: int | None
+    output_tokens: int | None
+    created_at: datetime
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NewCheckpoint:
+    """What the caller decides; sequence and boundaries are computed under the session lock.
+
+    ``expected_max_sequence``: the max message sequence the caller summarised; a different current
+    max rejects the write (messages the summary never saw would otherwise be hidden).
+    ``rewind_through_message_sequence``: a rewind's fact boundary (its target's)."""
+
+    id: str
+    session_id: str
+    kind: CompactionKind
+    source_message_count: int
+    last_user_message_id: str
+    last_user_message_sequence: int
+    resolved_model_name: str
+    summary: str
+    runtime_state: str
+    runtime_reminder: str
+    trigger_turn_id: str | None = None
+    parent_compaction_id: str | None = None
+    rewind_through_message_sequence: int | None = None
+    expected_max_sequence: int | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ProjectionRows:
+    """One consistent read for §8.1: the latest checkpoint, its replayed message, the raw messages
+    after its install boundary (all messages without a checkpoint) and the pruning watermark."""
+
+    checkpoint: CheckpointRecord | None
+    replayed: StoredMessage | None
+    raw: tuple[StoredMessage, ...]
+    watermark: int | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SessionMessageContents:
+    """The stored content JSON of every message of a session, in sequence order."""
+
+    max_sequence: int
+    contents: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TranscriptPage:
+    compaction_id: str
+    through_message_sequence: int
+    messages: tuple[StoredMessage, ...]
+    has_more: bool
+    next_after_sequence: int
+
+
+_COLUMNS = """id, session_id, sequence, kind, through_message_sequence,
+    replaced_through_message_sequence, source_message_count, checkpoint_format_version,
+    summary_format_version, last_user_message_id, last_user_message_sequence,
+    resolved_model_name, summary, runtime_state::text AS runtime_state,
+    runtime_reminder_format_version, runtime_reminder, trigger_turn_id, parent_compaction_id,
+    input_tokens, output_tokens, created_at"""
+
+
+def _row(row: asyncpg.Record) -> CheckpointRecord:
+    return CheckpointRecord(
+        id=row["id"],
+        session_id=row["session_id"],
+        sequence=row["sequence"],
+        kind=CompactionKind(row["kind"]),
+        through_message_sequence=row["through_message_sequence"],
+        replaced_through_message_sequence=row["replaced_through_message_sequence"],
+        source_message_count=row["source_message_count"],
+        checkpoint_format_version=row["checkpoint_format_version"],
+        summary_format_version=row["summary_format_version"],
+        last_user_message_id=row["last_user_message_id"],
+        last_user_message_sequence=row["last_user_message_sequence"],
+        resolved_model_name=row["resolved_model_name"],
+        summary=row["summary"],
+        runtime_state=row["runtime_state"],
+        runtime_reminder_format_version=row["runtime_reminder_format_version"],
+        runtime_reminder=row["runtime_reminder"],
+        trigger_turn_id=row["trigger_turn_id"],
+        parent_compaction_id=row["parent_compaction_id"],
+        input_tokens=row["input_tokens"],
+        output_tokens=row["output_tokens"],
+        created_at=row["created_at"],
+    )
+
+
+async def fetch_latest_checkpoint(conn: Conn, session_id: str) -> CheckpointRecord | None:
+    row = await conn.fetchrow(
+        f"""SELECT {_COLUMNS} FROM conversation_compactions WHERE session_id = $1
+            ORDER BY sequence DESC LIMIT 1""",
+        session_id,
+    )
+    return None if row is None else _row(row)
+
+
+async def fetch_checkpoint(conn: Conn, session_id: str, compaction_id: str) -> CheckpointRecord:
+    row = await conn.fetchrow(
+        f"SELECT {_COLUMNS} FROM conversation_compactions WHERE session_id = $1 AND id = $2",
+        session_id,
+        compaction_id,
+    )
+    if row is None:
+        raise RecordNotFound(f"unknown compaction checkpoint: {compaction_id}")
+    return _row(row)
+
+
+async def _max_message_sequence(conn: Conn, session_id: str) -> int:
+    value = await conn.fetchval(
+        "SELECT COALESCE(MAX(sequence), 0) FROM messages WHERE session_id = $1", session_id
+    )
+    return int(value)
+
+
+async def _check_turn_state(conn: Conn, new: NewCheckpoint) -> None:
+    running = await conn.fetchval(
+        "SELECT id FROM turns WHERE session_id = $1 AND status = $2",
+        new.session_id,
+        TurnStatus.RUNNING.value,
+    )
+    if new.kind in (CompactionKind.MANUAL, CompactionKind.REWIND):
+        if new.trigger_turn_id is not None:
+            raise CheckpointCheckFailed(f"a {new.kind} compaction has no trigger turn")
+        if running is not None:
+            raise CheckpointCheckFailed(f"the session has a running turn: {running}")
+        return
+    if new.trigger_turn_id is None:
+        raise CheckpointCheckFailed(f"a {new.kind} compaction needs its trigger turn")
+    if running != new.trigger_turn_id:
+        raise CheckpointCheckFailed(
+            f"trigger turn {new.trigger_turn_id} is not running in session {new.session_id}"
+        )
+
+
+async def _fact_boundary(conn: Conn, new: NewCheckpoint, max_sequence: int) -> int:
+    if new.kind is not CompactionKind.REWIND:
+        if new.parent_compaction_id is not None or new.rewind_through_message_sequence is not None:
+            raise CheckpointCheckFailed(f"a {new.kind} compaction has no parent checkpoint")
+        return max_sequence
+    if new.parent_compaction_id is None or new.rewind_through_message_sequence is None:
+        raise CheckpointCheckFailed("a rewind needs its target checkpoint and fact boundary")
+    try:
+        parent = await fetch_checkpoint(conn, new.session_id, new.parent_compaction_id)
+    except RecordNotFound as exc:
+        raise CheckpointCheckFailed(str(exc)) from exc
+    if parent.through_message_sequence != new.rewind_through_message_sequence:
+        raise CheckpointCheckFailed("a rewind keeps its target's fact boundary")
+    return parent.through_message_sequence
+
+
+async def _check_replayed(conn: Conn, new: NewCheckpoint, through: int) -> None:
+    row = await conn.fetchrow(
+        "SELECT session_id, sequence, role, message_kind FROM messages WHERE id = $1",
+        new.last_user_message_id,
+    )
+    if (
+        row is None
+        or row["session_id"] != new.session_id
+        or row["role"] != Role.USER.value
+        or row["message_kind"] != MessageKind.NORMAL.value
+    ):
+        raise CheckpointCheckFailed(
+            f"replayed message {new.last_user_message_id} is not a user request of this session"
+        )
+    if row["sequence"] != new.last_user_message_sequence or row["sequence"] > through:
+        raise CheckpointCheckFailed("the replayed message is not at or below the fact boundary")
+
+
+async def insert_checkpoint(conn: Conn, new: NewCheckpoint) -> CheckpointRecord:
+    """Check §6 and insert, in one transaction holding the session row lock."""
+    async with conn.transaction():
+        await lock_session(conn, new.session_id)
+        await _check_turn_state(conn, new)
+        max_sequence = await _max_message_sequence(conn, new.session_id)
+        if max_sequence == 0:
+            raise CheckpointCheckFailed("the session has no message")
+        if new.expected_max_sequence is not None and new.expected_max_sequence != max_sequence:
+            raise CheckpointCheckFailed(
+                f"messages changed since the projection was read "
+                f"(expected max sequence {new.expected_max_sequence}, found {max_sequence})"
+            )
+        through = await _fact_boundary(conn, new, max_sequence)
+        await _check_replayed(conn, new, through)
+        row = await conn.fetchrow(
+            f"""INSERT INTO conversation_compactions (
+                    id, session_id, sequence, through_message_sequence,
+                    replaced_through_message_sequence, source_message_count,
+                    checkpoint_format_version, kind, summary_format_version,
+                    last_user_message_id, last_user_message_sequence, resolved_model_name,
+                    summary, runtime_state, runtime_reminder_format_version, runtime_reminder,
+                    trigger_turn_id, parent_compaction_id, input_tokens, output_tokens)
+                VALUES ($1, $2,
+                    (SELECT COALESCE(MAX(sequence), 0) + 1 FROM conversation_compactions
+                     WHERE session_id = $2),
+                    $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::jsonb, $14, $15, $16, $17,
+                    $18, $19)
+                RETURNING {_COLUMNS}""",
+            new.id,
+            new.session_id,
+            through,
+            max_sequence,
+            new.source_message_count,
+            CHECKPOINT_FORMAT_VERSION,
+            new.kind.value,
+            SUMMARY_FORMAT_VERSION,
+            new.last_user_message_id,
+            new.last_user_message_sequence,
+            new.resolved_model_name,
+            new.summary,
+            new.runtime_state,
+            RUNTIME_REMINDER_FORMAT_VERSION,
+            new.runtime_reminder,
+            new.trigger_turn_id,
+            new.parent_compaction_id,
+            new.input_tokens,
+            new.output_tokens,
+        )
+        assert row is not None
+        return _row(row)
+
+
+async def _fetch_replayed(
+    conn: Conn, session_id: str, checkpoint: CheckpointRecord
+) -> StoredMessage | None:
+    sequence = checkpoint.last_user_message_sequence
+    if sequence is None:
+        return None
+    found = await message_rows.fetch_session_messages(
+        conn, session_id, after_sequence=sequence - 1, limit=1
+    )
+    if not found or found[0].id != checkpoint.last_user_message_id:
+        return None
+    return found[0]
+
+
+async def load_projection(conn: Conn, session_id: str) -> ProjectionRows:
+    """§8.1 reads in one repeatable-read snapshot."""
+    async with conn.transaction(isolation="repeatable_read", readonly=True):
+        watermark = await conn.fetchrow(
+            "SELECT tool_result_pruned_through_sequence FROM sessions WHERE id = $1", session_id
+        )
+        if watermark is None:
+            raise RecordNotFound(f"unknown session: {session_id}")
+        checkpoint = await fetch_latest_checkpoint(conn, session_id)
+        replayed: StoredMessage | None = None
+        after = 0
+        if checkpoint is not None:
+            after = checkpoint.replaced_through_message_sequence
+            replayed = await _fetch_replayed(conn, session_id, checkpoint)
+        raw = await message_rows.fetch_session_messages(conn, session_id, after_sequence=after)
+        return ProjectionRows(
+            checkpoint=checkpoint,
+            replayed=replayed,
+            raw=tuple(raw),
+            watermark=watermark["tool_result_pruned_through_sequence"],
+        )
+
+
+async def advance_watermark(conn: Conn, session_id: str, sequence: int) -> int:
+    """Move the pruning watermark forward only (GREATEST); returns the stored value."""
+    if sequence <= 0:
+        raise ValueError("the pruning watermark is a message sequence (> 0)")
+    value = await conn.fetchval(
+        """UPDATE sessions SET tool_result_pruned_through_sequence =
+               GREATEST(tool_result_pruned_through_sequence, $2::bigint)
+           WHERE id = $1 RETURNING tool_result_pruned_through_sequence""",
+        session_id,
+        sequence,
+    )
+    if value is None:
+        raise RecordNotFound(f"unknown session: {session_id}")
+    return int(value)
+
+
+async def session_message_contents(conn: Conn, session_id: str) -> SessionMessageContents:
+    rows = await conn.fetch(
+        """SELECT sequence, content::text AS content FROM messages WHERE session_id = $1
+           ORDER BY sequence""",
+        session_id,
+    )
+    return SessionMessageContents(
+        max_sequence=rows[-1]["sequence"] if rows else 0,
+        contents=tuple(r["content"] for r in rows),
+    )
+
+
+async def read_transcript(
+    conn: Conn,
+    session_id: str,
+    compaction_id: str | None = None,
+    after_sequence: int = 0,
+    limit: int = TRANSCRIPT_DEFAULT_LIMIT,
+) -> TranscriptPage:
+    """§8.4: raw messages covered by a checkpoint, never past its fact boundary."""
+    if not 1 <= limit <= TRANSCRIPT_MAX_LIMIT:
+        raise TranscriptQueryInvalid(f"limit must be between 1 and {TRANSCRIPT_MAX_LIMIT}")
+    if after_sequence < 0:
+        raise TranscriptQueryInvalid("afterSequence must not be negative")
+    if compaction_id is None:
+        checkpoint = await fetch_latest_checkpoint(conn, session_id)
+        if checkpoint is None:
+            raise NoCheckpoint(f"session {session_id} has no compaction checkpoint")
+    else:
+        checkpoint = await fetch_checkpoint(conn, session_id, compaction_id)
+    fetched = await message_rows.fetch_session_messages(
+        conn, session_id, after_sequence=after_sequence, limit=limit + 1
+    )
+    rows = [m for m in fetched if m.sequence <= checkpoint.through_message_sequence]
+    page = tuple(rows[:limit])
+    return TranscriptPage(
+        compaction_id=checkpoint.id,
+        through_message_sequence=checkpoint.through_message_sequence,
+        messages=page,
+        has_more=len(rows) > limit,
+        next_after_sequence=page[-1].sequence if page else after_sequence,
+    )
+
+
+class CompactionStore:
+    """The facade the compaction package uses: one pool, one transaction per method."""
+
+    def __init__(self, pool: asyncpg.Pool) -> None:
+        self._pool = pool
+
+    async def insert_checkpoint(self, new: NewCheckpoint) -> CheckpointRecord:
+        async with self._pool.acquire() as conn:
+            return await insert_checkpoint(conn, new)
+
+    async def latest_checkpoint(self, session_id: str) -> CheckpointRecord | None:
+        async with self._pool.acquire() as conn:
+            return await fetch_latest_checkpoint(conn, session_id)
+
+    async def get_checkpoint(self, session_id: str, compaction_id: str) -> CheckpointRecord:
+        async with self._pool.acquire() as conn:
+            return await fetch_checkpoint(conn, session_id, compaction_id)
+
+    async def load_projection(self, session_id: str) -> ProjectionRows:
+        async with self._pool.acquire() as conn:
+            return await load_projection(conn, session_id)
+
+    async def replayed_message(self, checkpoint: CheckpointRecord) -> StoredMessage | None:
+        """The raw user message a checkpoint replays."""
+        async with self._pool.acquire() as conn:
+            return await _fetch_replayed(conn, checkpoint.session_id, checkpoint)
+
+    async def advance_watermark(self, session_id: str, sequence: int) -> int:
+        async with self._pool.acquire() as conn:
+            return await advance_watermark(conn, session_id, sequence)
+
+    async def all_session_message_contents(self, session_id: str) -> SessionMessageContents:
+        async with self._pool.acquire() as conn:
+            return await session_message_contents(conn, session_id)
+
+    async def read_transcript(
+        self,
+        session_id: str,
+        compaction_id: str | None = None,
+        after_sequence: int = 0,
+        limit: int = TRANSCRIPT_DEFAULT_LIMIT,
+    ) -> TranscriptPage:
+        async with self._pool.acquire() as conn:
+            return await read_transcript(conn, session_id, compaction_id, after_sequence, limit)
