@@ -33,8 +33,9 @@ from openwork_core.session.input import (
     visible_user_message,
 )
 from openwork_core.session.runner import ResolvedModel, SessionServices, TurnSpec, WorldStateTracker
-from openwork_core.session.snapshot import SessionSnapshot
-from openwork_core.session.toolset import TurnToolset
+from openwork_core.session.snapshot import SessionSnapshot, TerminalRuntime
+from openwork_core.session.toolset import TurnToolset, control_surface
+from openwork_core.session.trace import TraceRecorder
 from openwork_core.session.updates import GlobalUpdates, Replay, Subscription, UpdateHub
 from openwork_core.skills.selection import select_skills, skill_snapshot_text
 from openwork_core.storage import PostgresStore, RecordNotFound
@@ -101,6 +102,7 @@ class OpenWorkCore:
         self._engine = ContextEngine()
         self._registry = builtin_registry()
         self._closing = False
+        self.trace = TraceRecorder(store.pool)
 
     # -- lifecycle ---------------------------------------------------------------------------
     async def start(self) -> None:
@@ -108,6 +110,7 @@ class OpenWorkCore:
         corrected = await self.store.mark_running_interrupted()
         if corrected:
             log.info("restart.corrected", interrupted_turns=corrected)
+        self.trace.start()
 
     async def shutdown(self) -> None:
         """Cancel active turns (outcome cancelled) and stop every actor."""
@@ -115,6 +118,7 @@ class OpenWorkCore:
         handles = list(self._handles.values())
         self._handles.clear()
         await asyncio.gather(*(h.shutdown() for h in handles), return_exceptions=True)
+        await self.trace.close()
 
     # -- sessions ----------------------------------------------------------------------------
     async def create_session(
@@ -182,10 +186,9 @@ class OpenWorkCore:
             protected_roots=tuple(p for p in (self.home, self.skill_root) if p is not None),
         )
         toolset = TurnToolset.new(
-            self._registry.finalize(
-                ToolsetConfig(tuple(t for t in agent.tool_ids if t in self._registry.ids)),
-                tool_session,
-            )  # TEMP
+            self._registry.finalize(ToolsetConfig(agent.tool_ids), tool_session),
+            control_surface(record.parent_session_id),
+            conversation_history=agent.registers_conversation_history,
         )
         actor_box: list[SessionActor] = []
         services = SessionServices(
@@ -198,6 +201,7 @@ class OpenWorkCore:
             app_version=self.app_version,
             sandbox_mode=lambda: actor_box[0].mode,
             world_state=WorldStateTracker(),
+            trace=self.trace,
             world_state_sources=lambda disabled: WorldStateSources(
                 working_directory=Path(record.working_directory),
                 skill_root=self.skill_root,
@@ -297,8 +301,37 @@ class OpenWorkCore:
                 final_text=None,
                 model_calls=calls,
             )
-        row = await self.store.get_turn(session_id, turn_id)
+        try:
+            row = await self.store.get_turn(session_id, turn_id)
+        except RecordNotFound:
+            remembered = await self._terminal_in_memory(session_id, turn_id)
+            if remembered is None:
+                raise
+            return remembered
         return await self._view_of(row)
+
+    async def _terminal_in_memory(self, session_id: str, turn_id: str) -> TurnView | None:
+        """A turn whose row could not be written still has its outcome in the actor's snapshot."""
+        handle = self._handles.get(session_id)
+        if handle is None:
+            return None
+        runtime = (await handle.snapshot()).runtime
+        if not isinstance(runtime, TerminalRuntime) or runtime.turnId != turn_id:
+            return None
+        outcome = runtime.outcome
+        assert isinstance(outcome, dict)
+        status = TurnStatus(str(outcome["status"]))
+        code = outcome.get("code")
+        message = outcome.get("message")
+        final = outcome.get("finalText")
+        return TurnView(
+            turn_id=turn_id,
+            status=status,
+            error_code=None if code is None else str(code),
+            message=None if message is None else str(message),
+            final_text=None if final is None else str(final),
+            model_calls=0,
+        )
 
     async def _view_of(self, row: TurnRecord) -> TurnView:
         final_text: str | None = None

@@ -26,7 +26,7 @@ from openwork_core.logs import configure_logging
 from openwork_core.models.ports import model_port_for
 from openwork_core.service import OpenWorkCore
 from openwork_core.storage import PostgresStore, apply_migrations, create_pool
-from openwork_tools import SandboxStatus
+from openwork_tools.sandbox import probe_sandbox
 
 log = structlog.get_logger(__name__)
 
@@ -82,11 +82,6 @@ def _write_discovery(home: Path, url: str, token: str) -> Path:
     return path
 
 
-async def probe_sandbox_status() -> SandboxStatus:
-    """Decided once at start; cached for the process (permissions-sandbox.md §2)."""
-    return SandboxStatus(available=False, reason="the sandbox self-check is not implemented yet")
-
-
 async def serve(settings: OpenWorkSettings, *, allow_remote: bool = False) -> int:
     configure_logging(settings.log_format)
     home = settings.home
@@ -105,7 +100,7 @@ async def serve(settings: OpenWorkSettings, *, allow_remote: bool = False) -> in
         default_provider = settings.default_provider()
         if default_provider is not None:
             await store.upsert_provider(default_provider)
-        sandbox = await probe_sandbox_status()
+        sandbox = await probe_sandbox()
         log.info("sandbox.probed", available=sandbox.available, reason=sandbox.reason)
         core = OpenWorkCore(
             store=store,

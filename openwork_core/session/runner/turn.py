@@ -58,6 +58,7 @@ from openwork_core.session.runner.tool_step import (
 )
 from openwork_core.session.runner.world_state_step import WorldStateStep, WorldStateTracker
 from openwork_core.session.toolset import TurnToolset
+from openwork_core.session.trace import SpanFinish, TraceRecorder
 from openwork_core.session.updates import (
     ContextUpdated,
     DraftCleared,
@@ -109,6 +110,7 @@ class SessionServices:
     sandbox_mode: Callable[[], SandboxMode]
     world_state: WorldStateTracker
     world_state_sources: Callable[[frozenset[str]], WorldStateSources]
+    trace: TraceRecorder
 
 
 def outcome_json(outcome: TurnOutcome) -> JsonValue:
@@ -247,6 +249,15 @@ class TurnRunner:
         services = self._services
         await self._persist(services.store.record_submission(spec.turn_id, model_call))
         options = ModelCallOptions(model_attempt_id=f"{spec.turn_id}-model-{model_call}")
+        span = services.trace.open_span(
+            kind="model_call",
+            name=f"model call {model_call}",
+            trace_id=spec.turn_id,
+            session_id=spec.session_id,
+            turn_id=spec.turn_id,
+            model_id=f"{spec.model.provider.id}/{spec.model.model.name}",
+            resolved_model_name=spec.model.model.name,
+        )
         try:
             streamed = await until_cancelled(
                 self._cancel,
@@ -256,9 +267,19 @@ class TurnRunner:
             )
         except ModelError as exc:
             log.warning("model.failed", kind=exc.kind.value, error=exc.message)
+            services.trace.close_span(
+                span, SpanFinish("failed", error_code=exc.kind.value, error_message=exc.message)
+            )
             raise TurnFailure(FailureCode.MODEL_ERROR, exc.message) from exc
         except ModelProtocolViolation as exc:
+            services.trace.close_span(
+                span,
+                SpanFinish("failed", error_code="model_protocol_error", error_message=str(exc)),
+            )
             raise TurnFailure(FailureCode.MODEL_PROTOCOL_ERROR, str(exc)) from exc
+        except TurnCancelled:
+            services.trace.close_span(span, SpanFinish("cancelled"))
+            raise
         response = streamed.response
         message = assistant_message(response)
         usage = response.usage
@@ -276,6 +297,15 @@ class TurnRunner:
                 ),
                 tool_calls=len(message.tool_calls),
             )
+        )
+        services.trace.close_span(
+            span,
+            SpanFinish(
+                "succeeded",
+                input_tokens=usage.input_tokens if usage else None,
+                output_tokens=usage.output_tokens if usage else None,
+                response_message_id=stored.id,
+            ),
         )
         await self._chat(services.chat.commit_draft(to_item(stored)))
         self._emit(DraftCleared())

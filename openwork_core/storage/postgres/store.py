@@ -10,6 +10,7 @@ import asyncpg
 from openwork_core.storage.postgres import messages as message_rows
 from openwork_core.storage.postgres import providers as provider_rows
 from openwork_core.storage.postgres import sessions as session_rows
+from openwork_core.storage.postgres import traces as trace_rows
 from openwork_core.storage.postgres import turns as turn_rows
 from openwork_core.storage.postgres.sessions import lock_session
 from openwork_core.storage.records import (
@@ -131,7 +132,10 @@ class PostgresStore:
             )
 
     async def mark_running_interrupted(self) -> int:
-        async with self._pool.acquire() as conn:
+        """Restart correction in one transaction: running turns → interrupted, running spans →
+        outcome_unknown, both with ``process_restart`` (session-runtime.md §10)."""
+        async with self._pool.acquire() as conn, conn.transaction():
+            await trace_rows.mark_running_spans_unknown(conn, turn_rows.RESTART_ERROR_CODE)
             return await turn_rows.mark_running_interrupted(conn)
 
     # -- messages ----------------------------------------------------------------------------

@@ -1,0 +1,149 @@
+"""TraceRecorder: best-effort spans on a side channel (session-runtime.md §1, §11). Writes go
+through a bounded queue to one writer task; a full queue or a database error drops the signal and
+counts it — the turn never waits for, or depends on, a trace write."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+import asyncpg
+import structlog
+from pydantic import JsonValue
+
+from openwork_core.storage.postgres import traces
+
+log = structlog.get_logger(__name__)
+_QUEUE_CAPACITY = 1024
+
+Write = Callable[[asyncpg.Pool], Awaitable[None]]
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass(slots=True)
+class SpanFinish:
+    status: str
+    error_code: str | None = None
+    error_message: str | None = None
+    attributes: dict[str, JsonValue] = field(default_factory=dict)
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    resolved_tool_name: str | None = None
+    response_message_id: str | None = None
+
+
+class TraceRecorder:
+    def __init__(self, pool: asyncpg.Pool) -> None:
+        self._pool = pool
+        self._queue: asyncio.Queue[Write | None] = asyncio.Queue(_QUEUE_CAPACITY)
+        self._task: asyncio.Task[None] | None = None
+        self.dropped_signals = 0
+
+    def start(self) -> None:
+        self._task = asyncio.get_running_loop().create_task(self._run(), name="trace-writer")
+
+    async def close(self, timeout: float = 5) -> None:  # noqa: ASYNC109 - bounded drain
+        if self._task is None:
+            return
+        with contextlib.suppress(asyncio.QueueFull):
+            self._queue.put_nowait(None)
+        try:
+            async with asyncio.timeout(timeout):
+                await self._task
+        except TimeoutError:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+    async def _run(self) -> None:
+        while True:
+            write = await self._queue.get()
+            if write is None:
+                return
+            try:
+                await write(self._pool)
+            except Exception as exc:  # best effort: count and go on
+                self.dropped_signals += 1
+                log.warning("trace.write_failed", error=str(exc), dropped=self.dropped_signals)
+
+    def _offer(self, write: Write) -> None:
+        try:
+            self._queue.put_nowait(write)
+        except asyncio.QueueFull:
+            self.dropped_signals += 1
+
+    def open_span(
+        self,
+        *,
+        kind: str,
+        name: str,
+        trace_id: str,
+        session_id: str,
+        turn_id: str | None,
+        parent_span_id: str | None = None,
+        model_id: str | None = None,
+        resolved_model_name: str | None = None,
+        provider_call_id: str | None = None,
+        requested_tool_name: str | None = None,
+    ) -> str:
+        span_id = f"span_{uuid.uuid4().hex}"
+        started_at = _now()
+
+        async def write(pool: asyncpg.Pool) -> None:
+            async with pool.acquire() as conn:
+                await traces.insert_span(
+                    conn,
+                    span_id=span_id,
+                    trace_id=trace_id,
+                    session_id=session_id,
+                    turn_id=turn_id,
+                    parent_span_id=parent_span_id,
+                    kind=kind,
+                    name=name,
+                    started_at=started_at,
+                    model_id=model_id,
+                    resolved_model_name=resolved_model_name,
+                    provider_call_id=provider_call_id,
+                    requested_tool_name=requested_tool_name,
+                )
+
+        self._offer(write)
+        return span_id
+
+    def close_span(self, span_id: str, finish: SpanFinish) -> None:
+        ended_at = _now()
+
+        async def write(pool: asyncpg.Pool) -> None:
+            async with pool.acquire() as conn:
+                await traces.finish_span(
+                    conn,
+                    span_id=span_id,
+                    status=finish.status,
+                    ended_at=ended_at,
+                    error_code=finish.error_code,
+                    error_message=finish.error_message,
+                    attributes=finish.attributes,
+                    input_tokens=finish.input_tokens,
+                    output_tokens=finish.output_tokens,
+                    resolved_tool_name=finish.resolved_tool_name,
+                    response_message_id=finish.response_message_id,
+                )
+
+        self._offer(write)
+
+    async def flushed(self) -> None:
+        """Wait until everything queued so far was attempted (tests and shutdown)."""
+        done = asyncio.get_running_loop().create_future()
+
+        async def marker(_pool: asyncpg.Pool) -> None:
+            done.set_result(None)
+
+        await self._queue.put(marker)
+        await done

@@ -1,0 +1,109 @@
+"""Degradation rules with real PostgreSQL fault injection (session-runtime.md §3, §11; storage.md
+§3): persist, then advance — a write that fails stops what depends on it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from openwork_core.models.adapters.scripted import ScriptedModel, ScriptedResponse
+from openwork_core.storage import PostgresStore
+from openwork_core.storage.records import TurnStatus
+from tests.support.faults import fail_writes
+from tests.support.runtime import runtime
+
+
+def _write_then_answer() -> list[ScriptedResponse]:
+    return [
+        ScriptedResponse(tool_calls=(("c1", "write", {"path": "out.txt", "content": "x\n"}),)),
+        ScriptedResponse(text="written"),
+    ]
+
+
+async def test_a_turn_row_that_cannot_be_written_fails_persistence_error_without_a_model_call(
+    store: PostgresStore, tmp_path: Path
+) -> None:
+    """§11: turn row / user message write fails → no model call, persistence_error."""
+    model = ScriptedModel([ScriptedResponse(text="never")])
+    async with runtime(store, tmp_path, model) as rt:
+        sid = await rt.new_session()
+        await fail_writes(store, "turns")
+        turn_id, updates = await rt.run_turn(sid, "hi")
+        view = await rt.core.turn_view(sid, turn_id)
+        assert (view.status, view.error_code) == (TurnStatus.FAILED, "persistence_error")
+        assert updates[-1].update.type == "turn_finished"
+    assert model.requests == []
+
+
+async def test_an_assistant_message_that_cannot_be_written_runs_no_tool(
+    store: PostgresStore, tmp_path: Path
+) -> None:
+    """§4 invariant 1: if the assistant write fails, no tool runs."""
+    model = ScriptedModel(_write_then_answer())
+    async with runtime(store, tmp_path, model) as rt:
+        sid = await rt.new_session()
+        await fail_writes(store, "messages", when="NEW.role = 'assistant'")
+        turn_id, _ = await rt.run_turn(sid, "write it")
+        view = await rt.core.turn_view(sid, turn_id)
+        assert (view.status, view.error_code) == (TurnStatus.FAILED, "persistence_error")
+        assert not (rt.workspace / "out.txt").exists()
+    assert len(model.requests) == 1
+
+
+async def test_a_tool_result_that_cannot_be_written_stops_before_the_next_model_call(
+    store: PostgresStore, tmp_path: Path
+) -> None:
+    """§4 invariant 3: the next model call starts only after the result is persisted."""
+    model = ScriptedModel(_write_then_answer())
+    async with runtime(store, tmp_path, model) as rt:
+        sid = await rt.new_session()
+        await fail_writes(store, "messages", when="NEW.role = 'tool'")
+        turn_id, _ = await rt.run_turn(sid, "write it")
+        view = await rt.core.turn_view(sid, turn_id)
+        assert (view.status, view.error_code) == (TurnStatus.FAILED, "persistence_error")
+        assert (rt.workspace / "out.txt").read_text() == "x\n", "the tool itself ran"
+    assert len(model.requests) == 1
+
+
+async def test_trace_writes_that_all_fail_never_change_the_outcome(
+    store: PostgresStore, tmp_path: Path
+) -> None:
+    """§4 invariant 6 and §11 (untested in the original): trace failures only count drops."""
+    model = ScriptedModel(_write_then_answer())
+    async with runtime(store, tmp_path, model) as rt:
+        sid = await rt.new_session()
+        await fail_writes(store, "trace_spans", operations="INSERT OR UPDATE")
+        turn_id, _ = await rt.run_turn(sid, "write it")
+        view = await rt.core.turn_view(sid, turn_id)
+        assert (view.status, view.final_text) == (TurnStatus.COMPLETED, "written")
+        await rt.core.trace.flushed()
+        assert rt.core.trace.dropped_signals >= 2
+    async with store.pool.acquire() as conn:
+        assert await conn.fetchval("SELECT count(*) FROM trace_spans") == 0
+
+
+async def test_model_call_spans_are_recorded_and_restart_marks_running_ones_unknown(
+    store: PostgresStore, tmp_path: Path
+) -> None:
+    """storage.md §2–§3: one model_call span per submission; restart → outcome_unknown."""
+    model = ScriptedModel(_write_then_answer())
+    async with runtime(store, tmp_path, model) as rt:
+        sid = await rt.new_session()
+        turn_id, _ = await rt.run_turn(sid, "write it")
+        await rt.core.trace.flushed()
+    async with store.pool.acquire() as conn:
+        rows = await conn.fetch(
+            "SELECT kind, status, trace_id FROM trace_spans WHERE kind = 'model_call' ORDER BY started_at"
+        )
+        assert [(r["kind"], r["status"], r["trace_id"]) for r in rows] == [
+            ("model_call", "succeeded", turn_id),
+            ("model_call", "succeeded", turn_id),
+        ]
+        await conn.execute(
+            """INSERT INTO trace_spans (id, trace_id, session_id, kind, name, status)
+               VALUES ('stale', 't', $1, 'tool_call', 'x', 'running')""",
+            sid,
+        )
+    await store.mark_running_interrupted()
+    async with store.pool.acquire() as conn:
+        row = await conn.fetchrow("SELECT status, error_code FROM trace_spans WHERE id = 'stale'")
+    assert (row["status"], row["error_code"]) == ("outcome_unknown", "process_restart")

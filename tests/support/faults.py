@@ -1,0 +1,26 @@
+"""Real fault injection in PostgreSQL: triggers that make chosen writes fail."""
+
+from __future__ import annotations
+
+from openwork_core.storage import PostgresStore
+
+_FUNCTION = """
+CREATE OR REPLACE FUNCTION openwork_test_injected_failure() RETURNS trigger AS $$
+BEGIN
+    RAISE EXCEPTION 'injected failure on % (%)', TG_TABLE_NAME, TG_OP;
+END $$ LANGUAGE plpgsql
+"""
+
+
+async def fail_writes(
+    store: PostgresStore, table: str, *, when: str | None = None, operations: str = "INSERT"
+) -> None:
+    """Every matching write to ``table`` raises from now on (``when`` is a trigger condition)."""
+    condition = f"WHEN ({when})" if when else ""
+    name = f"openwork_test_fail_{table}_{abs(hash((when, operations))) % 10_000}"
+    async with store.pool.acquire() as conn:
+        await conn.execute(_FUNCTION)
+        await conn.execute(
+            f"CREATE TRIGGER {name} BEFORE {operations} ON {table} FOR EACH ROW {condition} "
+            "EXECUTE FUNCTION openwork_test_injected_failure()"
+        )
