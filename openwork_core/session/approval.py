@@ -1,0 +1,294 @@
+"""The approval gate of a registry tool call (permissions-sandbox.md §5, session-runtime.md §5).
+
+``authorize`` is pure: it reads the call's pre-execution facts (``FinalizedToolset.prepare``),
+the session mode and whether anyone can answer a card, and returns one ``Verdict``:
+
+1. a write target in a hard-protected path -> rule denial (source ``builtin``);
+2. an escalation -> denial when the justification is empty or the grants are invalid; denial
+   (source ``non_interactive``) when nobody can approve; else a card;
+3. a dangerous bash command in mode ``auto`` -> a card (non-interactive: denial);
+4. otherwise run in the session mode's policy.
+
+A card's answer goes through ``decide``: ``allow_once`` runs with the card's grants for that call
+only (nothing is stored); ``deny`` is a ``denied`` result and the Turn fails ``permission_denied``.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal, Protocol, TypeAlias
+
+from openwork_chat_state.messages import JsonObject
+from openwork_tools import (
+    Access,
+    DangerMatch,
+    GrantScope,
+    PathGrant,
+    PreparedCall,
+    SandboxMode,
+    ToolSessionContext,
+)
+from openwork_tools.paths import is_credential, is_hard_protected
+
+JUSTIFICATION_REQUIRED_TEXT = (
+    "[sandbox: sandboxPermissions needs a one-sentence justification that the user will read; "
+    "retry with it]"
+)
+NON_INTERACTIVE_TEXT = (
+    "[sandbox: this call needs the user's approval, but nobody can approve it in this session "
+    "(it is not interactive); do not retry it — continue without it, or report the command or "
+    "paths you need]"
+)
+USER_DENIED_TEXT = "[sandbox: the user denied this call]"
+NO_GRANTS_TEXT = "[sandbox: sandboxPermissions lists no usable paths]"
+
+
+def grant_error_text(error: str) -> str:
+    """A grant validation failure (permissions-sandbox.md §5 step 2)."""
+    return f"[sandbox: {error}]"
+
+
+# -- path facts shown on the card --------------------------------------------------------------
+
+
+class PathTier(enum.StrEnum):
+    HARD_PROTECTED = "hard_protected"
+    SENSITIVE = "sensitive"
+    CREDENTIAL = "credential"
+    NORMAL = "normal"
+
+
+@dataclass(frozen=True, slots=True)
+class PathFacts:
+    tier: PathTier
+    in_workspace: bool
+
+
+class PathClassifier(Protocol):
+    def __call__(self, path: Path) -> PathFacts: ...
+
+
+def _under(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
+
+
+def session_path_classifier(session: ToolSessionContext) -> PathClassifier:
+    """Tier and workspace membership from the session's canonical roots (no file access).
+
+    ``sensitive`` is never reported: openwork_tools defines no sensitive tier yet."""
+
+    def classify(path: Path) -> PathFacts:
+        if is_hard_protected(path, session):
+            tier = PathTier.HARD_PROTECTED
+        elif is_credential(path, session):
+            tier = PathTier.CREDENTIAL
+        else:
+            tier = PathTier.NORMAL
+        return PathFacts(tier, _under(path, session.working_directory))
+
+    return classify
+
+
+# -- the card (camelCase wire names) -----------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CardPath:
+    path: str
+    access: Access
+    scope: GrantScope
+    tier: PathTier
+    inWorkspace: bool
+
+    def to_json(self) -> JsonObject:
+        return {
+            "path": self.path,
+            "access": self.access.value,
+            "scope": self.scope.value,
+            "tier": self.tier.value,
+            "inWorkspace": self.inWorkspace,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CardDanger:
+    """``start``/``end`` are UTF-16 offsets into ``command``."""
+
+    key: str
+    start: int
+    end: int
+
+    def to_json(self) -> JsonObject:
+        return {"key": self.key, "start": self.start, "end": self.end}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ApprovalCard:
+    mode: SandboxMode
+    command: str | None = None
+    justification: str | None = None
+    paths: tuple[CardPath, ...] = ()
+    danger: CardDanger | None = None
+    previousDenial: str | None = None
+
+    def to_json(self) -> JsonObject:
+        """The wire shape; optional fields are omitted when absent, ``paths`` is always there."""
+        out: JsonObject = {"mode": self.mode.value}
+        if self.command is not None:
+            out["command"] = self.command
+        if self.justification is not None:
+            out["justification"] = self.justification
+        out["paths"] = [p.to_json() for p in self.paths]
+        if self.danger is not None:
+            out["danger"] = self.danger.to_json()
+        if self.previousDenial is not None:
+            out["previousDenial"] = self.previousDenial
+        return out
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PermissionRequest:
+    """Carried by ``permission_requested``."""
+
+    sessionId: str
+    turnId: str
+    toolCallId: str
+    providerCallId: str
+    toolName: str
+    card: ApprovalCard
+
+    def to_json(self) -> JsonObject:
+        return {
+            "sessionId": self.sessionId,
+            "turnId": self.turnId,
+            "toolCallId": self.toolCallId,
+            "providerCallId": self.providerCallId,
+            "toolName": self.toolName,
+            "card": self.card.to_json(),
+        }
+
+
+class PermissionDecision(enum.StrEnum):
+    """Only two buttons: no session-wide approval, the card never changes the mode."""
+
+    ALLOW_ONCE = "allow_once"
+    DENY = "deny"
+
+
+# -- verdicts ----------------------------------------------------------------------------------
+
+
+class DenialSource(enum.StrEnum):
+    BUILTIN = "builtin"
+    NON_INTERACTIVE = "non_interactive"
+    USER = "user"
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    """Run under the session mode plus ``grants`` (this call only)."""
+
+    grants: tuple[PathGrant, ...] = ()
+    kind: Literal["run"] = "run"
+
+
+@dataclass(frozen=True, slots=True)
+class RuleDenial:
+    """A ``denied`` result with ``text``; the Turn continues unless ``source`` is ``user``."""
+
+    text: str
+    source: DenialSource
+    kind: Literal["rule_denial"] = "rule_denial"
+
+
+@dataclass(frozen=True, slots=True)
+class NeedsCard:
+    """Ask the user (phase ``waiting_permission``); ``grants`` apply if allowed once."""
+
+    card: ApprovalCard
+    grants: tuple[PathGrant, ...] = field(default=())
+    kind: Literal["needs_card"] = "needs_card"
+
+
+Verdict: TypeAlias = Run | RuleDenial | NeedsCard
+
+
+def _card_danger(danger: DangerMatch | None) -> CardDanger | None:
+    return (
+        None if danger is None else CardDanger(key=danger.key, start=danger.start, end=danger.end)
+    )
+
+
+def _card_paths(grants: tuple[PathGrant, ...], classify: PathClassifier) -> tuple[CardPath, ...]:
+    paths = []
+    for grant in grants:
+        facts = classify(grant.path)
+        paths.append(
+            CardPath(
+                path=str(grant.path),
+                access=grant.access,
+                scope=grant.scope,
+                tier=facts.tier,
+                inWorkspace=facts.in_workspace,
+            )
+        )
+    return tuple(paths)
+
+
+def authorize(
+    prepared: PreparedCall | None,
+    *,
+    mode: SandboxMode,
+    interactive: bool,
+    sandbox_available: bool,
+    previous_denial: str | None,
+    classify: PathClassifier,
+) -> Verdict:
+    """permissions-sandbox.md §5, in its order. ``prepared`` is None for read-only tools, unknown
+    names and unparsable input (the tool itself then reports the input error)."""
+    if prepared is None:
+        return Run()
+    if prepared.protected_target is not None:
+        return RuleDenial(prepared.protected_target, DenialSource.BUILTIN)
+    # Without a sandbox there are no escalation parameters and no danger detection (§2, §4).
+    escalation = prepared.escalation if sandbox_available else None
+    danger = prepared.danger if sandbox_available else None
+    if escalation is not None:
+        if not escalation.justification.strip():
+            return RuleDenial(JUSTIFICATION_REQUIRED_TEXT, DenialSource.BUILTIN)
+        if escalation.error is not None:
+            return RuleDenial(grant_error_text(escalation.error), DenialSource.BUILTIN)
+        if not escalation.grants:
+            return RuleDenial(NO_GRANTS_TEXT, DenialSource.BUILTIN)
+        if not interactive:
+            return RuleDenial(NON_INTERACTIVE_TEXT, DenialSource.NON_INTERACTIVE)
+        card = ApprovalCard(
+            mode=mode,
+            command=prepared.command,
+            justification=escalation.justification,
+            paths=_card_paths(escalation.grants, classify),
+            danger=_card_danger(danger),
+            previousDenial=previous_denial,
+        )
+        return NeedsCard(card, escalation.grants)
+    if danger is not None and mode is SandboxMode.AUTO:
+        if not interactive:
+            return RuleDenial(NON_INTERACTIVE_TEXT, DenialSource.NON_INTERACTIVE)
+        card = ApprovalCard(
+            mode=mode,
+            command=prepared.command,
+            danger=_card_danger(danger),
+            previousDenial=previous_denial,
+        )
+        return NeedsCard(card)
+    return Run()
+
+
+def decide(pending: NeedsCard, decision: PermissionDecision) -> Run | RuleDenial:
+    """The user's answer: allow once runs with the card's grants; deny fails the Turn
+    ``permission_denied`` after a ``denied`` result."""
+    if decision is PermissionDecision.ALLOW_ONCE:
+        return Run(pending.grants)
+    return RuleDenial(USER_DENIED_TEXT, DenialSource.USER)
