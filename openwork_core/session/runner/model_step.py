@@ -80,12 +80,13 @@ async def stream_response(
 
 
 def assistant_message(response: ModelResponse) -> Message:
-    """Blocks in order: thinking, text, tool calls (session-runtime.md §6)."""
+    """Blocks in order: thinking, text, provider-opaque, tool calls (session-runtime.md §6)."""
     blocks: list[ContentBlock] = []
     if response.reasoning_text:
         blocks.append(ThinkingBlock(thinking=response.reasoning_text))
     if response.text:
         blocks.append(TextBlock(text=response.text))
+    blocks.extend(response.provider_opaque_blocks)
     blocks.extend(
         ToolCallBlock(id=c.id, name=c.name, input=c.input, state=ToolCallState.SUBMITTED)
         for c in response.tool_calls
