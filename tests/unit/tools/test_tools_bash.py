@@ -17,6 +17,7 @@ import pytest
 from tools_support import UNAVAILABLE, call_ctx
 
 import openwork_tools.builtin.bash as bash_module
+import openwork_tools.spill as spill_module
 from openwork_tools import (
     Access,
     FinalizedToolset,
@@ -360,6 +361,7 @@ async def test_timeout_leaves_no_sandboxed_process_behind(
         ("openwork-home", False),
         ("git-hooks", False),
         ("granted-outside", True),
+        ("granted-protected", False),
     ],
 )
 @pytest.mark.parametrize("mode", list(SandboxMode))
@@ -377,11 +379,17 @@ async def test_fence_and_sandbox_agree(
         "openwork-home": home / ".openwork" / "agree",
         "git-hooks": workspace / ".git" / "hooks" / "agree",
         "granted-outside": outside / "granted",
+        "granted-protected": home / ".openwork" / "granted",
     }
     target = targets[where]
-    real_outside = session.working_directory.parent.parent / "outside"
-    grant = PathGrant(real_outside, Access.WRITE, GrantScope.SUBTREE)
-    grants = (grant,) if where.startswith("granted") else ()
+    real_tmp = session.working_directory.parent.parent
+    granted = {
+        "granted-outside": real_tmp / "outside",
+        "granted-protected": real_tmp / "home" / ".openwork",
+    }
+    grants = (
+        (PathGrant(granted[where], Access.WRITE, GrantScope.SUBTREE),) if where in granted else ()
+    )
     policy = SandboxPolicy(mode, grants)
     fence = resolve_path(str(target), Access.WRITE, PathIntent.MAY_CREATE, policy, session)
     fence_allows = not isinstance(fence, ToolResult)
@@ -389,3 +397,15 @@ async def test_fence_and_sandbox_agree(
     result = await bash(toolset, f"echo x > {target}", ctx)
     bash_wrote = target.exists()
     assert fence_allows == bash_wrote == expected_writable, (fence, result.text)
+
+
+async def test_spill_file_is_capped_and_says_so(
+    toolset: FinalizedToolset, session: ToolSessionContext, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """tools.md §8, §10: unbounded output is bounded on disk too (64 MiB cap, here lowered)."""
+    monkeypatch.setattr(spill_module, "SPILL_FILE_LIMIT", 100_000)
+    result = await bash(toolset, "seq 1 200000")
+    assert session.spill_dir is not None
+    spilled = session.spill_dir / "call_1.txt"
+    assert spilled.stat().st_size == 100_000
+    assert f"bytes omitted. Only the first 64 MB were saved at {spilled} — " in result.text

@@ -120,3 +120,18 @@ async def test_grep_in_a_credential_dir_is_denied(toolset: FinalizedToolset, hom
     """tools.md §10: credential dirs are unreadable for all file tools."""
     result = await toolset.call("grep", f'{{"pattern": "S", "path": "{home}/.ssh"}}', call_ctx())
     assert result.status is ToolStatus.DENIED and "SECRET" not in result.text
+
+
+async def test_file_modes_list_at_most_250_files_and_spill_the_rest(
+    toolset: FinalizedToolset, session: ToolSessionContext, workspace: Path
+) -> None:
+    """tools.md §7 grep: file modes list at most 250 files; exact total; full list spilled."""
+    for i in range(260):
+        (workspace / f"m{i:03}.txt").write_text("hit\n")
+    text = await grep(toolset, '{"pattern": "hit", "outputMode": "files_with_matches"}')
+    body, footer = text.split("\n\n")
+    assert body.split("\n") == [f"m{i:03}.txt" for i in range(250)]
+    assert session.spill_dir is not None
+    spilled = session.spill_dir / "call_1.txt"
+    assert footer == f"[showing 250 of 260 files with matches; full list saved to {spilled}]"
+    assert len(spilled.read_text().splitlines()) == 260

@@ -9,6 +9,7 @@ import orjson
 import pytest
 from tools_support import call_ctx
 
+import openwork_tools.undo as undo_module
 from openwork_tools import (
     ChangeConflict,
     ChangeDenied,
@@ -16,6 +17,7 @@ from openwork_tools import (
     ChangeStateMismatch,
     FileChange,
     FinalizedToolset,
+    RollbackFailed,
     SandboxMode,
     ToolSessionContext,
     apply_file_changes,
@@ -100,3 +102,24 @@ async def test_undo_goes_through_the_fence(
     )
     with pytest.raises(ChangeDenied):
         await apply_file_changes(session, (forged,), UNDO, AUTO)
+
+
+async def test_failed_rollback_is_reported(
+    toolset: FinalizedToolset, session: ToolSessionContext, workspace: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """tools.md §8: rollback failure -> `RollbackFailed`."""
+    cb = await change(toolset, "write", {"path": "b.txt", "content": "b\n"}, "cb")
+    ca = await change(toolset, "write", {"path": "a.txt", "content": "a\n"}, "ca")
+    (workspace / "b.txt").write_text("b changed by the user\n")
+    real_put = undo_module._put
+
+    def put_but_fail_rollbacks(checked: object, content: object, expected: object,
+                               verb: str) -> None:
+        if "rollback" in verb:
+            raise OSError("disk gone")
+        real_put(checked, content, expected, verb)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(undo_module, "_put", put_but_fail_rollbacks)
+    with pytest.raises(RollbackFailed):
+        await apply_file_changes(session, (cb, ca), UNDO, AUTO)
