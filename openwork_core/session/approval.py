@@ -16,7 +16,7 @@ only (nothing is stored); ``deny`` is a ``denied`` result and the Turn fails ``p
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Protocol, TypeAlias
 
@@ -208,7 +208,7 @@ class NeedsCard:
     """Ask the user (phase ``waiting_permission``); ``grants`` apply if allowed once."""
 
     card: ApprovalCard
-    grants: tuple[PathGrant, ...] = field(default=())
+    grants: tuple[PathGrant, ...] = ()
     kind: Literal["needs_card"] = "needs_card"
 
 
