@@ -9,15 +9,15 @@ from openwork_core.session.compaction.errors import CompactionError
 from openwork_core.storage.postgres import compactions as storage
 
 
-def _subclasses(base: type) -> list[type]:
-    found: list[type] = []
+def _subclasses(base: type[CompactionError]) -> list[type[CompactionError]]:
+    found: list[type[CompactionError]] = []
     for sub in base.__subclasses__():
         found += [sub, *_subclasses(sub)]
     return found
 
 
 def test_every_compaction_error_has_its_own_stable_snake_case_code() -> None:
-    classes = [CompactionError, *_subclasses(CompactionError)]
+    classes: list[type[CompactionError]] = [CompactionError, *_subclasses(CompactionError)]
     declared = [
         c for _, c in inspect.getmembers(errors, inspect.isclass) if issubclass(c, CompactionError)
     ]

@@ -6,7 +6,6 @@ import asyncio
 from collections.abc import AsyncIterator
 
 import pytest
-from compaction_support import valid_summary
 
 from openwork_chat_state.messages import user_text
 from openwork_core.models.adapters.scripted import ScriptedModel, ScriptedResponse
@@ -29,6 +28,7 @@ from openwork_core.session.compaction.generation import (
     generate_summary,
     summary_attempt_id,
 )
+from tests.unit.compaction.compaction_support import valid_summary
 
 REQUEST = ModelRequest(model="m", messages=(user_text("hi"),))
 

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from compaction_support import assistant, real, tool_result
-
 from openwork_chat_state.messages import user_text
 from openwork_core.context.prune import spill_file_name
 from openwork_core.session.compaction.prune_step import (
     latest_assistant_sequence,
     write_missing_spill_files,
 )
+from tests.unit.compaction.compaction_support import assistant, real, tool_result
 
 BIG = "".join(f"line {n}\n" for n in range(2_000))
 

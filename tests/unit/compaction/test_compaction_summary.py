@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from compaction_support import assistant, real, tool_result, valid_summary
 
 from openwork_chat_state.item import MessageKind
 from openwork_chat_state.messages import Role, ToolCallBlock, user_text
@@ -20,6 +19,7 @@ from openwork_core.session.compaction.summary import (
     build_summary_request,
     validate_summary,
 )
+from tests.unit.compaction.compaction_support import assistant, real, tool_result, valid_summary
 
 CAPS = ModelCapabilities(context_window_tokens=200_000, max_output_tokens=32_000)
 SYSTEM = SystemContextBuilder().build("You are a careful coding agent.")

@@ -5,7 +5,6 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
-from compaction_support import assistant, real, synthetic, tool_result
 
 from openwork_chat_state import ConversationState
 from openwork_chat_state.item import MessageKind, SyntheticOrigin, SyntheticReason
@@ -19,6 +18,7 @@ from openwork_core.session.compaction.compacted_view import (
 from openwork_core.session.compaction.errors import MissingLastUser
 from openwork_core.session.compaction.reminder import EMPTY_REMINDER
 from openwork_core.storage.postgres.compactions import CheckpointRecord, CompactionKind
+from tests.unit.compaction.compaction_support import assistant, real, synthetic, tool_result
 
 
 def checkpoint(**overrides: object) -> CheckpointRecord:
@@ -83,6 +83,7 @@ def test_a_summary_or_a_reminder_is_never_the_last_real_user_request_but_a_repla
         synthetic(user_text("reminder"), SyntheticReason.SYSTEM_REMINDER),
     ]
     assert last_real_user(items) is replay
+    assert replay is not None
     anchor = replay_anchor(replay)
     assert (anchor.message_id, anchor.sequence) == ("m3", 3)
     assert last_real_user(items[1:]) is None
