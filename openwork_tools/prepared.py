@@ -17,7 +17,7 @@ MAX_GRANTS = 16
 
 
 class GrantInput(BaseModel):
-    """One requested path: ``write`` implies read; unknown fields rejected."""
+    """One path this call needs; write access implies read."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -27,6 +27,8 @@ class GrantInput(BaseModel):
 
 
 class SandboxPermissionsInput(BaseModel):
+    """The paths (1-16) to open for this one call; unknown fields are rejected."""
+
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     paths: Annotated[list[GrantInput], Field(min_length=1, max_length=MAX_GRANTS)]

@@ -92,12 +92,19 @@ def _drop_escalation(schema: JsonObject) -> JsonObject:
 
 
 def input_schema(model: type[BaseModel], *, escalation: bool) -> JsonObject:
-    """The model's JSON schema without ``$schema``/``title``; escalation params only if asked."""
+    """The model's JSON schema without ``$schema``/``title``; escalation params (last) only if
+    asked."""
     raw = model.model_json_schema(by_alias=True)
     raw.pop("$schema", None)
     stripped = _strip_titles(raw)
     assert isinstance(stripped, dict)
-    return stripped if escalation else _drop_escalation(stripped)
+    if not escalation:
+        return _drop_escalation(stripped)
+    props = stripped.get("properties")
+    if isinstance(props, dict):
+        tool_own = {k: v for k, v in props.items() if k not in ESCALATION_FIELDS}
+        stripped["properties"] = tool_own | {k: props[k] for k in ESCALATION_FIELDS if k in props}
+    return stripped
 
 
 def parse_input(model: type[M], input_json: str) -> M | str:

@@ -195,7 +195,11 @@ class BashTool(Tool[BashInput]):
             return ToolResult.fail(
                 ToolErrorCode.EXECUTION_FAILED, f"bash could not be started: {exc.strerror or exc}"
             )
-        outcome = await supervise(proc, buffer, call, timeout_ms / 1000)
+        try:
+            outcome = await supervise(proc, buffer, call, timeout_ms / 1000)
+        except BaseException:
+            await asyncio.shield(buffer.close(keep=False))
+            raise
         duration_ms = int((time.monotonic() - started) * 1000)
         return await self._result(call, proc, buffer, outcome, timeout_ms, duration_ms)
 

@@ -107,8 +107,9 @@ class GlobTool(Tool[GlobInput]):
         stop = walk.make_stop(call.cancel.is_set, call.remaining(), walk.SEARCH_TIMEOUT_S)
         spill = ListingSpill(session.spill_dir, call.call_id)
         try:
-            found = await asyncio.to_thread(
-                scan, checked.real, session, tool_input.pattern, stop, spill
+            found = await walk.run_search(
+                lambda guarded: scan(checked.real, session, tool_input.pattern, guarded, spill),
+                stop,
             )
         except walk.SearchStopped:
             await asyncio.to_thread(lambda: spill.finish(keep=False))

@@ -180,8 +180,8 @@ class GrepTool(Tool[GrepInput]):
         stop = walk.make_stop(call.cancel.is_set, call.remaining(), walk.SEARCH_TIMEOUT_S)
         spill = ListingSpill(session.spill_dir, call.call_id)
         try:
-            state = await asyncio.to_thread(
-                scan, checked.real, session, tool_input, regex, stop, spill
+            state = await walk.run_search(
+                lambda guarded: scan(checked.real, session, tool_input, regex, guarded, spill), stop
             )
         except walk.SearchStopped:
             await asyncio.to_thread(lambda: spill.finish(keep=False))

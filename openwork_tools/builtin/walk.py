@@ -7,15 +7,19 @@ Blocking: run in a thread. Negation across different ``.gitignore`` files is not
 
 from __future__ import annotations
 
+import asyncio
 import os
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 import pathspec
 
 SEARCH_TIMEOUT_S = 30.0
+T = TypeVar("T")
 
 
 class SearchStopped(Exception):
@@ -45,6 +49,18 @@ def make_stop(
 ) -> StopCheck:
     budget = timeout if call_remaining is None else min(timeout, call_remaining)
     return StopCheck(cancel_is_set, time.monotonic() + budget)
+
+
+async def run_search(work: Callable[[StopCheck], T], stop: StopCheck) -> T:
+    """Run the blocking search in a thread; if the awaiting task is cancelled, tell the thread
+    to stop at its next check (threads cannot be interrupted) and re-raise."""
+    abandoned = threading.Event()
+    guarded = StopCheck(lambda: abandoned.is_set() or stop.cancelled(), stop.deadline)
+    try:
+        return await asyncio.to_thread(work, guarded)
+    except asyncio.CancelledError:
+        abandoned.set()
+        raise
 
 
 def glob_spec(pattern: str) -> pathspec.GitIgnoreSpec:
@@ -121,4 +137,3 @@ def _walk(
         elif is_file:
             stop()
             yield path
-

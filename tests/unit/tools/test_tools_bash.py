@@ -409,3 +409,25 @@ async def test_spill_file_is_capped_and_says_so(
     spilled = session.spill_dir / "call_1.txt"
     assert spilled.stat().st_size == 100_000
     assert f"bytes omitted. Only the first 64 MB were saved at {spilled} — " in result.text
+
+
+async def test_cancelling_the_awaiting_task_kills_the_sandbox_and_re_raises(
+    toolset: FinalizedToolset, session: ToolSessionContext
+) -> None:
+    """DESIGN.md §4.6: cancellation is re-raised after cleanup; no process, no partial spill."""
+    started = asyncio.Event()
+    marker = "openwork-outer-cancel-check"
+
+    def on_progress(item: ToolProgress) -> None:
+        if isinstance(item, StdoutProgress) and "ready" in item.chunk:
+            started.set()
+
+    ctx = call_ctx(progress=on_progress)
+    command = f"seq 1 30000; echo ready; exec -a {marker} sleep 60"
+    task = asyncio.create_task(bash(toolset, command, ctx))
+    await asyncio.wait_for(started.wait(), 30)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert await asyncio.to_thread(_alive_with, marker + "\0") == []
+    assert session.spill_dir is not None and not (session.spill_dir / "call_1.txt").exists()
