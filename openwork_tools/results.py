@@ -192,11 +192,15 @@ class ToolResult:
         )
 
     def with_text(self, text: str) -> ToolResult:
+        """The same result with new text; a failed result's message follows its text."""
+        error = self.error
+        if error is not None:
+            error = ToolError(error.code, text, error.retryable)
         return ToolResult(
             status=self.status,
             content=(TextBlock(text=text),),
             artifacts=self.artifacts,
-            error=self.error,
+            error=error,
             sandbox_denied=self.sandbox_denied,
         )
 

@@ -95,11 +95,16 @@ def cut_utf8(data: bytes, limit: int) -> bytes:
 
 
 def fallback_cut(text: str, spill_dir: Path | None, call_id: str) -> str:
-    """Bound ``text`` to 32,000 bytes: head + footer, the full text spilled (tools.md §8)."""
+    """Bound ``text`` to 32,000 bytes: head + footer, the full text spilled (tools.md §8).
+
+    When the tool already spilled under this call id (bash), the text goes to
+    ``<call-id>-result.txt`` so the tool's own spill is not overwritten."""
     data = text.encode()
     if len(data) <= RESULT_TEXT_LIMIT:
         return text
     spill = SpillFile(spill_dir, call_id)
+    if spill.path is not None and spill.path.exists():
+        spill = SpillFile(spill_dir, f"{call_id}-result")
     spill.write(data)
     spill.close()
     budget = RESULT_TEXT_LIMIT - len(omission_note(len(data), spill).encode()) - 1

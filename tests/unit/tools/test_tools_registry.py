@@ -256,3 +256,26 @@ def test_schemas_drop_escalation_params_when_sandbox_unavailable(
             assert has is expected, definition.name
             if not sandbox_available:
                 assert "$defs" not in definition.parameters
+
+
+async def test_fallback_cut_keeps_a_failed_message_equal_to_its_text_and_an_earlier_spill(
+    session: ToolSessionContext,
+) -> None:
+    """tools.md §8: a failed result's text equals the error message, also after the cut; an
+    existing spill of the same call is not overwritten."""
+
+    class LoudFailure(EchoTool):
+        async def execute(
+            self, session: ToolSessionContext, call: ToolCallContext, tool_input: EchoInput
+        ) -> ToolResult:
+            return ToolResult.fail(ToolErrorCode.EXECUTION_FAILED, "e" * 50_000)
+
+    assert session.spill_dir is not None
+    session.spill_dir.mkdir(parents=True)
+    (session.spill_dir / "call_1.txt").write_text("the tool's own spill")
+    toolset = ToolRegistry([LoudFailure()]).finalize(ToolsetConfig(("echo",)), session)
+    result = await toolset.call("echo", '{"text": "x"}', call_ctx())
+    assert result.error is not None and result.error.message == result.text
+    assert len(result.text.encode()) <= RESULT_TEXT_LIMIT
+    assert (session.spill_dir / "call_1.txt").read_text() == "the tool's own spill"
+    assert (session.spill_dir / "call_1-result.txt").read_text() == "e" * 50_000
