@@ -168,7 +168,10 @@ async def commit(
         again = await asyncio.to_thread(ensure_parent, checked, session, call)
         if isinstance(again, ToolResult):
             return again
-    await asyncio.to_thread(atomic_replace, checked, data, current.sha256, verb)
+    try:
+        await asyncio.to_thread(atomic_replace, checked, data, current.sha256, verb)
+    except OSError as exc:
+        raise MutationFailed(f"Cannot write {checked.display}: {exc.strerror or exc}") from exc
     after_hash = sha256(data)
     session.observations.record(checked.real, after_hash)
     diff = diff_lines(current.text or "", after)

@@ -245,3 +245,18 @@ def test_unknown_fields_in_sandbox_permissions_are_rejected(toolset: FinalizedTo
     """permissions-sandbox.md §4: `sandboxPermissions` rejects unknown fields."""
     payload = '{"path": "a", "content": "", "sandboxPermissions": {"paths": [], "all": true}}'
     assert toolset.prepare("write", payload) is None
+
+
+async def test_filesystem_errors_are_results_with_the_path(
+    toolset: FinalizedToolset, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """tools.md §3: tool failures are results, never exceptions (here: the disk refuses)."""
+
+    def refuse(*args: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(mutation, "atomic_replace", refuse)
+    result = await call(toolset, "write", '{"path": "full.txt", "content": "x"}')
+    assert (result.status, result.text) == (
+        ToolStatus.FAILED, "Cannot write full.txt: No space left on device"
+    )
