@@ -48,9 +48,7 @@ from openwork_core.session.compaction.run import (
 )
 from openwork_core.session.compaction.runtime_state import (
     CompactionRuntimeState,
-    PlanStep,
-    PlanStepStatus,
-    TurnPlanValue,
+    StoredPlan,
     collect_runtime_state,
 )
 from openwork_core.session.compaction.summary import (
@@ -85,11 +83,10 @@ __all__ = [
     "CompactionStore",
     "LoadedConversation",
     "MissingLastUser",
-    "PlanStep",
-    "PlanStepStatus",
     "ReminderInvalid",
     "RewindRejected",
     "RuntimeStateInvalid",
+    "StoredPlan",
     "SummaryAttempt",
     "SummaryFailureClass",
     "SummaryInvalid",
@@ -97,7 +94,6 @@ __all__ = [
     "SummaryRetriesExhausted",
     "SummarySettings",
     "TranscriptPage",
-    "TurnPlanValue",
     "advance_prune_watermark",
     "build_compacted_items",
     "build_summary_request",

@@ -19,8 +19,7 @@ root, a non-empty body; a reminder breaking these fails the compaction.
 
 from __future__ import annotations
 
-import unicodedata
-
+from openwork_core.plan import escape_reminder_text, render_plan_section
 from openwork_core.session.compaction.errors import ReminderInvalid
 from openwork_core.session.compaction.runtime_state import CompactionRuntimeState
 
@@ -29,26 +28,6 @@ REMINDER_ROOT_CLOSE = "</system_reminder>"
 EMPTY_REMINDER_BODY = "No additional durable runtime state was recorded at compaction time."
 REMINDER_MAX_CHARS = 32_768
 EDITED_PATHS_HEADING = "## Edited paths"
-CURRENT_PLAN_HEADING = "## Current plan"
-REPLACEMENT_CHARACTER = "\ufffd"
-
-
-def escape_reminder_text(text: str) -> str:
-    out: list[str] = []
-    for char in text:
-        if char == "&":
-            out.append("&amp;")
-        elif char == "<":
-            out.append("&lt;")
-        elif char == ">":
-            out.append("&gt;")
-        elif char == "\n":
-            out.append("\\n")
-        elif unicodedata.category(char) == "Cc":
-            out.append(REPLACEMENT_CHARACTER)
-        else:
-            out.append(char)
-    return "".join(out)
 
 
 def _edited_paths_section(state: CompactionRuntimeState) -> list[str]:
@@ -58,14 +37,12 @@ def _edited_paths_section(state: CompactionRuntimeState) -> list[str]:
 
 
 def _plan_section(state: CompactionRuntimeState) -> list[str]:
+    """``## Current plan`` rendered by the plan package (update-plan.md §6)."""
     plan = state.turn_plan()
-    if plan is None or not plan.steps:
+    if plan is None:
         return []
-    lines = [CURRENT_PLAN_HEADING]
-    if plan.explanation is not None and plan.explanation.strip():
-        lines.append(escape_reminder_text(plan.explanation))
-    lines.extend(f"- [{s.status.value}] {escape_reminder_text(s.step)}" for s in plan.steps)
-    return lines
+    section = render_plan_section(plan.explanation, plan.steps)
+    return section.split("\n") if section else []
 
 
 def render_reminder(state: CompactionRuntimeState) -> str:

@@ -31,6 +31,7 @@ from openwork_core.context.builder import ResolvedSystemContext
 from openwork_core.context.engine import ContextEngine
 from openwork_core.models.capabilities import ModelCapabilities
 from openwork_core.models.port import ModelPort
+from openwork_core.plan import TurnPlan
 from openwork_core.session.compaction.compacted_view import (
     build_compacted_items,
     last_real_user,
@@ -52,7 +53,6 @@ from openwork_core.session.compaction.generation import (
 from openwork_core.session.compaction.reminder import render_reminder, validate_reminder
 from openwork_core.session.compaction.runtime_state import (
     CompactionRuntimeState,
-    TurnPlanValue,
     collect_runtime_state,
 )
 from openwork_core.session.compaction.summary import build_summary_request, validate_summary_text
@@ -123,7 +123,7 @@ def _conversation_tokens(
 
 
 async def _runtime_state(
-    deps: CompactionDeps, plan: TurnPlanValue | None
+    deps: CompactionDeps, plan: TurnPlan | None
 ) -> tuple[CompactionRuntimeState, str, int]:
     """(state, reminder, current max message sequence)."""
     contents = await deps.store.all_session_message_contents(deps.session_id)
@@ -176,7 +176,7 @@ async def run_compaction(
     deps: CompactionDeps,
     kind: CompactionKind,
     trigger_turn_id: str | None,
-    plan: TurnPlanValue | None,
+    plan: TurnPlan | None,
     system: ResolvedSystemContext,
 ) -> CompactionResult:
     """Summarise the current Conversation and install the compacted view (§7)."""
@@ -213,7 +213,7 @@ async def run_compaction(
             source_message_count=len(view.items),
             last_user_message_id=anchor.message_id,
             last_user_message_sequence=anchor.sequence,
-            resolved_model_name=outcome.response.model or deps.model,
+            resolved_model_name=deps.model,
             summary=outcome.summary,
             runtime_state=state.to_json(),
             runtime_reminder=reminder,

@@ -20,19 +20,26 @@ Unknown extension keys of the previous checkpoint are copied forward unchanged.
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import orjson
 from pydantic import JsonValue
 
+from openwork_core.plan import (
+    TURN_PLAN_EXTENSION_KEY,
+    TURN_PLAN_EXTENSION_SCHEMA_VERSION,
+    PlanStep,
+    TurnPlan,
+    steps_from_json,
+    steps_to_json,
+)
 from openwork_core.session.compaction.errors import RuntimeStateInvalid
 
 RUNTIME_STATE_SCHEMA_VERSION = 1
 FILE_CHANGES_KEY = "file_changes"
-TURN_PLAN_KEY = "turn_plan"
-TURN_PLAN_SCHEMA_VERSION = 1
+TURN_PLAN_KEY = TURN_PLAN_EXTENSION_KEY
+TURN_PLAN_SCHEMA_VERSION = TURN_PLAN_EXTENSION_SCHEMA_VERSION
 MAX_EDITED_PATHS = 128
 MAX_EDITED_PATH_CHARS = 1_024
 FILE_CHANGE_ARTIFACT = "file_change"
@@ -43,51 +50,32 @@ def _require(condition: bool, what: str) -> None:
         raise RuntimeStateInvalid(f"stored runtime state is not decodable: {what}")
 
 
-class PlanStepStatus(enum.StrEnum):
-    PENDING = "pending"
-    IN_PROGRESS = "in_progress"
-    COMPLETED = "completed"
-
-
 @dataclass(frozen=True, slots=True, kw_only=True)
-class PlanStep:
-    step: str
-    status: PlanStepStatus
+class StoredPlan:
+    """The ``turn_plan`` extension value: ``{"explanation": …, "steps": [{"step", "status"}]}``."""
 
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class TurnPlanValue:
-    """The runner's ``current_plan``: ``steps == ()`` is an explicit clear."""
-
-    explanation: str | None = None
-    steps: tuple[PlanStep, ...] = ()
-
-    def to_json(self) -> JsonValue:
-        return {
-            "explanation": self.explanation,
-            "steps": [{"step": s.step, "status": s.status.value} for s in self.steps],
-        }
+    explanation: str | None
+    steps: tuple[PlanStep, ...]
 
     @classmethod
-    def from_json(cls, value: JsonValue) -> TurnPlanValue:
+    def of(cls, plan: TurnPlan) -> StoredPlan:
+        return cls(explanation=plan.explanation, steps=plan.steps)
+
+    def to_json(self) -> JsonValue:
+        steps: JsonValue = orjson.loads(steps_to_json(self.steps))
+        return {"explanation": self.explanation, "steps": steps}
+
+    @classmethod
+    def from_json(cls, value: JsonValue) -> StoredPlan:
         _require(isinstance(value, dict), "turn_plan is not an object")
         assert isinstance(value, dict)
         explanation = value.get("explanation")
         _require(explanation is None or isinstance(explanation, str), "turn_plan explanation")
-        raw_steps = value.get("steps")
-        _require(isinstance(raw_steps, list), "turn_plan steps")
-        assert isinstance(raw_steps, list)
-        steps: list[PlanStep] = []
-        for raw in raw_steps:
-            _require(isinstance(raw, dict), "turn_plan step")
-            assert isinstance(raw, dict)
-            step, status = raw.get("step"), raw.get("status")
-            _require(isinstance(step, str), "turn_plan step text")
-            _require(status in set(PlanStepStatus), "turn_plan step status")
-            steps.append(PlanStep(step=str(step), status=PlanStepStatus(str(status))))
-        return cls(
-            explanation=explanation if isinstance(explanation, str) else None, steps=tuple(steps)
-        )
+        try:
+            steps = steps_from_json(orjson.dumps(value.get("steps")))
+        except ValueError as exc:
+            raise RuntimeStateInvalid(f"stored turn_plan steps are not decodable: {exc}") from exc
+        return cls(explanation=explanation if isinstance(explanation, str) else None, steps=steps)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -107,9 +95,9 @@ class CompactionRuntimeState:
     def extension(self, key: str) -> ExtensionEntry | None:
         return next((entry for k, entry in self.extensions if k == key), None)
 
-    def turn_plan(self) -> TurnPlanValue | None:
+    def turn_plan(self) -> StoredPlan | None:
         entry = self.extension(TURN_PLAN_KEY)
-        return None if entry is None else TurnPlanValue.from_json(entry.value)
+        return None if entry is None else StoredPlan.from_json(entry.value)
 
     def to_json(self) -> str:
         return orjson.dumps(
@@ -197,17 +185,18 @@ def edited_paths(message_contents: Sequence[str]) -> tuple[str, ...]:
 def collect_runtime_state(
     previous: CompactionRuntimeState | None,
     message_contents: Sequence[str],
-    plan: TurnPlanValue | None,
+    plan: TurnPlan | None,
 ) -> CompactionRuntimeState:
-    """Contributors in key order (``file_changes``, ``turn_plan``) on top of ``previous``."""
+    """Contributors in key order (``file_changes``, ``turn_plan``) on top of ``previous``.
+    ``plan`` is the running Turn's ``current_plan``; ``None`` keeps the previous value."""
     extensions = dict(previous.extensions) if previous is not None else {}
     paths = edited_paths(message_contents)
     if plan is not None:
         extensions[TURN_PLAN_KEY] = ExtensionEntry(
-            schema_version=TURN_PLAN_SCHEMA_VERSION, value=plan.to_json()
+            schema_version=TURN_PLAN_SCHEMA_VERSION, value=StoredPlan.of(plan).to_json()
         )
     elif TURN_PLAN_KEY in extensions:
-        TurnPlanValue.from_json(extensions[TURN_PLAN_KEY].value)  # must stay decodable
+        StoredPlan.from_json(extensions[TURN_PLAN_KEY].value)  # must stay decodable
     return CompactionRuntimeState(
         edited_paths=paths,
         extensions=tuple(sorted(extensions.items())),

@@ -22,11 +22,8 @@ from openwork_core.session.compaction import (
     CompactionKind,
     CompactionStore,
     MissingLastUser,
-    PlanStep,
-    PlanStepStatus,
     SummaryRetriesExhausted,
     SummarySettings,
-    TurnPlanValue,
     advance_prune_watermark,
     load_conversation_items,
     rewind,
@@ -36,7 +33,12 @@ from openwork_core.storage import PostgresStore
 from openwork_core.storage.codec import to_item
 from openwork_tools.results import FileChange
 from tests.integration.compaction.pg_support import new_session, row, turn
-from tests.unit.compaction.compaction_support import assistant, tool_result, valid_summary
+from tests.unit.compaction.compaction_support import (
+    assistant,
+    tool_result,
+    turn_plan,
+    valid_summary,
+)
 
 CAPS = ModelCapabilities(context_window_tokens=200_000, max_output_tokens=32_000)
 SYSTEM = SystemContextBuilder().build("You are a careful coding agent.")
@@ -217,7 +219,7 @@ async def test_a_threshold_compaction_is_linked_to_its_running_turn_and_renders_
     await _first_turn(store)
     await turn(store, "s1", "t2", [row("t2-user", user_text("continue"))], finish=False)
     await _loaded_chat(store, chat)
-    plan = TurnPlanValue(steps=(PlanStep(step="write <tests>", status=PlanStepStatus.IN_PROGRESS),))
+    plan = turn_plan(("write <tests>", "in_progress"))
     model = ScriptedModel([ScriptedResponse(text=valid_summary())])
     result = await run_compaction(
         _deps(store, chat, model), CompactionKind.THRESHOLD, "t2", plan, SYSTEM

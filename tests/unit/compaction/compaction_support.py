@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 from openwork_chat_state.item import (
     ConversationItem,
     MessageKind,
@@ -16,8 +18,8 @@ from openwork_chat_state.messages import (
     ToolCallBlock,
     ToolResultBlock,
     ToolResultState,
-    user_text,
 )
+from openwork_core.plan import PlanStep, PlanStepStatus, TurnPlan
 from openwork_core.session.compaction.summary import (
     SUMMARY_HEADINGS,
     SUMMARY_ROOT_CLOSE,
@@ -96,4 +98,11 @@ def tool_result(call_id: str, text: str, name: str = "read") -> Message:
     )
 
 
-__all__ = ["assistant", "real", "synthetic", "tool_result", "user_text", "valid_summary"]
+def turn_plan(*steps: tuple[str, str], explanation: str | None = None) -> TurnPlan:
+    """A runner ``current_plan`` with ``(step, status)`` pairs."""
+    return TurnPlan(
+        turn_id="t-plan",
+        explanation=explanation,
+        steps=tuple(PlanStep(step=step, status=PlanStepStatus(status)) for step, status in steps),
+        updated_at=datetime(2026, 1, 1, tzinfo=UTC),
+    )

@@ -4,28 +4,24 @@ from __future__ import annotations
 
 import pytest
 
+from openwork_core.plan import escape_reminder_text
 from openwork_core.session.compaction.errors import ReminderInvalid
 from openwork_core.session.compaction.reminder import (
     EMPTY_REMINDER,
-    escape_reminder_text,
     render_reminder,
     validate_reminder,
 )
 from openwork_core.session.compaction.runtime_state import (
     CompactionRuntimeState,
-    PlanStep,
-    PlanStepStatus,
-    TurnPlanValue,
     collect_runtime_state,
 )
+from tests.unit.compaction.compaction_support import turn_plan
 
-PLAN = TurnPlanValue(
+PLAN = turn_plan(
+    ("read schema", "completed"),
+    ("add migration", "in_progress"),
+    ("wire runner", "pending"),
     explanation="schema first",
-    steps=(
-        PlanStep(step="read schema", status=PlanStepStatus.COMPLETED),
-        PlanStep(step="add migration", status=PlanStepStatus.IN_PROGRESS),
-        PlanStep(step="wire runner", status=PlanStepStatus.PENDING),
-    ),
 )
 
 
@@ -65,9 +61,9 @@ def test_reminder_bytes_are_stable_with_edited_paths_before_the_plan() -> None:
 
 
 def test_an_empty_plan_renders_nothing_and_a_blank_explanation_is_left_out() -> None:
-    empty = collect_runtime_state(None, [], TurnPlanValue(explanation="x", steps=()))
+    empty = collect_runtime_state(None, [], turn_plan(explanation="x"))
     assert render_reminder(empty) == EMPTY_REMINDER
-    blank = TurnPlanValue(explanation="  ", steps=PLAN.steps[:1])
+    blank = turn_plan(("read schema", "completed"), explanation="  ")
     assert render_reminder(collect_runtime_state(None, [], blank)).splitlines()[1:3] == [
         "## Current plan",
         "- [completed] read schema",
@@ -80,8 +76,8 @@ def test_escaping_uses_entities_a_literal_backslash_n_and_the_replacement_charac
 
 def test_a_reminder_over_32768_characters_fails_the_compaction() -> None:
     """update-plan.md §6: a valid plan can exceed the cap (known gap) → compaction fails."""
-    steps = tuple(PlanStep(step="s" * 1_024, status=PlanStepStatus.PENDING) for _ in range(128))
-    state = collect_runtime_state(None, [], TurnPlanValue(steps=steps))
+    steps = [("s" * 1_024, "pending")] * 128
+    state = collect_runtime_state(None, [], turn_plan(*steps))
     with pytest.raises(ReminderInvalid, match="32768"):
         render_reminder(state)
 

@@ -11,14 +11,13 @@ from openwork_core.session.compaction.errors import RuntimeStateInvalid
 from openwork_core.session.compaction.runtime_state import (
     CompactionRuntimeState,
     ExtensionEntry,
-    PlanStep,
-    PlanStepStatus,
-    TurnPlanValue,
+    StoredPlan,
     collect_runtime_state,
     edited_paths,
 )
 from openwork_core.storage.codec import encode_content
 from openwork_tools.results import FileChange
+from tests.unit.compaction.compaction_support import turn_plan
 
 
 def change(path: str, undone: bool = False) -> FileChange:
@@ -53,13 +52,7 @@ def stored_result(*changes: FileChange, call_id: str = "c1") -> str:
     return encode_content(message, tuple(c.to_json() for c in changes))
 
 
-PLAN = TurnPlanValue(
-    explanation="why",
-    steps=(
-        PlanStep(step="read schema", status=PlanStepStatus.COMPLETED),
-        PlanStep(step="add migration", status=PlanStepStatus.IN_PROGRESS),
-    ),
-)
+PLAN = turn_plan(("read schema", "completed"), ("add migration", "in_progress"), explanation="why")
 
 
 def test_edited_paths_come_from_file_change_artifacts_of_all_messages_sorted_and_deduplicated() -> (
@@ -116,15 +109,15 @@ def test_artifacts_of_other_kinds_are_ignored() -> None:
 def test_a_plan_of_the_running_turn_overwrites_and_an_empty_plan_overwrites_too() -> None:
     """update-plan.md §6: non-empty and empty plans both overwrite extensions["turn_plan"]."""
     previous = collect_runtime_state(None, [], PLAN)
-    assert previous.turn_plan() == PLAN
-    cleared = collect_runtime_state(previous, [], TurnPlanValue())
-    assert cleared.turn_plan() == TurnPlanValue()
+    assert previous.turn_plan() == StoredPlan.of(PLAN)
+    cleared = collect_runtime_state(previous, [], turn_plan())
+    assert cleared.turn_plan() == StoredPlan(explanation=None, steps=())
 
 
 def test_no_plan_keeps_the_previous_checkpoints_plan() -> None:
     """None (manual, rewind, no update_plan yet) carries the latest value forward."""
     previous = collect_runtime_state(None, [], PLAN)
-    assert collect_runtime_state(previous, [], None).turn_plan() == PLAN
+    assert collect_runtime_state(previous, [], None).turn_plan() == StoredPlan.of(PLAN)
     assert collect_runtime_state(None, [], None).turn_plan() is None
 
 
