@@ -24,6 +24,7 @@ from openwork_core.context.world_state import WorldStateSources
 from openwork_core.models.capabilities import ModelCapabilities
 from openwork_core.models.port import ModelPort
 from openwork_core.session.actor import SessionActor, SessionHandle, TurnAccepted
+from openwork_core.session.approval import PermissionDecision
 from openwork_core.session.errors import InvalidWorkspace, NoProvider, UnknownAgent
 from openwork_core.session.input import (
     InputMessage,
@@ -40,6 +41,8 @@ from openwork_core.session.updates import GlobalUpdates, Replay, Subscription, U
 from openwork_core.skills.selection import select_skills, skill_snapshot_text
 from openwork_core.storage import PostgresStore, RecordNotFound
 from openwork_core.storage.codec import content_text, to_item
+from openwork_core.storage.postgres.compactions import CompactionStore
+from openwork_core.storage.postgres.plans import PlanStore
 from openwork_core.storage.records import (
     ProviderRecord,
     SessionRecord,
@@ -103,6 +106,8 @@ class OpenWorkCore:
         self._registry = builtin_registry()
         self._closing = False
         self.trace = TraceRecorder(store.pool)
+        self._plans = PlanStore(store.pool)
+        self._compactions = CompactionStore(store.pool)
 
     # -- lifecycle ---------------------------------------------------------------------------
     async def start(self) -> None:
@@ -193,6 +198,9 @@ class OpenWorkCore:
         actor_box: list[SessionActor] = []
         services = SessionServices(
             store=self.store,
+            plans=self._plans,
+            compactions=self._compactions,
+            interactive=record.parent_session_id is None,
             chat=chat,
             toolset=toolset,
             engine=self._engine,
@@ -351,6 +359,13 @@ class OpenWorkCore:
         await self.store.get_session(session_id)
         handle = await self.handle(session_id)
         await handle.cancel_turn(turn_id)
+
+    async def resolve_permission(
+        self, session_id: str, turn_id: str, tool_call_id: str, decision: PermissionDecision
+    ) -> None:
+        await self.store.get_session(session_id)
+        handle = await self.handle(session_id)
+        await handle.resolve_permission(turn_id, tool_call_id, decision)
 
     async def set_permission_mode(self, session_id: str, mode: SandboxMode) -> SessionRecord:
         await self.store.get_session(session_id)

@@ -20,6 +20,7 @@ from openwork_core.daemon.schemas import (
     HealthBody,
     MessageBody,
     MessagePageBody,
+    PermissionDecisionBody,
     PermissionModeBody,
     ProviderBody,
     ProviderList,
@@ -35,6 +36,7 @@ from openwork_core.daemon.schemas import (
 from openwork_core.daemon.security import SecurityMiddleware
 from openwork_core.daemon.sse import global_events, session_events
 from openwork_core.service import OpenWorkCore
+from openwork_core.session.approval import PermissionDecision
 from openwork_core.session.errors import SessionError
 from openwork_core.session.input import SkillInput, TextInput, UserInput
 from openwork_core.skills.selection import SkillSelectionError
@@ -207,6 +209,13 @@ def create_app(
     async def cancel_turn(sid: str, tid: str) -> Response:
         await core.cancel_turn(sid, tid)
         return JsonBytes({"turn_id": tid}, status_code=202)
+
+    @app.post("/v1/sessions/{sid}/turns/{tid}/permissions/{tool_call_id}", status_code=202)
+    async def resolve_permission(
+        sid: str, tid: str, tool_call_id: str, body: PermissionDecisionBody
+    ) -> Response:
+        await core.resolve_permission(sid, tid, tool_call_id, PermissionDecision(body.decision))
+        return JsonBytes({"turn_id": tid, "tool_call_id": tool_call_id}, status_code=202)
 
     @app.put("/v1/sessions/{sid}/permission-mode", response_model=SessionBody)
     async def set_mode(sid: str, body: PermissionModeBody) -> SessionBody:

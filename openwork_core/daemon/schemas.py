@@ -88,6 +88,11 @@ class PermissionModeBody(BaseModel):
     _normalize_mode = field_validator("mode", mode="before")(_mode)
 
 
+class PermissionDecisionBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    decision: Literal["allow_once", "deny"]
+
+
 class MessageBody(BaseModel):
     message_id: str
     sequence: int

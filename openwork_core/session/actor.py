@@ -14,9 +14,17 @@ from typing import TypeVar
 
 import structlog
 
+from openwork_core.session.approval import PermissionDecision
 from openwork_core.session.errors import ActorStopped, Busy, ReloadRequired, TurnNotActive
 from openwork_core.session.outcome import Cancelled, Failed, FailureCode, TurnOutcome
-from openwork_core.session.runner import SessionServices, TurnRunner, TurnSpec, outcome_json
+from openwork_core.session.runner import (
+    PermissionSlot,
+    SessionServices,
+    TurnContext,
+    TurnRunner,
+    TurnSpec,
+    outcome_json,
+)
 from openwork_core.session.snapshot import (
     IdleRuntime,
     RunningRuntime,
@@ -52,6 +60,7 @@ class _ActiveTurn:
     turn_id: str
     client_request_id: str
     cancel: asyncio.Event
+    permission: PermissionSlot
     task: asyncio.Task[TurnOutcome] | None = None
 
 
@@ -147,13 +156,21 @@ class SessionActor:
             return TurnAccepted(known, spec.client_request_id)
         if self._active is not None:
             raise Busy(self._active.turn_id)
-        active = _ActiveTurn(spec.turn_id, spec.client_request_id, asyncio.Event())
+        active = _ActiveTurn(
+            spec.turn_id, spec.client_request_id, asyncio.Event(), PermissionSlot()
+        )
         self._active = active
         self._accepted[spec.client_request_id] = spec.turn_id
         self._idle.clear()
         self._emit(spec.turn_id, TurnStarted(clientRequestId=spec.client_request_id))
         runner = TurnRunner(
-            spec, self._services, lambda u: self._emit(spec.turn_id, u), active.cancel
+            TurnContext(
+                spec=spec,
+                services=self._services,
+                emit=lambda u: self._emit(spec.turn_id, u),
+                cancel=active.cancel,
+                permission=active.permission,
+            )
         )
         active.task = asyncio.get_running_loop().create_task(
             runner.run(), name=f"turn-{spec.turn_id}"
@@ -188,6 +205,13 @@ class SessionActor:
         if self._active is None or self._active.turn_id != turn_id:
             raise TurnNotActive(turn_id)
         self._active.cancel.set()
+
+    async def _resolve_permission(
+        self, turn_id: str, tool_call_id: str, decision: PermissionDecision
+    ) -> None:
+        if self._active is None or self._active.turn_id != turn_id:
+            raise TurnNotActive(turn_id)
+        self._active.permission.resolve(tool_call_id, decision)
 
     async def _set_mode(self, mode: SandboxMode) -> None:
         await self._store.set_sandbox_mode(self.session_id, mode)
@@ -267,6 +291,13 @@ class SessionHandle:
 
     async def set_permission_mode(self, mode: SandboxMode) -> None:
         await self._actor.call(lambda: self._actor._set_mode(mode))
+
+    async def resolve_permission(
+        self, turn_id: str, tool_call_id: str, decision: PermissionDecision
+    ) -> None:
+        await self._actor.call(
+            lambda: self._actor._resolve_permission(turn_id, tool_call_id, decision)
+        )
 
     async def snapshot(self) -> SessionSnapshot:
         return await self._actor.call(self._actor._snapshot)

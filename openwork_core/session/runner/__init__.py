@@ -1,17 +1,20 @@
 """The turn runner, split by step."""
 
-from openwork_core.session.runner.turn import (
+from openwork_core.session.runner.context import (
     ResolvedModel,
     SessionServices,
-    TurnRunner,
+    TurnContext,
     TurnSpec,
-    outcome_json,
 )
+from openwork_core.session.runner.permission import PermissionSlot
+from openwork_core.session.runner.turn import TurnRunner, outcome_json
 from openwork_core.session.runner.world_state_step import WorldStateTracker
 
 __all__ = [
+    "PermissionSlot",
     "ResolvedModel",
     "SessionServices",
+    "TurnContext",
     "TurnRunner",
     "TurnSpec",
     "WorldStateTracker",

@@ -5,34 +5,21 @@ assistant message before any tool runs, each tool result before the next model c
 
 from __future__ import annotations
 
-import asyncio
 import uuid
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
-from pathlib import Path
+from collections.abc import Awaitable
 from typing import TypeVar
 
 import structlog
 from pydantic import JsonValue
 
-from openwork_chat_state import ChatStateError, ChatStateHandle, ConversationItem, MessageKind
-from openwork_chat_state.messages import (
-    Message,
-    Role,
-    TextBlock,
-    ToolCallBlock,
-    ToolResultBlock,
-    ToolResultState,
-)
-from openwork_core.agent import AgentDefinition
+from openwork_chat_state import ChatStateError, ConversationItem, MessageKind
+from openwork_chat_state.messages import Message
 from openwork_core.context.builder import ResolvedSystemContext, SystemContextBuilder
-from openwork_core.context.engine import ContextEngine, PreparedModelCall
+from openwork_core.context.engine import PreparedModelCall
 from openwork_core.context.errors import ContextAssemblyError
 from openwork_core.context.limits import ModelContextLimits
-from openwork_core.context.world_state import WorldStateSources
-from openwork_core.models.capabilities import ModelCapabilities
-from openwork_core.models.port import ModelCallOptions, ModelError, ModelPort
-from openwork_core.session.input import PreparedTurnInput
+from openwork_core.models.port import ModelCallOptions, ModelError
+from openwork_core.plan import unfinished_step_count
 from openwork_core.session.outcome import (
     Cancelled,
     Completed,
@@ -43,74 +30,40 @@ from openwork_core.session.outcome import (
     TurnOutcome,
 )
 from openwork_core.session.runner.cancellation import until_cancelled
+from openwork_core.session.runner.context import (
+    ResolvedModel,
+    SessionServices,
+    TurnContext,
+    TurnSpec,
+)
 from openwork_core.session.runner.model_step import (
     ModelProtocolViolation,
     assistant_message,
     stream_response,
 )
-from openwork_core.session.runner.tool_step import (
-    TERMINATED_TEXT,
-    DoomLoopCounter,
-    doom_loop_text,
-    invalid_input_text,
-    normalized_arguments,
-    text_result,
-)
-from openwork_core.session.runner.world_state_step import WorldStateStep, WorldStateTracker
-from openwork_core.session.toolset import TurnToolset
-from openwork_core.session.trace import SpanFinish, TraceRecorder
+from openwork_core.session.runner.tool_dispatch import ToolCallRunner
+from openwork_core.session.runner.world_state_step import WorldStateStep
+from openwork_core.session.trace import SpanFinish
 from openwork_core.session.updates import (
     ContextUpdated,
     DraftCleared,
-    LiveToolCall,
     PhaseChanged,
     SessionPhase,
-    SessionUpdate,
-    ToolCallFinished,
-    ToolCallStarted,
 )
-from openwork_core.storage import PostgresStore
 from openwork_core.storage.codec import new_message, to_item
-from openwork_core.storage.records import ProviderModel, ProviderRecord, TurnStatus, TurnUsage
-from openwork_tools import SandboxMode, SandboxPolicy, ToolCallContext, ToolResult, ToolStatus
+from openwork_core.storage.records import TurnStatus, TurnUsage
+
+__all__ = [
+    "ResolvedModel",
+    "SessionServices",
+    "TurnContext",
+    "TurnRunner",
+    "TurnSpec",
+    "outcome_json",
+]
 
 log = structlog.get_logger(__name__)
 T = TypeVar("T")
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ResolvedModel:
-    provider: ProviderRecord
-    model: ProviderModel
-    capabilities: ModelCapabilities
-    port: ModelPort
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class TurnSpec:
-    session_id: str
-    turn_id: str
-    client_request_id: str
-    input: PreparedTurnInput
-    model: ResolvedModel
-    disabled_skill_names: frozenset[str] = frozenset()
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SessionServices:
-    """What every turn of one session uses; owned by the session actor."""
-
-    store: PostgresStore
-    chat: ChatStateHandle
-    toolset: TurnToolset
-    engine: ContextEngine
-    agent: AgentDefinition
-    spill_dir: Path | None
-    app_version: str
-    sandbox_mode: Callable[[], SandboxMode]
-    world_state: WorldStateTracker
-    world_state_sources: Callable[[frozenset[str]], WorldStateSources]
-    trace: TraceRecorder
 
 
 def outcome_json(outcome: TurnOutcome) -> JsonValue:
@@ -128,19 +81,15 @@ def _new_id(prefix: str) -> str:
 
 
 class TurnRunner:
-    def __init__(
-        self,
-        spec: TurnSpec,
-        services: SessionServices,
-        emit: Callable[[SessionUpdate], None],
-        cancel: asyncio.Event,
-    ) -> None:
-        self._spec = spec
-        self._services = services
-        self._emit = emit
-        self._cancel = cancel
+    def __init__(self, turn: TurnContext) -> None:
+        self._turn = turn
+        self._spec = turn.spec
+        self._services = turn.services
+        self._emit = turn.emit
+        self._cancel = turn.cancel
         self._row_written = False
-        self._limits = ModelContextLimits.from_capabilities(spec.model.capabilities)
+        self._limits = ModelContextLimits.from_capabilities(turn.spec.model.capabilities)
+        self._tools = ToolCallRunner(turn)
 
     async def run(self) -> TurnOutcome:
         spec = self._spec
@@ -166,7 +115,6 @@ class TurnRunner:
         system = SystemContextBuilder().build(
             services.agent.system_prompt, services.toolset.system_prompt()
         )
-        doom = DoomLoopCounter(services.agent.doom_loop_threshold)
         disabled = self._spec.disabled_skill_names
         world_state = WorldStateStep(
             session_id=self._spec.session_id,
@@ -186,7 +134,7 @@ class TurnRunner:
             if not calls:
                 return Completed(message.text)
             self._emit(PhaseChanged(phase=SessionPhase.RUNNING_TOOLS))
-            terminal = await self._run_tool_calls(calls, doom)
+            terminal = await self._tools.run_calls(calls)
             if terminal is not None:
                 return terminal
         limit = services.agent.max_model_calls
@@ -311,103 +259,6 @@ class TurnRunner:
         self._emit(DraftCleared())
         return message
 
-    # -- tools -------------------------------------------------------------------------------
-    async def _run_tool_calls(
-        self, calls: tuple[ToolCallBlock, ...], doom: DoomLoopCounter
-    ) -> TurnOutcome | None:
-        terminal: TurnOutcome | None = None
-        for call in calls:
-            if terminal is not None:
-                block = text_result(call, TERMINATED_TEXT, ToolResultState.INTERRUPTED)
-                await self._record_result(call, _new_id("tc"), block, "cancelled", True, ())
-                continue
-            terminal = await self._run_tool_call(call, doom)
-        return terminal
-
-    async def _run_tool_call(
-        self, call: ToolCallBlock, doom: DoomLoopCounter
-    ) -> TurnOutcome | None:
-        services = self._services
-        tool_call_id = _new_id("tc")
-        normalized = normalized_arguments(call.input)
-        self._emit(
-            ToolCallStarted(
-                toolCall=LiveToolCall(
-                    toolCallId=tool_call_id,
-                    providerCallId=call.id,
-                    name=call.name,
-                    input=call.input,
-                    status="validating",
-                )
-            )
-        )
-        if self._cancel.is_set():
-            block = text_result(call, TERMINATED_TEXT, ToolResultState.INTERRUPTED)
-            await self._record_result(call, tool_call_id, block, "cancelled", True, ())
-            return Cancelled()
-        if normalized is None:
-            doom.reset()
-            text = invalid_input_text("the arguments are not a JSON object")
-            block = text_result(call, text, ToolResultState.ERROR)
-            await self._record_result(call, tool_call_id, block, "failed", True, ())
-            return None
-        if call.name not in services.toolset.names:
-            doom.reset()
-        elif doom.observe(call.name, normalized):
-            block = text_result(call, doom_loop_text(call.name), ToolResultState.ERROR)
-            await self._record_result(call, tool_call_id, block, "failed", True, ())
-            return Failed(
-                FailureCode.DOOM_LOOP,
-                f"the model called {call.name} with the same arguments "
-                f"{services.agent.doom_loop_threshold} times in a row",
-            )
-        context = ToolCallContext(
-            call_id=tool_call_id,
-            policy=SandboxPolicy(mode=services.sandbox_mode()),
-            cancel=self._cancel,
-        )
-        result: ToolResult = await services.toolset.registry_tools.call(
-            call.name, call.input, context
-        )
-        block = result.to_block(call.id, call.name)
-        artifacts = tuple(a.to_json() for a in result.artifacts)
-        is_error = result.status is not ToolStatus.SUCCEEDED
-        await self._record_result(
-            call, tool_call_id, block, result.status.value, is_error, artifacts
-        )
-        if result.status is ToolStatus.CANCELLED or self._cancel.is_set():
-            return Cancelled()
-        return None
-
-    async def _record_result(
-        self,
-        call: ToolCallBlock,
-        tool_call_id: str,
-        block: ToolResultBlock,
-        status: str,
-        is_error: bool,
-        artifacts: tuple[JsonValue, ...],
-    ) -> None:
-        """DB → Chat State → tool_call_finished (session-runtime.md §5 step 9)."""
-        spec = self._spec
-        message = Message(role=Role.TOOL, content=(block,))
-        row = new_message(_new_id("msg"), message, MessageKind.NORMAL, artifacts)
-        (stored,) = await self._persist(
-            self._services.store.append_messages(spec.session_id, spec.turn_id, (row,))
-        )
-        await self._append([to_item(stored)])
-        self._emit(
-            ToolCallFinished(
-                toolCallId=tool_call_id,
-                providerCallId=call.id,
-                toolName=call.name,
-                status=status,
-                output="".join(b.text for b in block.output if isinstance(b, TextBlock)),
-                isError=is_error,
-                artifacts=list(artifacts) or None,
-            )
-        )
-
     # -- helpers -----------------------------------------------------------------------------
     async def _persist(self, write: Awaitable[T]) -> T:
         try:
@@ -448,7 +299,11 @@ class TurnRunner:
                 status, code, message = TurnStatus.CANCELLED, None, None
         try:
             await self._services.store.finish_turn(
-                self._spec.turn_id, status, error_code=code, error_message=message
+                self._spec.turn_id,
+                status,
+                error_code=code,
+                error_message=message,
+                plan_unfinished_step_count=unfinished_step_count(self._tools.current_plan),
             )
         except Exception as exc:
             log.error("turn.finish_write_failed", error=str(exc))

@@ -1,0 +1,479 @@
+"""Running the tool calls of one response (session-runtime.md §5): resolve → validate →
+doom-loop check → approval gate → execute → persist the result → Chat State → live update.
+Tool failures are results the model sees; only a failed write or a terminal decision ends the turn."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import Awaitable
+from datetime import UTC, datetime
+from typing import TypeVar
+
+import orjson
+from pydantic import JsonValue
+
+from openwork_chat_state import ChatStateError, ConversationItem, MessageKind
+from openwork_chat_state.messages import (
+    Message,
+    Role,
+    TextBlock,
+    ToolCallBlock,
+    ToolResultBlock,
+    ToolResultState,
+)
+from openwork_core.plan import PlanError, TurnPlan, read_update_plan
+from openwork_core.plan.tool import PLAN_UPDATED_TEXT
+from openwork_core.session.approval import (
+    DenialSource,
+    NeedsCard,
+    PermissionDecision,
+    PermissionRequest,
+    RuleDenial,
+    Run,
+    authorize,
+    decide,
+    session_path_classifier,
+)
+from openwork_core.session.outcome import (
+    Cancelled,
+    Failed,
+    FailureCode,
+    TurnCancelled,
+    TurnFailure,
+    TurnOutcome,
+)
+from openwork_core.session.runner.cancellation import until_cancelled
+from openwork_core.session.runner.context import TurnContext
+from openwork_core.session.runner.tool_step import (
+    TERMINATED_TEXT,
+    DoomLoopCounter,
+    doom_loop_text,
+    invalid_input_text,
+    normalized_arguments,
+    text_result,
+)
+from openwork_core.session.toolset import (
+    ConversationHistory,
+    NotFound,
+    Registered,
+    UpdatePlan,
+    parse_conversation_history,
+)
+from openwork_core.session.trace import SpanFinish
+from openwork_core.session.updates import (
+    LiveToolCall,
+    PermissionRequested,
+    PermissionResolved,
+    PhaseChanged,
+    PlanUpdated,
+    SessionPhase,
+    ToolCallFinished,
+    ToolCallStarted,
+)
+from openwork_core.storage import StorageError
+from openwork_core.storage.codec import decode_message, new_message, to_item
+from openwork_core.storage.postgres.compactions import TranscriptPage
+from openwork_tools import SandboxPolicy, ToolCallContext, ToolResult, ToolStatus
+
+T = TypeVar("T")
+
+_SPAN_STATUS = {
+    ToolStatus.SUCCEEDED: "succeeded",
+    ToolStatus.FAILED: "failed",
+    ToolStatus.DENIED: "denied",
+    ToolStatus.CANCELLED: "cancelled",
+    ToolStatus.OUTCOME_UNKNOWN: "outcome_unknown",
+}
+
+
+def _new_id(prefix: str) -> str:
+    return f"{prefix}_{uuid.uuid4().hex}"
+
+
+def _block_text(block: ToolResultBlock) -> str:
+    return "".join(b.text for b in block.output if isinstance(b, TextBlock))
+
+
+def transcript_text(page: TranscriptPage) -> str:
+    """The tool result of ``conversation_history``: raw messages as stored, without UI artifacts."""
+    return orjson.dumps(
+        {
+            "compactionId": page.compaction_id,
+            "throughMessageSequence": page.through_message_sequence,
+            "messages": [
+                {
+                    "sequence": m.sequence,
+                    "role": m.role.value,
+                    "kind": m.kind.value,
+                    "content": decode_message(m).content,
+                }
+                for m in page.messages
+            ],
+            "hasMore": page.has_more,
+            "nextAfterSequence": page.next_after_sequence,
+        }
+    ).decode()
+
+
+class ToolCallRunner:
+    """One turn's tool execution state: doom-loop streak, current plan, last sandbox denial."""
+
+    def __init__(self, turn: TurnContext) -> None:
+        self._turn = turn
+        self._doom = DoomLoopCounter(turn.services.agent.doom_loop_threshold)
+        self.current_plan: TurnPlan | None = None
+        self._previous_denial: str | None = None
+
+    async def run_calls(self, calls: tuple[ToolCallBlock, ...]) -> TurnOutcome | None:
+        """Serially, in provider order. After a terminating call, the rest get the fixed
+        ``cancelled`` result (§4)."""
+        terminal: TurnOutcome | None = None
+        for call in calls:
+            if terminal is not None:
+                await self._terminated(call, _new_id("tc"), start=True)
+                continue
+            terminal = await self._run(call)
+        return terminal
+
+    # -- one call ----------------------------------------------------------------------------
+    async def _run(self, call: ToolCallBlock) -> TurnOutcome | None:
+        turn = self._turn
+        tool_call_id = _new_id("tc")
+        self._started(call, tool_call_id)
+        span = turn.services.trace.open_span(
+            kind="tool_call",
+            name=call.name,
+            trace_id=turn.spec.turn_id,
+            session_id=turn.spec.session_id,
+            turn_id=turn.spec.turn_id,
+            provider_call_id=call.id,
+            requested_tool_name=call.name,
+        )
+        if turn.cancel.is_set():
+            await self._terminated(call, tool_call_id, span=span)
+            return Cancelled()
+        normalized = normalized_arguments(call.input)
+        if normalized is None:
+            self._doom.reset()
+            text = invalid_input_text("the arguments are not a JSON object")
+            await self._finish(
+                call, tool_call_id, span, text_result(call, text, ToolResultState.ERROR), "failed"
+            )
+            return None
+        resolved = turn.services.toolset.resolve(call.name)
+        if isinstance(resolved, NotFound):
+            self._doom.reset()
+            block = text_result(call, resolved.text, ToolResultState.ERROR)
+            await self._finish(call, tool_call_id, span, block, "failed")
+            return None
+        if self._doom.observe(call.name, normalized):
+            block = text_result(call, doom_loop_text(call.name), ToolResultState.ERROR)
+            await self._finish(call, tool_call_id, span, block, "failed")
+            threshold = turn.services.agent.doom_loop_threshold
+            return Failed(
+                FailureCode.DOOM_LOOP,
+                f"the model called {call.name} with the same arguments {threshold} times in a row",
+            )
+        match resolved:
+            case UpdatePlan():
+                return await self._update_plan(call, tool_call_id, span)
+            case ConversationHistory():
+                return await self._conversation_history(call, tool_call_id, span)
+            case Registered(name=name):
+                return await self._registered(call, name, tool_call_id, span)
+
+    async def _registered(
+        self, call: ToolCallBlock, name: str, tool_call_id: str, span: str
+    ) -> TurnOutcome | None:
+        turn = self._turn
+        registry = turn.services.toolset.registry_tools
+        verdict = authorize(
+            registry.prepare(name, call.input),
+            mode=turn.services.sandbox_mode(),
+            interactive=turn.interactive,
+            sandbox_available=registry.session.sandbox.available,
+            previous_denial=self._previous_denial,
+            classify=session_path_classifier(registry.session),
+        )
+        wait_ms: int | None = None
+        decision_source = "sandbox"
+        if isinstance(verdict, NeedsCard):
+            started = time.monotonic()
+            decision = await self._ask(call, tool_call_id, verdict)
+            wait_ms = int((time.monotonic() - started) * 1000)
+            if decision is None:
+                await self._terminated(call, tool_call_id, span=span)
+                return Cancelled()
+            verdict = decide(verdict, decision)
+            decision_source = "user"
+        if isinstance(verdict, RuleDenial):
+            block = text_result(call, verdict.text, ToolResultState.DENIED)
+            await self._finish(
+                call,
+                tool_call_id,
+                span,
+                block,
+                "denied",
+                attributes={
+                    "permissionDecision": "deny",
+                    "permissionDecisionSource": verdict.source.value,
+                },
+                permission_wait_ms=wait_ms,
+            )
+            if verdict.source is DenialSource.USER:
+                return Failed(FailureCode.PERMISSION_DENIED, "the user denied a tool call")
+            return None
+        assert isinstance(verdict, Run)
+        context = ToolCallContext(
+            call_id=tool_call_id,
+            policy=SandboxPolicy(mode=turn.services.sandbox_mode(), grants=verdict.grants),
+            cancel=turn.cancel,
+        )
+        result = await registry.call(name, call.input, context)
+        if result.sandbox_denied:
+            self._previous_denial = result.text.strip().splitlines()[-1] if result.text else None
+        await self._finish_result(call, tool_call_id, span, result, decision_source, wait_ms)
+        if result.status is ToolStatus.CANCELLED or turn.cancel.is_set():
+            return Cancelled()
+        return None
+
+    async def _ask(
+        self, call: ToolCallBlock, tool_call_id: str, pending: NeedsCard
+    ) -> PermissionDecision | None:
+        """Show the card and wait for allow_once / deny; None when the turn was cancelled."""
+        turn = self._turn
+        request = PermissionRequest(
+            sessionId=turn.spec.session_id,
+            turnId=turn.spec.turn_id,
+            toolCallId=tool_call_id,
+            providerCallId=call.id,
+            toolName=call.name,
+            card=pending.card,
+        )
+        future = turn.permission.open(tool_call_id)
+        turn.emit(PhaseChanged(phase=SessionPhase.WAITING_PERMISSION))
+        turn.emit(PermissionRequested(request=request.to_json()))
+        try:
+            decision = await until_cancelled(turn.cancel, _wait(future))
+        except TurnCancelled:
+            return None
+        finally:
+            turn.permission.close()
+        turn.emit(PermissionResolved(toolCallId=tool_call_id, decision=decision.value))
+        turn.emit(PhaseChanged(phase=SessionPhase.RUNNING_TOOLS))
+        return decision
+
+    async def _update_plan(
+        self, call: ToolCallBlock, tool_call_id: str, span: str
+    ) -> TurnOutcome | None:
+        """update-plan.md §4: plan and tool message in one transaction; event after commit."""
+        turn = self._turn
+        try:
+            plan = read_update_plan(turn.spec.turn_id, call.input, datetime.now(UTC))
+        except PlanError as error:
+            block = text_result(call, str(error), ToolResultState.ERROR)
+            await self._finish(call, tool_call_id, span, block, "failed", control=True)
+            return None
+        block = text_result(call, PLAN_UPDATED_TEXT, ToolResultState.SUCCESS)
+        row = new_message(
+            _new_id("msg"), Message(role=Role.TOOL, content=(block,)), MessageKind.NORMAL
+        )
+        stored = await self._persist(
+            turn.services.plans.commit_plan_update(
+                turn.spec.session_id, turn.spec.turn_id, plan, row
+            )
+        )
+        await self._append(to_item(stored))
+        self.current_plan = plan
+        snapshot = plan.snapshot_json()
+        steps = snapshot["steps"]
+        assert isinstance(steps, list)
+        turn.emit(
+            PlanUpdated(
+                explanation=plan.explanation, plan=steps, updatedAt=str(snapshot["updatedAt"])
+            )
+        )
+        self._finished_update(call, tool_call_id, block, "succeeded", ())
+        turn.services.trace.close_span(span, SpanFinish("succeeded", attributes=_control_attrs()))
+        return None
+
+    async def _conversation_history(
+        self, call: ToolCallBlock, tool_call_id: str, span: str
+    ) -> TurnOutcome | None:
+        turn = self._turn
+        args = parse_conversation_history(call.input)
+        if isinstance(args, str):
+            block = text_result(call, args, ToolResultState.ERROR)
+            await self._finish(call, tool_call_id, span, block, "failed", control=True)
+            return None
+        try:
+            page = await turn.services.compactions.read_transcript(
+                turn.spec.session_id,
+                args.compaction_id,
+                args.effective_after_sequence,
+                args.effective_limit,
+            )
+        except StorageError as error:
+            block = text_result(call, f"{error.code}: {error}", ToolResultState.ERROR)
+            await self._finish(call, tool_call_id, span, block, "failed", control=True)
+            return None
+        block = text_result(call, transcript_text(page), ToolResultState.SUCCESS)
+        await self._finish(call, tool_call_id, span, block, "succeeded", control=True)
+        return None
+
+    # -- results -----------------------------------------------------------------------------
+    def _started(self, call: ToolCallBlock, tool_call_id: str) -> None:
+        self._turn.emit(
+            ToolCallStarted(
+                toolCall=LiveToolCall(
+                    toolCallId=tool_call_id,
+                    providerCallId=call.id,
+                    name=call.name,
+                    input=call.input,
+                    status="validating",
+                )
+            )
+        )
+
+    async def _terminated(
+        self,
+        call: ToolCallBlock,
+        tool_call_id: str,
+        *,
+        span: str | None = None,
+        start: bool = False,
+    ) -> None:
+        if start:
+            self._started(call, tool_call_id)
+        block = text_result(call, TERMINATED_TEXT, ToolResultState.INTERRUPTED)
+        if span is None:
+            await self._record(call, tool_call_id, block, "cancelled", ())
+        else:
+            await self._finish(
+                call,
+                tool_call_id,
+                span,
+                block,
+                "cancelled",
+                attributes={
+                    "permissionDecision": "cancelled",
+                    "permissionDecisionSource": "system",
+                },
+            )
+
+    async def _finish_result(
+        self,
+        call: ToolCallBlock,
+        tool_call_id: str,
+        span: str,
+        result: ToolResult,
+        decision_source: str,
+        wait_ms: int | None,
+    ) -> None:
+        block = result.to_block(call.id, call.name)
+        artifacts: tuple[JsonValue, ...] = tuple(a.to_json() for a in result.artifacts)
+        await self._record(call, tool_call_id, block, result.status.value, artifacts)
+        self._turn.services.trace.close_span(
+            span,
+            SpanFinish(
+                _SPAN_STATUS[result.status],
+                error_code=None if result.error is None else result.error.code.value,
+                error_message=None if result.error is None else result.error.message[:1000],
+                resolved_tool_name=call.name,
+                attributes={
+                    "sandboxMode": self._turn.services.sandbox_mode().value,
+                    "permissionDecision": "allow",
+                    "permissionDecisionSource": decision_source,
+                    "sandboxDenied": result.sandbox_denied,
+                    **({"permissionWaitMs": wait_ms} if wait_ms is not None else {}),
+                },
+            ),
+        )
+
+    async def _finish(
+        self,
+        call: ToolCallBlock,
+        tool_call_id: str,
+        span: str,
+        block: ToolResultBlock,
+        status: str,
+        *,
+        control: bool = False,
+        attributes: dict[str, JsonValue] | None = None,
+        permission_wait_ms: int | None = None,
+    ) -> None:
+        await self._record(call, tool_call_id, block, status, ())
+        extra = _control_attrs() if control else (attributes or {})
+        if permission_wait_ms is not None:
+            extra = {**extra, "permissionWaitMs": permission_wait_ms}
+        self._turn.services.trace.close_span(
+            span,
+            SpanFinish(
+                {"succeeded": "succeeded", "failed": "failed", "denied": "denied"}.get(
+                    status, "cancelled"
+                ),
+                attributes=extra,
+            ),
+        )
+
+    async def _record(
+        self,
+        call: ToolCallBlock,
+        tool_call_id: str,
+        block: ToolResultBlock,
+        status: str,
+        artifacts: tuple[JsonValue, ...],
+    ) -> None:
+        """DB → Chat State → tool_call_finished (session-runtime.md §5 step 9)."""
+        turn = self._turn
+        message = Message(role=Role.TOOL, content=(block,))
+        row = new_message(_new_id("msg"), message, MessageKind.NORMAL, artifacts)
+        (stored,) = await self._persist(
+            turn.services.store.append_messages(turn.spec.session_id, turn.spec.turn_id, (row,))
+        )
+        await self._append(to_item(stored))
+        self._finished_update(call, tool_call_id, block, status, artifacts)
+
+    def _finished_update(
+        self,
+        call: ToolCallBlock,
+        tool_call_id: str,
+        block: ToolResultBlock,
+        status: str,
+        artifacts: tuple[JsonValue, ...],
+    ) -> None:
+        self._turn.emit(
+            ToolCallFinished(
+                toolCallId=tool_call_id,
+                providerCallId=call.id,
+                toolName=call.name,
+                status=status,
+                output=_block_text(block),
+                isError=block.state is not ToolResultState.SUCCESS,
+                artifacts=list(artifacts) or None,
+            )
+        )
+
+    async def _persist(self, write: Awaitable[T]) -> T:
+        try:
+            return await write
+        except Exception as exc:
+            raise TurnFailure(
+                FailureCode.PERSISTENCE_ERROR, f"could not persist a tool result: {exc}"
+            ) from exc
+
+    async def _append(self, item: ConversationItem) -> None:
+        try:
+            await self._turn.services.chat.append(item)
+        except ChatStateError as exc:
+            raise TurnFailure(FailureCode.CHAT_STATE_ERROR, f"{exc.code}: {exc}") from exc
+
+
+def _control_attrs() -> dict[str, JsonValue]:
+    return {"permissionDecision": "allow", "permissionDecisionSource": "control_tool"}
+
+
+async def _wait(future: asyncio.Future[PermissionDecision]) -> PermissionDecision:
+    return await future
