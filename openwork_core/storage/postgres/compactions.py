@@ -1,13 +1,7 @@
-"""The ``conversation_compactions`` table and the reads compaction needs (compaction.md §6, §8,
-storage.md §2).
-
-Messages are never deleted: a checkpoint marks, by message sequence, which span a summary
-replaces. ``insert_checkpoint`` runs the §6 checks in one transaction holding the session row
-lock; the boundaries are computed there (the session's current max message sequence; a rewind
-keeps its target's fact boundary). ``load_projection`` reads, in one snapshot, what §8.1 needs to
-rebuild the model-visible Conversation; assembling the synthetic items is the compaction
-package's job (``openwork_core.session.compaction.loading``).
-"""
+"""``conversation_compactions`` and the reads compaction needs (compaction.md §6, §8; storage.md
+§2). Messages are never deleted. ``insert_checkpoint`` runs the §6 checks under the session row
+lock and computes the boundaries there; ``load_projection`` reads what §8.1 needs in one snapshot
+(the compaction package builds the synthetic items)."""
 
 from __future__ import annotations
 
@@ -22,7 +16,7 @@ from openwork_chat_state.messages import Role
 from openwork_core.storage.errors import RecordNotFound, StorageError
 from openwork_core.storage.postgres import messages as message_rows
 from openwork_core.storage.postgres.connection import Conn
-from openwork_core.storage.postgres.sessions import lock_session
+from openwork_core.storage.postgres.sessions import fetch_session, lock_session
 from openwork_core.storage.records import StoredMessage, TurnStatus
 
 CHECKPOINT_FORMAT_VERSION = 1
@@ -52,6 +46,8 @@ class NoCheckpoint(StorageError):
 
 
 class TranscriptQueryInvalid(StorageError):
+    """``limit`` outside 1–50 or a negative ``afterSequence`` (§8.4)."""
+
     code = "invalid_transcript_query"
 
 
@@ -109,8 +105,8 @@ class NewCheckpoint:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ProjectionRows:
-    """One consistent read for §8.1: the latest checkpoint, its replayed message, the raw messages
-    after its install boundary (all messages without a checkpoint) and the pruning watermark."""
+    """§8.1 in one read: latest checkpoint, its replayed message, raw messages after its install
+    boundary (all without a checkpoint), the pruning watermark."""
 
     checkpoint: CheckpointRecord | None
     replayed: StoredMessage | None
@@ -120,8 +116,6 @@ class ProjectionRows:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SessionMessageContents:
-    """The stored content JSON of every message of a session, in sequence order."""
-
     max_sequence: int
     contents: tuple[str, ...]
 
@@ -144,29 +138,9 @@ _COLUMNS = """id, session_id, sequence, kind, through_message_sequence,
 
 
 def _row(row: asyncpg.Record) -> CheckpointRecord:
-    return CheckpointRecord(
-        id=row["id"],
-        session_id=row["session_id"],
-        sequence=row["sequence"],
-        kind=CompactionKind(row["kind"]),
-        through_message_sequence=row["through_message_sequence"],
-        replaced_through_message_sequence=row["replaced_through_message_sequence"],
-        source_message_count=row["source_message_count"],
-        checkpoint_format_version=row["checkpoint_format_version"],
-        summary_format_version=row["summary_format_version"],
-        last_user_message_id=row["last_user_message_id"],
-        last_user_message_sequence=row["last_user_message_sequence"],
-        resolved_model_name=row["resolved_model_name"],
-        summary=row["summary"],
-        runtime_state=row["runtime_state"],
-        runtime_reminder_format_version=row["runtime_reminder_format_version"],
-        runtime_reminder=row["runtime_reminder"],
-        trigger_turn_id=row["trigger_turn_id"],
-        parent_compaction_id=row["parent_compaction_id"],
-        input_tokens=row["input_tokens"],
-        output_tokens=row["output_tokens"],
-        created_at=row["created_at"],
-    )
+    values = dict(row.items())
+    values["kind"] = CompactionKind(values["kind"])
+    return CheckpointRecord(**values)
 
 
 async def fetch_latest_checkpoint(conn: Conn, session_id: str) -> CheckpointRecord | None:
@@ -187,13 +161,6 @@ async def fetch_checkpoint(conn: Conn, session_id: str, compaction_id: str) -> C
     if row is None:
         raise RecordNotFound(f"unknown compaction checkpoint: {compaction_id}")
     return _row(row)
-
-
-async def _max_message_sequence(conn: Conn, session_id: str) -> int:
-    value = await conn.fetchval(
-        "SELECT COALESCE(MAX(sequence), 0) FROM messages WHERE session_id = $1", session_id
-    )
-    return int(value)
 
 
 async def _check_turn_state(conn: Conn, new: NewCheckpoint) -> None:
@@ -233,20 +200,19 @@ async def _fact_boundary(conn: Conn, new: NewCheckpoint, max_sequence: int) -> i
 
 
 async def _check_replayed(conn: Conn, new: NewCheckpoint, through: int) -> None:
-    row = await conn.fetchrow(
-        "SELECT session_id, sequence, role, message_kind FROM messages WHERE id = $1",
+    sequence = await conn.fetchval(
+        """SELECT sequence FROM messages WHERE id = $1 AND session_id = $2 AND role = $3
+           AND message_kind = $4""",
         new.last_user_message_id,
+        new.session_id,
+        Role.USER.value,
+        MessageKind.NORMAL.value,
     )
-    if (
-        row is None
-        or row["session_id"] != new.session_id
-        or row["role"] != Role.USER.value
-        or row["message_kind"] != MessageKind.NORMAL.value
-    ):
+    if sequence is None:
         raise CheckpointCheckFailed(
             f"replayed message {new.last_user_message_id} is not a user request of this session"
         )
-    if row["sequence"] != new.last_user_message_sequence or row["sequence"] > through:
+    if sequence != new.last_user_message_sequence or sequence > through:
         raise CheckpointCheckFailed("the replayed message is not at or below the fact boundary")
 
 
@@ -255,49 +221,43 @@ async def insert_checkpoint(conn: Conn, new: NewCheckpoint) -> CheckpointRecord:
     async with conn.transaction():
         await lock_session(conn, new.session_id)
         await _check_turn_state(conn, new)
-        max_sequence = await _max_message_sequence(conn, new.session_id)
+        max_sequence: int = await conn.fetchval(
+            "SELECT COALESCE(MAX(sequence), 0) FROM messages WHERE session_id = $1", new.session_id
+        )
         if max_sequence == 0:
             raise CheckpointCheckFailed("the session has no message")
         if new.expected_max_sequence is not None and new.expected_max_sequence != max_sequence:
-            raise CheckpointCheckFailed(
-                f"messages changed since the projection was read "
-                f"(expected max sequence {new.expected_max_sequence}, found {max_sequence})"
-            )
+            raise CheckpointCheckFailed(f"messages changed since the read (now {max_sequence})")
         through = await _fact_boundary(conn, new, max_sequence)
         await _check_replayed(conn, new, through)
+        values = {
+            "id": new.id,
+            "session_id": new.session_id,
+            "through_message_sequence": through,
+            "replaced_through_message_sequence": max_sequence,
+            "source_message_count": new.source_message_count,
+            "checkpoint_format_version": CHECKPOINT_FORMAT_VERSION,
+            "kind": new.kind.value,
+            "summary_format_version": SUMMARY_FORMAT_VERSION,
+            "last_user_message_id": new.last_user_message_id,
+            "last_user_message_sequence": new.last_user_message_sequence,
+            "resolved_model_name": new.resolved_model_name,
+            "summary": new.summary,
+            "runtime_state": new.runtime_state,
+            "runtime_reminder_format_version": RUNTIME_REMINDER_FORMAT_VERSION,
+            "runtime_reminder": new.runtime_reminder,
+            "trigger_turn_id": new.trigger_turn_id,
+            "parent_compaction_id": new.parent_compaction_id,
+            "input_tokens": new.input_tokens,
+            "output_tokens": new.output_tokens,
+        }
+        placeholders = ", ".join(f"${n}" for n in range(1, len(values) + 1))
         row = await conn.fetchrow(
-            f"""INSERT INTO conversation_compactions (
-                    id, session_id, sequence, through_message_sequence,
-                    replaced_through_message_sequence, source_message_count,
-                    checkpoint_format_version, kind, summary_format_version,
-                    last_user_message_id, last_user_message_sequence, resolved_model_name,
-                    summary, runtime_state, runtime_reminder_format_version, runtime_reminder,
-                    trigger_turn_id, parent_compaction_id, input_tokens, output_tokens)
-                VALUES ($1, $2,
-                    (SELECT COALESCE(MAX(sequence), 0) + 1 FROM conversation_compactions
-                     WHERE session_id = $2),
-                    $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::jsonb, $14, $15, $16, $17,
-                    $18, $19)
+            f"""INSERT INTO conversation_compactions ({", ".join(values)}, sequence)
+                VALUES ({placeholders}, (SELECT COALESCE(MAX(sequence), 0) + 1
+                    FROM conversation_compactions WHERE session_id = $2))
                 RETURNING {_COLUMNS}""",
-            new.id,
-            new.session_id,
-            through,
-            max_sequence,
-            new.source_message_count,
-            CHECKPOINT_FORMAT_VERSION,
-            new.kind.value,
-            SUMMARY_FORMAT_VERSION,
-            new.last_user_message_id,
-            new.last_user_message_sequence,
-            new.resolved_model_name,
-            new.summary,
-            new.runtime_state,
-            RUNTIME_REMINDER_FORMAT_VERSION,
-            new.runtime_reminder,
-            new.trigger_turn_id,
-            new.parent_compaction_id,
-            new.input_tokens,
-            new.output_tokens,
+            *values.values(),
         )
         assert row is not None
         return _row(row)
@@ -320,11 +280,7 @@ async def _fetch_replayed(
 async def load_projection(conn: Conn, session_id: str) -> ProjectionRows:
     """§8.1 reads in one repeatable-read snapshot."""
     async with conn.transaction(isolation="repeatable_read", readonly=True):
-        watermark = await conn.fetchrow(
-            "SELECT tool_result_pruned_through_sequence FROM sessions WHERE id = $1", session_id
-        )
-        if watermark is None:
-            raise RecordNotFound(f"unknown session: {session_id}")
+        session = await fetch_session(conn, session_id)
         checkpoint = await fetch_latest_checkpoint(conn, session_id)
         replayed: StoredMessage | None = None
         after = 0
@@ -336,7 +292,7 @@ async def load_projection(conn: Conn, session_id: str) -> ProjectionRows:
             checkpoint=checkpoint,
             replayed=replayed,
             raw=tuple(raw),
-            watermark=watermark["tool_result_pruned_through_sequence"],
+            watermark=session.tool_result_pruned_through_sequence,
         )
 
 
@@ -357,14 +313,9 @@ async def advance_watermark(conn: Conn, session_id: str, sequence: int) -> int:
 
 
 async def session_message_contents(conn: Conn, session_id: str) -> SessionMessageContents:
-    rows = await conn.fetch(
-        """SELECT sequence, content::text AS content FROM messages WHERE session_id = $1
-           ORDER BY sequence""",
-        session_id,
-    )
+    rows = await message_rows.fetch_session_messages(conn, session_id)
     return SessionMessageContents(
-        max_sequence=rows[-1]["sequence"] if rows else 0,
-        contents=tuple(r["content"] for r in rows),
+        max_sequence=rows[-1].sequence if rows else 0, contents=tuple(r.content for r in rows)
     )
 
 
@@ -423,7 +374,6 @@ class CompactionStore:
             return await load_projection(conn, session_id)
 
     async def replayed_message(self, checkpoint: CheckpointRecord) -> StoredMessage | None:
-        """The raw user message a checkpoint replays."""
         async with self._pool.acquire() as conn:
             return await _fetch_replayed(conn, checkpoint.session_id, checkpoint)
 
