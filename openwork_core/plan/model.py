@@ -8,6 +8,7 @@ from datetime import datetime
 
 import orjson
 from pydantic import BaseModel, ConfigDict, JsonValue, TypeAdapter
+from pydantic.dataclasses import dataclass as validated_dataclass
 
 from openwork_chat_state.messages import JsonObject
 
@@ -23,10 +24,11 @@ class PlanStepStatus(enum.StrEnum):
     COMPLETED = "completed"
 
 
-class PlanStep(BaseModel):
-    """One checklist item; unknown fields are rejected, ``step`` is stored untrimmed."""
+@validated_dataclass(frozen=True, slots=True, config=ConfigDict(extra="forbid", strict=True))
+class PlanStep:
+    """One checklist item; unknown fields are rejected, ``step`` is stored untrimmed.
 
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+    A dataclass, so ``orjson.dumps`` writes it as ``{"step": …, "status": …}`` in events."""
 
     step: str
     status: PlanStepStatus
@@ -71,8 +73,7 @@ class TurnPlan:
         )
 
     def snapshot_json(self) -> JsonObject:
-        """``TurnPlanSnapshot{explanation, steps, updatedAt}`` (update-plan.md §7); the
-        ``plan_updated`` event carries the same values with ``plan`` for ``steps``."""
+        """``snapshot()`` as plain JSON values (``updatedAt`` ISO 8601 with offset)."""
         steps: JsonValue = orjson.loads(steps_to_json(self.steps))
         return {
             "explanation": self.explanation,
@@ -80,10 +81,44 @@ class TurnPlan:
             "updatedAt": self.updated_at.isoformat(),
         }
 
+    def snapshot(self) -> TurnPlanSnapshot:
+        return TurnPlanSnapshot(
+            explanation=self.explanation, steps=self.steps, updatedAt=self.updated_at
+        )
+
+    def record(self) -> TurnPlanRecord:
+        return TurnPlanRecord(
+            turnId=self.turn_id,
+            explanation=self.explanation,
+            steps=self.steps,
+            updatedAt=self.updated_at,
+        )
+
     @property
     def is_empty(self) -> bool:
         """An explicit clear (``plan: []``)."""
         return not self.steps
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TurnPlanSnapshot:
+    """``TurnPlanSnapshot{explanation, steps, updatedAt}`` (update-plan.md §7); the
+    ``plan_updated`` event carries the same values, with ``plan`` for ``steps``.
+    ``orjson.dumps`` writes ``updatedAt`` as ISO 8601 with offset."""
+
+    explanation: str | None
+    steps: tuple[PlanStep, ...]
+    updatedAt: datetime
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TurnPlanRecord:
+    """``TurnPlanRecord{turnId, explanation, steps, updatedAt}`` of ``LoadedSession.plans``."""
+
+    turnId: str
+    explanation: str | None
+    steps: tuple[PlanStep, ...]
+    updatedAt: datetime
 
 
 def unfinished_step_count(plan: TurnPlan | None) -> int | None:
