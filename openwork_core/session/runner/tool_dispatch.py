@@ -24,6 +24,7 @@ from openwork_chat_state.messages import (
     ToolResultState,
 )
 from openwork_core.plan import PlanError, TurnPlan, read_update_plan
+from openwork_core.plan.model import steps_to_json
 from openwork_core.plan.tool import PLAN_UPDATED_TEXT
 from openwork_core.session.approval import (
     DenialSource,
@@ -287,12 +288,10 @@ class ToolCallRunner:
         )
         await self._append(to_item(stored))
         self.current_plan = plan
-        snapshot = plan.snapshot_json()
-        steps = snapshot["steps"]
-        assert isinstance(steps, list)
+        steps: list[JsonValue] = orjson.loads(steps_to_json(plan.steps))
         turn.emit(
             PlanUpdated(
-                explanation=plan.explanation, plan=steps, updatedAt=str(snapshot["updatedAt"])
+                explanation=plan.explanation, plan=steps, updatedAt=plan.updated_at.isoformat()
             )
         )
         self._finished_update(call, tool_call_id, block, "succeeded", ())

@@ -102,6 +102,9 @@ class TurnRunner:
                 outcome = failure.outcome
             except TurnCancelled:
                 outcome = Cancelled()
+            except Exception as exc:  # a bug must still end the turn row, never leave it running
+                log.exception("turn.runner_failed")
+                outcome = Failed(FailureCode.ACTOR_STOPPED, f"internal error: {exc!r}")
             finally:
                 await self._discard_draft()
             await self._finish(outcome)

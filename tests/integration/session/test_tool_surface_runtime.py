@@ -1,0 +1,269 @@
+"""The Tool Surface in real turns: update_plan, the approval gate with cards, the sandbox, mode
+changes (context-window.md §5; update-plan.md §4; permissions-sandbox.md §1, §5; session-runtime.md §5)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from openwork_chat_state.messages import TextBlock, ToolResultBlock, ToolResultState
+from openwork_core.models.adapters.scripted import ScriptedModel, ScriptedResponse
+from openwork_core.session.approval import PermissionDecision
+from openwork_core.session.errors import PermissionNotPending, TurnNotActive
+from openwork_core.session.input import TextInput
+from openwork_core.session.updates import SessionUpdateEnvelope, Subscription
+from openwork_core.storage import PostgresStore
+from openwork_core.storage.codec import decode_message
+from openwork_core.storage.postgres.plans import PlanStore
+from openwork_core.storage.records import TurnStatus
+from openwork_tools import SandboxMode, SandboxStatus
+from openwork_tools.sandbox import probe_sandbox
+from tests.support.runtime import Runtime, runtime
+
+
+@pytest.fixture
+async def sandbox() -> SandboxStatus:
+    """The real bubblewrap self-check; these tests need it (the project installs bubblewrap)."""
+    status = await probe_sandbox()
+    assert status.available, f"bubblewrap sandbox unavailable: {status.reason}"
+    return status
+
+
+async def _results(store: PostgresStore, sid: str) -> list[ToolResultBlock]:
+    return [
+        b for m in await store.load_session_messages(sid) for b in decode_message(m).tool_results
+    ]
+
+
+def _text(block: ToolResultBlock) -> str:
+    return "".join(b.text for b in block.output if isinstance(b, TextBlock))
+
+
+async def _until(subscription: Subscription, kind: str) -> SessionUpdateEnvelope:
+    async with asyncio.timeout(15):
+        while True:
+            envelope = await subscription.queue.get()
+            if envelope.update.type == kind:
+                return envelope
+
+
+async def test_update_plan_commits_the_plan_with_its_result_and_then_emits_plan_updated(
+    store: PostgresStore, tmp_path: Path
+) -> None:
+    """update-plan.md §4, §5, §7: one transaction, event after commit, unfinished count."""
+    plan = {
+        "explanation": "two steps",
+        "plan": [
+            {"step": "read schema", "status": "completed"},
+            {"step": "  add migration ", "status": "in_progress"},
+        ],
+    }
+    bad = {"plan": [{"step": "a", "status": "in_progress"}, {"step": "b", "status": "in_progress"}]}
+    model = ScriptedModel(
+        [
+            ScriptedResponse(tool_calls=(("p1", "update_plan", plan),)),
+            ScriptedResponse(tool_calls=(("p2", "update_plan", bad),)),
+            ScriptedResponse(text="working on it"),
+        ]
+    )
+    async with runtime(store, tmp_path, model) as rt:
+        sid = await rt.new_session()
+        turn_id, updates = await rt.run_turn(sid, "plan it")
+        kinds = [u.update.type for u in updates]
+        assert kinds.count("plan_updated") == 1
+        first_plan_event = kinds.index("plan_updated")
+        assert kinds[first_plan_event + 1] == "tool_call_finished"
+        snapshot = await rt.core.snapshot(sid)
+        assert snapshot.runtime.state == "terminal"
+        assert snapshot.runtime.plan["steps"][1]["step"] == "  add migration "  # type: ignore[index]
+    stored = await PlanStore(store.pool).load_turn_plan(turn_id)
+    assert stored is not None
+    assert [s.step for s in stored.steps] == ["read schema", "  add migration "]
+    results = await _results(store, sid)
+    assert [(_text(r), r.state) for r in results] == [
+        ("Plan updated", ToolResultState.SUCCESS),
+        (
+            "at most one step may be in_progress, but steps 0 and 1 are both in_progress",
+            ToolResultState.ERROR,
+        ),
+    ]
+    async with store.pool.acquire() as conn:
+        assert (
+            await conn.fetchval(
+                "SELECT plan_unfinished_step_count FROM turns WHERE id = $1", turn_id
+            )
+            == 1
+        )
+
+
+async def test_a_protected_write_is_denied_by_rule_and_the_turn_goes_on(
+    store: PostgresStore, tmp_path: Path
+) -> None:
+    """permissions-sandbox.md §5 step 1: hard-protected target → denied result, no card."""
+    model = ScriptedModel(
+        [
+            ScriptedResponse(
+                tool_calls=(("w1", "write", {"path": ".git/hooks/pre-commit", "content": "evil"}),)
+            ),
+            ScriptedResponse(text="ok, I will not"),
+        ]
+    )
+    async with runtime(store, tmp_path, model) as rt:
+        (rt.workspace / ".git" / "hooks").mkdir(parents=True)
+        sid = await rt.new_session()
+        turn_id, updates = await rt.run_turn(sid, "install a hook")
+        assert (await rt.core.turn_view(sid, turn_id)).status is TurnStatus.COMPLETED
+        assert "permission_requested" not in [u.update.type for u in updates]
+        assert not (rt.workspace / ".git" / "hooks" / "pre-commit").exists()
+    (denied,) = await _results(store, sid)
+    assert denied.state is ToolResultState.DENIED
+    assert "is protected and cannot be written in any mode; do not retry" in _text(denied)
+
+
+async def _dangerous_turn(
+    rt: Runtime, decision: PermissionDecision | None
+) -> tuple[str, str, Subscription]:
+    sid = await rt.new_session()
+    _, subscription = await rt.core.subscribe(sid, None)
+    accepted = await rt.core.start_turn(
+        sid, client_request_id="r", inputs=[TextInput(text="clean")]
+    )
+    requested = await _until(subscription, "permission_requested")
+    request = requested.update.request  # type: ignore[union-attr]
+    assert isinstance(request, dict)
+    card = request["card"]
+    assert isinstance(card, dict)
+    assert card["danger"]["key"] == "rm_recursive_or_force"  # type: ignore[index]
+    snapshot = await rt.core.snapshot(sid)
+    assert snapshot.runtime.state == "running"
+    assert snapshot.runtime.phase == "waiting_permission"  # type: ignore[union-attr]
+    tool_call_id = str(request["toolCallId"])
+    with pytest.raises(PermissionNotPending):
+        await rt.core.resolve_permission(sid, accepted.turn_id, "tc_other", PermissionDecision.DENY)
+    if decision is None:
+        await rt.core.cancel_turn(sid, accepted.turn_id)
+    else:
+        await rt.core.resolve_permission(sid, accepted.turn_id, tool_call_id, decision)
+    await _until(subscription, "turn_finished")
+    return sid, accepted.turn_id, subscription
+
+
+async def test_a_dangerous_command_asks_and_allow_once_runs_it_in_the_sandbox(
+    store: PostgresStore, tmp_path: Path, sandbox: SandboxStatus
+) -> None:
+    """§5 step 3: auto mode + dangerous bash → card; allow_once runs this call only."""
+    model = ScriptedModel(
+        [
+            ScriptedResponse(
+                tool_calls=(("b1", "bash", {"command": "rm -rf build && echo gone"}),)
+            ),
+            ScriptedResponse(text="cleaned"),
+        ]
+    )
+    async with runtime(store, tmp_path, model, sandbox=sandbox) as rt:
+        (rt.workspace / "build").mkdir()
+        sid, turn_id, subscription = await _dangerous_turn(rt, PermissionDecision.ALLOW_ONCE)
+        subscription.close()
+        assert (await rt.core.turn_view(sid, turn_id)).status is TurnStatus.COMPLETED
+        assert not (rt.workspace / "build").exists()
+    (result,) = await _results(store, sid)
+    assert result.state is ToolResultState.SUCCESS
+    assert "gone" in _text(result)
+
+
+async def test_deny_ends_the_turn_permission_denied_without_running_the_tool(
+    store: PostgresStore, tmp_path: Path, sandbox: SandboxStatus
+) -> None:
+    """§5: deny → denied result, the turn fails permission_denied, nothing ran."""
+    model = ScriptedModel(
+        [ScriptedResponse(tool_calls=(("b1", "bash", {"command": "rm -rf build"}),))]
+    )
+    async with runtime(store, tmp_path, model, sandbox=sandbox) as rt:
+        (rt.workspace / "build").mkdir()
+        sid, turn_id, subscription = await _dangerous_turn(rt, PermissionDecision.DENY)
+        subscription.close()
+        view = await rt.core.turn_view(sid, turn_id)
+        assert (view.status, view.error_code) == (TurnStatus.FAILED, "permission_denied")
+        assert (rt.workspace / "build").is_dir()
+        with pytest.raises(TurnNotActive):
+            await rt.core.resolve_permission(sid, turn_id, "x", PermissionDecision.DENY)
+    (result,) = await _results(store, sid)
+    assert result.state is ToolResultState.DENIED
+
+
+async def test_cancel_while_an_approval_is_pending_cancels_the_turn(
+    store: PostgresStore, tmp_path: Path, sandbox: SandboxStatus
+) -> None:
+    """session-runtime.md §2, §13: cancel during waiting_permission (untested in the original)."""
+    model = ScriptedModel(
+        [ScriptedResponse(tool_calls=(("b1", "bash", {"command": "rm -rf build"}),))]
+    )
+    async with runtime(store, tmp_path, model, sandbox=sandbox) as rt:
+        (rt.workspace / "build").mkdir()
+        sid, turn_id, subscription = await _dangerous_turn(rt, None)
+        subscription.close()
+        assert (await rt.core.turn_view(sid, turn_id)).status is TurnStatus.CANCELLED
+        assert (rt.workspace / "build").is_dir()
+    (result,) = await _results(store, sid)
+    assert result.state is ToolResultState.INTERRUPTED
+
+
+async def test_cancel_while_a_tool_runs_returns_its_partial_output(
+    store: PostgresStore, tmp_path: Path, sandbox: SandboxStatus
+) -> None:
+    """tools.md §5: cancel kills the process group; the result keeps the partial output."""
+    model = ScriptedModel(
+        [ScriptedResponse(tool_calls=(("b1", "bash", {"command": "echo started; sleep 60"}),))]
+    )
+    async with runtime(store, tmp_path, model, sandbox=sandbox) as rt:
+        sid = await rt.new_session()
+        _, subscription = await rt.core.subscribe(sid, None)
+        accepted = await rt.core.start_turn(
+            sid, client_request_id="r", inputs=[TextInput(text="x")]
+        )
+        await _until(subscription, "tool_call_started")
+        await rt.core.cancel_turn(sid, accepted.turn_id)
+        await _until(subscription, "turn_finished")
+        subscription.close()
+        assert (await rt.core.turn_view(sid, accepted.turn_id)).status is TurnStatus.CANCELLED
+    (result,) = await _results(store, sid)
+    assert result.state is ToolResultState.INTERRUPTED
+
+
+async def test_accept_edits_mode_lets_file_tools_write_but_not_bash(
+    store: PostgresStore, tmp_path: Path, sandbox: SandboxStatus
+) -> None:
+    """permissions-sandbox.md §1: the mode is effective from the next tool call and never
+    changes the tool surface; bash is kernel-denied with the marker naming the mode."""
+    model = ScriptedModel(
+        [
+            ScriptedResponse(
+                tool_calls=(
+                    ("w1", "write", {"path": "a.txt", "content": "file tool\n"}),
+                    ("b1", "bash", {"command": "echo bash > b.txt"}),
+                )
+            ),
+            ScriptedResponse(text="done"),
+        ]
+    )
+    async with runtime(store, tmp_path, model, sandbox=sandbox) as rt:
+        sid = await rt.new_session()
+        tools_before = (await rt.core.inspect_context_window(sid)).tools
+        await rt.core.set_permission_mode(sid, SandboxMode.ACCEPT_EDITS)
+        assert (await rt.core.inspect_context_window(sid)).tools == tools_before
+        await rt.run_turn(sid, "write both")
+        assert (rt.workspace / "a.txt").read_text() == "file tool\n"
+        assert not (rt.workspace / "b.txt").exists()
+        assert (await store.get_session(sid)).sandbox_mode is SandboxMode.ACCEPT_EDITS
+    write, bash = await _results(store, sid)
+    assert write.state is ToolResultState.SUCCESS
+    assert "[sandbox: file access denied under accept-edits mode]" in _text(bash)
+    policy = [
+        t
+        for m in model.requests[0].messages
+        for t in [m.content[0]]
+        if isinstance(t, TextBlock) and t.text.startswith("<sandbox_policy>")
+    ]
+    assert "mode: accept-edits" in policy[0].text
