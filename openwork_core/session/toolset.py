@@ -221,7 +221,7 @@ class TurnToolset:
     def __init__(
         self,
         registry_tools: FinalizedToolset,
-        surface: ControlToolSurface | None,
+        surface: ControlToolSurface,
         entries: tuple[_Entry, ...],
     ) -> None:
         self._registry_tools = registry_tools
@@ -232,17 +232,11 @@ class TurnToolset:
     @staticmethod
     def new(
         registry_tools: FinalizedToolset,
-        surface: ControlToolSurface | None = None,
+        surface: ControlToolSurface,
         *,
-        conversation_history: bool = False,
+        conversation_history: bool,
     ) -> TurnToolset:
-        """Raises ``NameCollision`` when a Core-added tool reuses a taken name.
-
-        Transitional: ``surface=None`` (the defaults) advertises the registry tools only, as
-        before; it exists until the runner dispatches control tools through ``resolve``, so
-        that nothing is advertised that cannot be dispatched. The service then passes
-        ``control_surface(record.parent_session_id)`` and
-        ``conversation_history=agent.registers_conversation_history``."""
+        """Raises ``NameCollision`` when a Core-added tool reuses a taken name."""
         entries: list[_Entry] = []
         for name, definition in zip(registry_tools.names, registry_tools.definitions, strict=True):
             if definition.name != name:
@@ -251,8 +245,7 @@ class TurnToolset:
         core: list[_Entry] = []
         if conversation_history:
             core.append(_Entry(conversation_history_definition(), ConversationHistory()))
-        if surface is not None:
-            core.extend(_control_entries(surface))
+        core.extend(_control_entries(surface))
         taken = {e.definition.name for e in entries}
         for entry in core:
             if entry.definition.name in taken:
@@ -266,7 +259,7 @@ class TurnToolset:
         return self._registry_tools
 
     @property
-    def surface(self) -> ControlToolSurface | None:
+    def surface(self) -> ControlToolSurface:
         return self._surface
 
     @property

@@ -205,14 +205,6 @@ def test_the_prompt_rules_are_the_update_plan_rules_exactly_when_it_is_advertise
     assert sub.system_prompt() == ""
 
 
-def test_without_a_surface_only_the_registry_tools_are_advertised(tmp_path: Path) -> None:
-    """Transitional call site: ``TurnToolset.new(registry_tools)`` keeps the old surface."""
-    toolset = TurnToolset.new(_builtin(tmp_path))
-    assert toolset.names == DEFAULT_IDS
-    assert toolset.system_prompt() == ""
-    assert toolset.surface is None
-
-
 def test_the_surface_of_a_session_follows_its_parent() -> None:
     """update-plan.md §1: root sessions have no parent; sub-agents do."""
     assert control_surface(None) == RootSurface()
