@@ -43,6 +43,7 @@ from openwork_core.session.compaction.reminder import EMPTY_REMINDER, render_rem
 from openwork_core.session.compaction.run import (
     CompactionDeps,
     CompactionResult,
+    CompactionTimings,
     rewind,
     run_compaction,
 )
@@ -81,6 +82,7 @@ __all__ = [
     "CompactionRuntimeState",
     "CompactionStepFailed",
     "CompactionStore",
+    "CompactionTimings",
     "LoadedConversation",
     "MissingLastUser",
     "ReminderInvalid",

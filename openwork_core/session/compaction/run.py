@@ -15,6 +15,7 @@ usage, re-derives the runtime state, and hides the abandoned tail without deleti
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -33,6 +34,7 @@ from openwork_core.models.capabilities import ModelCapabilities
 from openwork_core.models.port import ModelPort
 from openwork_core.plan import TurnPlan
 from openwork_core.session.compaction.compacted_view import (
+    ReplayAnchor,
     build_compacted_items,
     last_real_user,
     replay_anchor,
@@ -87,13 +89,41 @@ class CompactionDeps:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class CompactionTimings:
+    """The §9 span durations: steps 1–4, step 5, step 6, steps 7–8."""
+
+    prepare_ms: int = 0
+    summary_ms: int = 0
+    persistence_ms: int = 0
+    install_ms: int = 0
+
+
+class _Laps:
+    def __init__(self) -> None:
+        self._last = time.monotonic()
+        self._ms: dict[str, int] = {}
+
+    def lap(self, name: str) -> None:
+        now = time.monotonic()
+        self._ms[name] = round((now - self._last) * 1000)
+        self._last = now
+
+    def timings(self) -> CompactionTimings:
+        return CompactionTimings(**self._ms)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class CompactionResult:
+    """``before_tokens``/``after_tokens``: the Conversation region of the request copy before
+    and after (the span's ``conversationTokensBefore``/``After``; the loop breaker's input)."""
+
     compaction_id: str
     before_tokens: int
     after_tokens: int
     kind: CompactionKind
     checkpoint: CheckpointRecord
     attempts: tuple[SummaryAttempt, ...] = ()
+    timings: CompactionTimings = field(default_factory=CompactionTimings)
 
 
 @contextmanager
@@ -182,7 +212,10 @@ async def run_compaction(
     """Summarise the current Conversation and install the compacted view (§7)."""
     if kind is CompactionKind.REWIND:
         raise ValueError("a rewind goes through rewind(), not run_compaction()")
+    if (kind is not CompactionKind.MANUAL) != (trigger_turn_id is not None):
+        raise ValueError("threshold and overflow compactions, and only they, name a trigger turn")
     compaction_id = str(uuid.uuid4())
+    laps = _Laps()
     with _step("read projection"):
         view = await deps.chat.context_view()
         before = _conversation_tokens(deps, system, view)
@@ -196,6 +229,7 @@ async def run_compaction(
         request = build_summary_request(
             deps.engine, deps.model, deps.capabilities, system, view, deps.spill_dir
         )
+    laps.lap("prepare_ms")
     outcome = await generate_summary(
         deps.port,
         request,
@@ -203,6 +237,7 @@ async def run_compaction(
         compaction_id=compaction_id,
         settings=deps.summary,
     )
+    laps.lap("summary_ms")
     usage = outcome.response.usage
     checkpoint = await _write(
         deps,
@@ -223,6 +258,7 @@ async def run_compaction(
             output_tokens=usage.output_tokens if usage else None,
         ),
     )
+    laps.lap("persistence_ms")
     after = await _install(
         deps,
         system,
@@ -231,6 +267,7 @@ async def run_compaction(
         _after_boundary(view.items, checkpoint),
         view.tool_result_pruned_through_sequence,
     )
+    laps.lap("install_ms")
     log.info(
         "compaction.finished",
         compaction_id=checkpoint.id,
@@ -246,10 +283,13 @@ async def run_compaction(
         kind=kind,
         checkpoint=checkpoint,
         attempts=outcome.attempts,
+        timings=laps.timings(),
     )
 
 
-async def _rewind_target(deps: CompactionDeps, target_compaction_id: str) -> CheckpointRecord:
+async def _rewind_target(
+    deps: CompactionDeps, target_compaction_id: str
+) -> tuple[CheckpointRecord, ReplayAnchor]:
     try:
         target = await deps.store.get_checkpoint(deps.session_id, target_compaction_id)
     except RecordNotFound as exc:
@@ -258,33 +298,35 @@ async def _rewind_target(deps: CompactionDeps, target_compaction_id: str) -> Che
         raise RewindRejected(f"checkpoint {target.id} has an unsupported summary format")
     if target.last_user_message_id is None or target.last_user_message_sequence is None:
         raise RewindRejected(f"checkpoint {target.id} has no replay anchor")
-    return target
+    anchor = ReplayAnchor(
+        message_id=target.last_user_message_id, sequence=target.last_user_message_sequence
+    )
+    return target, anchor
 
 
 async def rewind(
     deps: CompactionDeps, target_compaction_id: str, system: ResolvedSystemContext
 ) -> CompactionResult:
     """Install the projection of a past checkpoint as a new ``rewind`` checkpoint (§8.3)."""
+    laps = _Laps()
     with _step("read projection"):
         view = await deps.chat.context_view()
         before = _conversation_tokens(deps, system, view)
-        target = await _rewind_target(deps, target_compaction_id)
+        target, anchor = await _rewind_target(deps, target_compaction_id)
         replayed = await deps.store.replayed_message(target)
         if replayed is None:
             raise RewindRejected(f"checkpoint {target.id} lost its replayed message")
         state, reminder, max_sequence = await _runtime_state(deps, None)
-    compaction_id = str(uuid.uuid4())
-    assert target.last_user_message_id is not None
-    assert target.last_user_message_sequence is not None
+    laps.lap("prepare_ms")
     checkpoint = await _write(
         deps,
         NewCheckpoint(
-            id=compaction_id,
+            id=str(uuid.uuid4()),
             session_id=deps.session_id,
             kind=CompactionKind.REWIND,
             source_message_count=target.source_message_count,
-            last_user_message_id=target.last_user_message_id,
-            last_user_message_sequence=target.last_user_message_sequence,
+            last_user_message_id=anchor.message_id,
+            last_user_message_sequence=anchor.sequence,
             resolved_model_name=target.resolved_model_name,
             summary=target.summary,
             runtime_state=state.to_json(),
@@ -296,6 +338,7 @@ async def rewind(
             output_tokens=target.output_tokens,
         ),
     )
+    laps.lap("persistence_ms")
     after = await _install(
         deps,
         system,
@@ -304,6 +347,7 @@ async def rewind(
         (),
         view.tool_result_pruned_through_sequence,
     )
+    laps.lap("install_ms")
     log.info("compaction.rewound", compaction_id=checkpoint.id, target=target.id)
     return CompactionResult(
         compaction_id=checkpoint.id,
@@ -311,4 +355,5 @@ async def rewind(
         after_tokens=after,
         kind=CompactionKind.REWIND,
         checkpoint=checkpoint,
+        timings=laps.timings(),
     )

@@ -17,11 +17,14 @@ from openwork_core.models.capabilities import ModelCapabilities
 from openwork_core.models.port import TokenUsage
 from openwork_core.session.compaction import (
     SUMMARY_INSTRUCTION,
+    SUMMARY_PREFIX,
+    CheckpointRejected,
     CompactionDeps,
     CompactionInstallFailed,
     CompactionKind,
     CompactionStore,
     MissingLastUser,
+    RewindRejected,
     SummaryRetriesExhausted,
     SummarySettings,
     advance_prune_watermark,
@@ -353,3 +356,55 @@ async def test_a_failing_prune_step_means_no_pruning_this_time(
     assert not await advance_prune_watermark(CompactionStore(store.pool), chat, "s1", blocked)
     assert (await chat.context_view()).tool_result_pruned_through_sequence is None
     assert (await CompactionStore(store.pool).load_projection("s1")).watermark is None
+
+
+async def test_compacting_again_without_a_new_request_replays_the_original_message_and_summarises_the_old_summary(
+    store: PostgresStore, chat: ChatStateHandle
+) -> None:
+    """§5: a replay qualifies as the last real user request and keeps pointing at the original;
+    §3.1: the older summary projection is part of the summary input."""
+    await _first_turn(store)
+    await _loaded_chat(store, chat)
+    model = ScriptedModel([ScriptedResponse(text=valid_summary())] * 2)
+    deps = _deps(store, chat, model)
+    first = await run_compaction(deps, CompactionKind.MANUAL, None, None, SYSTEM)
+    second = await run_compaction(deps, CompactionKind.MANUAL, None, None, SYSTEM)
+    assert (
+        second.checkpoint.last_user_message_id == first.checkpoint.last_user_message_id == "t1-user"
+    )
+    assert second.checkpoint.sequence == 2
+    assert any(SUMMARY_PREFIX in m.text for m in model.requests[1].messages)
+    replay = (await chat.context_view()).items[0]
+    assert isinstance(replay.origin, SyntheticOrigin)
+    assert (replay.origin.compaction_id, replay.origin.source_sequence) == (second.compaction_id, 2)
+    assert second.timings.install_ms >= 0
+
+
+async def test_rewind_refuses_an_unknown_target_and_a_running_turn(
+    store: PostgresStore, chat: ChatStateHandle
+) -> None:
+    await _first_turn(store)
+    await _loaded_chat(store, chat)
+    deps = _deps(store, chat, ScriptedModel([ScriptedResponse(text=valid_summary())]))
+    first = await run_compaction(deps, CompactionKind.MANUAL, None, None, SYSTEM)
+    with pytest.raises(RewindRejected):
+        await rewind(deps, "no-such-checkpoint", SYSTEM)
+    await turn(store, "s1", "t2", [row("t2-user", user_text("busy"))], finish=False)
+    with pytest.raises(CheckpointRejected, match="running turn"):
+        await rewind(deps, first.compaction_id, SYSTEM)
+    assert (await CompactionStore(store.pool).latest_checkpoint("s1")) == first.checkpoint
+
+
+async def test_the_trigger_turn_is_named_by_threshold_and_overflow_compactions_only(
+    store: PostgresStore, chat: ChatStateHandle
+) -> None:
+    await _first_turn(store)
+    model = ScriptedModel([])
+    deps = _deps(store, chat, model)
+    with pytest.raises(ValueError, match="trigger turn"):
+        await run_compaction(deps, CompactionKind.OVERFLOW, None, None, SYSTEM)
+    with pytest.raises(ValueError, match="trigger turn"):
+        await run_compaction(deps, CompactionKind.MANUAL, "t1", None, SYSTEM)
+    with pytest.raises(ValueError, match="rewind"):
+        await run_compaction(deps, CompactionKind.REWIND, None, None, SYSTEM)
+    assert model.requests == []
