@@ -157,6 +157,12 @@ async def _attempt(
         raise _AttemptFailed(SummaryFailureClass.TIMEOUT, "the summary attempt timed out") from exc
     except ModelError as exc:
         raise _AttemptFailed(classify_model_error(exc), exc.message) from exc
+    except _AttemptFailed:
+        raise
+    except Exception as exc:  # a broken stream is one more failed attempt (§3.3: all retry)
+        raise _AttemptFailed(
+            SummaryFailureClass.DETERMINISTIC, f"{type(exc).__name__}: {exc}"
+        ) from exc
     try:
         return validate_summary(response), response
     except SummaryInvalid as exc:

@@ -182,3 +182,16 @@ def test_the_attempt_id_names_session_compaction_and_attempt() -> None:
 def test_settings_need_at_least_one_attempt() -> None:
     with pytest.raises(ValueError, match="at least one"):
         SummarySettings(max_attempts=0)
+
+
+async def test_a_stream_that_breaks_with_another_exception_is_one_more_failed_attempt() -> None:
+    async def broken(_: ModelRequest) -> AsyncIterator[ModelEvent]:
+        raise RuntimeError("decoder bug")
+        yield
+
+    model = ScriptedModel([broken, ScriptedResponse(text=valid_summary())])
+    outcome = await generate_summary(
+        model, REQUEST, session_id="s", compaction_id="c", settings=settings(Pauses())
+    )
+    assert outcome.attempts[0].failure is SummaryFailureClass.DETERMINISTIC
+    assert outcome.attempts[0].detail == "RuntimeError: decoder bug"
