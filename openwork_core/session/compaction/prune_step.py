@@ -38,7 +38,7 @@ def latest_assistant_sequence(items: Sequence[ConversationItem]) -> int | None:
 
 
 def write_missing_spill_files(
-    items: Sequence[ConversationItem], watermark: int, spill_dir: Path
+    items: Sequence[ConversationItem], watermark: int, spill_dir: str
 ) -> list[Path]:
     """Write the full text of every prunable result that has no spill file yet; returns the
     files written. Existing files are kept as they are."""
@@ -51,7 +51,7 @@ def write_missing_spill_files(
             text = result_text(result)
             if len(text) <= PRUNE_THRESHOLD_CHARS:
                 continue
-            target = Path(spill_path(str(spill_dir), result.id))
+            target = Path(spill_path(spill_dir, result.id))
             if target.exists():
                 continue
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -63,7 +63,7 @@ def write_missing_spill_files(
 
 
 async def advance_prune_watermark(
-    store: CompactionStore, chat: ChatStateHandle, session_id: str, spill_dir: Path | None
+    store: CompactionStore, chat: ChatStateHandle, session_id: str, spill_dir: str | None
 ) -> bool:
     """Run the §2 advance steps; ``True`` when the watermark moved forward and is installed."""
     try:

@@ -327,12 +327,12 @@ async def test_the_prune_step_writes_spill_files_then_advances_and_installs_the_
     await _first_turn(store)
     await _loaded_chat(store, chat)
     compactions = CompactionStore(store.pool)
-    assert await advance_prune_watermark(compactions, chat, "s1", tmp_path)
+    assert await advance_prune_watermark(compactions, chat, "s1", str(tmp_path))
     assert (tmp_path / spill_file_name("call-1")).read_text(encoding="utf-8") == BIG
     assert (await chat.context_view()).tool_result_pruned_through_sequence == 5
     assert (await compactions.load_projection("s1")).watermark == 5
     assert await compactions.latest_checkpoint("s1") is None
-    assert not await advance_prune_watermark(compactions, chat, "s1", tmp_path), "nothing new"
+    assert not await advance_prune_watermark(compactions, chat, "s1", str(tmp_path)), "nothing new"
     prepared = ContextEngine().prepare(
         model="m",
         capabilities=CAPS,
@@ -353,7 +353,7 @@ async def test_a_failing_prune_step_means_no_pruning_this_time(
     await _loaded_chat(store, chat)
     blocked = tmp_path / "file"
     blocked.write_text("not a directory", encoding="utf-8")
-    assert not await advance_prune_watermark(CompactionStore(store.pool), chat, "s1", blocked)
+    assert not await advance_prune_watermark(CompactionStore(store.pool), chat, "s1", str(blocked))
     assert (await chat.context_view()).tool_result_pruned_through_sequence is None
     assert (await CompactionStore(store.pool).load_projection("s1")).watermark is None
 

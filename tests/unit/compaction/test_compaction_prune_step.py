@@ -35,7 +35,7 @@ def test_missing_spill_files_are_written_only_for_results_that_become_prunable(
     tmp_path: Path,
 ) -> None:
     """Large results at or below the watermark; small ones and later ones are left alone."""
-    written = write_missing_spill_files(_items(), 5, tmp_path / "spill")
+    written = write_missing_spill_files(_items(), 5, str(tmp_path / "spill"))
     assert written == [tmp_path / "spill" / spill_file_name("call/1")]
     assert written[0].read_text(encoding="utf-8") == BIG
     assert sorted(p.name for p in (tmp_path / "spill").iterdir()) == ["call_1.txt"]
@@ -43,5 +43,5 @@ def test_missing_spill_files_are_written_only_for_results_that_become_prunable(
 
 def test_an_existing_spill_file_is_kept_as_it_is(tmp_path: Path) -> None:
     (tmp_path / "call_1.txt").write_text("spilled by the tool", encoding="utf-8")
-    assert write_missing_spill_files(_items(), 6, tmp_path) == [tmp_path / "call-3.txt"]
+    assert write_missing_spill_files(_items(), 6, str(tmp_path)) == [tmp_path / "call-3.txt"]
     assert (tmp_path / "call_1.txt").read_text(encoding="utf-8") == "spilled by the tool"
