@@ -3,6 +3,7 @@ and a scripted model (compaction.md §2, §5, §7, §8)."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 
@@ -33,7 +34,7 @@ from openwork_core.session.compaction import (
     run_compaction,
 )
 from openwork_core.storage import PostgresStore
-from openwork_core.storage.codec import to_item
+from openwork_core.storage.codec import decode_message, to_item
 from openwork_tools.results import FileChange
 from tests.integration.compaction.pg_support import new_session, row, turn
 from tests.unit.compaction.compaction_support import (
@@ -344,6 +345,41 @@ async def test_the_prune_step_writes_spill_files_then_advances_and_installs_the_
     pruned = prepared.request.messages[4].tool_results[0].output[0]
     assert isinstance(pruned, TextBlock)
     assert f"Full result at {tmp_path}/call-1.txt" in pruned.text
+    stored = next(m for m in await store.load_session_messages("s1") if m.id == "t1-r1")
+    kept = decode_message(stored).tool_results[0].output[0]
+    assert kept == TextBlock(text=BIG), "the stored result is never changed"
+    item = (await chat.context_view()).items[3]
+    assert item.message.tool_results[0].output[0] == TextBlock(text=BIG), "Chat State keeps it too"
+
+
+async def test_results_of_the_latest_response_are_never_pruned(
+    store: PostgresStore, chat: ChatStateHandle, tmp_path: Path
+) -> None:
+    """§2: the latest response's results have a higher sequence than the watermark."""
+    await new_session(store)
+    await turn(
+        store,
+        "s1",
+        "t1",
+        [row("t1-user", user_text("go"))],
+        [
+            row("t1-a1", assistant("", (("call-9", "read"),))),
+            row("t1-r1", tool_result("call-9", BIG)),
+        ],
+    )
+    await _loaded_chat(store, chat)
+    assert await advance_prune_watermark(CompactionStore(store.pool), chat, "s1", str(tmp_path))
+    assert (await chat.context_view()).tool_result_pruned_through_sequence == 2
+    assert not os.listdir(tmp_path), "no spill file for the latest response's result"
+    prepared = ContextEngine().prepare(
+        model="m",
+        capabilities=CAPS,
+        system=SYSTEM,
+        view=await chat.context_view(),
+        tools=(),
+        spill_dir=str(tmp_path),
+    )
+    assert prepared.request.messages[3].tool_results[0].output[0] == TextBlock(text=BIG)
 
 
 async def test_a_failing_prune_step_means_no_pruning_this_time(
