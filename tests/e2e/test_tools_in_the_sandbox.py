@@ -54,9 +54,12 @@ async def test_the_model_edits_a_file_and_runs_a_command_in_the_sandbox(
     assert (read["status"], edit["status"], bash["status"]) == ("succeeded",) * 3  # type: ignore[index]
     assert edit["output"] == "Edited app.py:1 (+1 -1)"  # type: ignore[index]
     (artifact,) = edit["artifacts"]  # type: ignore[index]
-    assert artifact["kind"] == "file_change"
-    assert artifact["payload"]["path"] == "app.py"
-    assert artifact["payload"]["kind"] == "modified"
+    assert (artifact["type"], artifact["path"], artifact["kind"]) == (
+        "file_change",
+        "app.py",
+        "modified",
+    )
+    assert artifact["undone"] is False
     assert "world" in bash["output"]  # type: ignore[index]
     assert "[exit 0;" in bash["output"]  # type: ignore[index]
     policy = [

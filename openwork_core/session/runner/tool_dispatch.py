@@ -76,10 +76,9 @@ from openwork_core.session.updates import (
 from openwork_core.storage import StorageError
 from openwork_core.storage.codec import decode_message, new_message, to_item
 from openwork_core.storage.postgres.compactions import TranscriptPage
-from openwork_tools import FileChange, SandboxPolicy, ToolCallContext, ToolResult, ToolStatus
+from openwork_tools import SandboxPolicy, ToolCallContext, ToolResult, ToolStatus
 
 T = TypeVar("T")
-FILE_CHANGE_ARTIFACT_KIND = "file_change"
 
 _SPAN_STATUS = {
     ToolStatus.SUCCEEDED: "succeeded",
@@ -96,11 +95,6 @@ def _new_id(prefix: str) -> str:
 
 def _block_text(block: ToolResultBlock) -> str:
     return "".join(b.text for b in block.output if isinstance(b, TextBlock))
-
-
-def artifact_json(change: FileChange) -> JsonValue:
-    """The stored form of a UI artifact, ``{kind, payload}`` (storage.md §2)."""
-    return {"kind": FILE_CHANGE_ARTIFACT_KIND, "payload": change.to_json()}
 
 
 def transcript_text(page: TranscriptPage) -> str:
@@ -378,7 +372,7 @@ class ToolCallRunner:
         wait_ms: int | None,
     ) -> None:
         block = result.to_block(call.id, call.name)
-        artifacts = tuple(artifact_json(a) for a in result.artifacts)
+        artifacts: tuple[JsonValue, ...] = tuple(a.to_json() for a in result.artifacts)
         await self._record(call, tool_call_id, block, result.status.value, artifacts)
         self._turn.services.trace.close_span(
             span,
