@@ -1,0 +1,302 @@
+"""Sub-agent rows: child sessions, agent messages, restart reconciliation (multi-agent.md §3, §6, §8;
+storage.md §2). Row functions take a ``Conn``; ``AgentStore`` runs each in one transaction."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+
+import asyncpg
+
+from openwork_chat_state.item import MessageKind
+from openwork_chat_state.messages import user_text
+from openwork_core.agents.messages import AgentMessage, agent_message_content
+from openwork_core.agents.reconcile import (
+    ChildTurn,
+    Reconciliation,
+    TurnlessChild,
+    plan_reconciliation,
+)
+from openwork_core.storage.codec import content_text, encode_content
+from openwork_core.storage.errors import RecordNotFound, StorageError
+from openwork_core.storage.postgres import sessions as session_rows
+from openwork_core.storage.postgres.connection import Conn
+from openwork_core.storage.postgres.messages import _COLUMNS as _MESSAGE_COLUMNS
+from openwork_core.storage.postgres.messages import _row as _message_row
+from openwork_core.storage.postgres.sessions import lock_session
+from openwork_core.storage.records import SessionRecord, StoredMessage, TurnStatus
+from openwork_tools.modes import SandboxMode
+
+UNIQUE_TASK_NAME_INDEX = "uq_sessions_parent_task_name"
+
+
+class ChildSessionRejected(StorageError):
+    """The child row breaks a sessions constraint (format, topology, nesting)."""
+
+    code = "child_session_rejected"
+
+
+class ChildTaskNameTaken(ChildSessionRejected):
+    """``uq_sessions_parent_task_name``: the parent already has a child with this task name."""
+
+    code = "child_task_name_taken"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ChildSessionRecord:
+    """A child session with its topology columns (``SessionRecord`` does not carry them)."""
+
+    session: SessionRecord
+    task_name: str
+    agent_role: str
+    spawn_span_id: str | None
+
+    @property
+    def id(self) -> str:
+        return self.session.id
+
+
+_CHILD_COLUMNS = """id, working_directory, agent, provider_id, model_name, sandbox_mode,
+    tool_result_pruned_through_sequence, parent_session_id, created_at, updated_at,
+    task_name, agent_role, spawn_span_id"""
+
+
+def _child(row: asyncpg.Record) -> ChildSessionRecord:
+    return ChildSessionRecord(
+        session=session_rows._row(row),
+        task_name=row["task_name"],
+        agent_role=row["agent_role"],
+        spawn_span_id=row["spawn_span_id"],
+    )
+
+
+async def insert_child_session(
+    conn: Conn,
+    *,
+    session_id: str,
+    parent_session_id: str,
+    task_name: str,
+    agent_role: str,
+    working_directory: str,
+    provider_id: str | None,
+    model_name: str | None,
+    sandbox_mode: SandboxMode,
+    spawn_span_id: str | None,
+) -> ChildSessionRecord:
+    """Insert a child of a root session (caller holds a transaction). Depth 1: a child parent is
+    refused here, the database only forbids self-reference (§3)."""
+    grandparent = await conn.fetchrow(
+        "SELECT parent_session_id FROM sessions WHERE id = $1 FOR SHARE", parent_session_id
+    )
+    if grandparent is None:
+        raise RecordNotFound(f"unknown session: {parent_session_id}")
+    if grandparent["parent_session_id"] is not None:
+        raise ChildSessionRejected(
+            f"session {parent_session_id} is a sub-agent; it has no children"
+        )
+    try:
+        row = await conn.fetchrow(
+            f"""INSERT INTO sessions (id, working_directory, agent, provider_id, model_name,
+                                      sandbox_mode, parent_session_id, task_name, agent_role,
+                                      spawn_span_id)
+                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $3, $9)
+                RETURNING {_CHILD_COLUMNS}""",
+            session_id,
+            working_directory,
+            agent_role,
+            provider_id,
+            model_name,
+            sandbox_mode.value,
+            parent_session_id,
+            task_name,
+            spawn_span_id,
+        )
+    except asyncpg.UniqueViolationError as exc:
+        if exc.constraint_name == UNIQUE_TASK_NAME_INDEX:
+            raise ChildTaskNameTaken(
+                f"session {parent_session_id} already has a sub-agent named {task_name!r}"
+            ) from None
+        raise ChildSessionRejected(f"child session {session_id} already exists") from None
+    except asyncpg.CheckViolationError as exc:
+        raise ChildSessionRejected(
+            f"child session violates {exc.constraint_name}: {exc.message}"
+        ) from None
+    assert row is not None
+    return _child(row)
+
+
+async def fetch_children(conn: Conn, parent_session_id: str) -> list[ChildSessionRecord]:
+    rows = await conn.fetch(
+        f"""SELECT {_CHILD_COLUMNS} FROM sessions WHERE parent_session_id = $1
+            ORDER BY task_name""",
+        parent_session_id,
+    )
+    return [_child(r) for r in rows]
+
+
+async def fetch_child_terminal_turns(conn: Conn, parent_session_id: str) -> list[ChildTurn]:
+    """Every terminal Turn of every direct child, by task name then Turn sequence, with the text
+    of the Turn's last assistant message."""
+    rows = await conn.fetch(
+        """SELECT s.id AS child_session_id, s.task_name, t.id AS turn_id, t.status,
+                  t.error_code, t.error_message, last.content::text AS last_content
+           FROM sessions s
+           JOIN turns t ON t.session_id = s.id
+           LEFT JOIN LATERAL (
+               SELECT m.content FROM messages m
+               WHERE m.turn_id = t.id AND m.session_id = s.id AND m.role = 'assistant'
+               ORDER BY m.sequence DESC LIMIT 1
+           ) last ON TRUE
+           WHERE s.parent_session_id = $1 AND t.status <> 'running'
+           ORDER BY s.task_name, t.sequence""",
+        parent_session_id,
+    )
+    return [
+        ChildTurn(
+            child_session_id=r["child_session_id"],
+            task_name=r["task_name"],
+            turn_id=r["turn_id"],
+            status=TurnStatus(r["status"]),
+            error_code=r["error_code"],
+            error_message=r["error_message"],
+            last_assistant_text=None
+            if r["last_content"] is None
+            else content_text(r["last_content"]),
+        )
+        for r in rows
+    ]
+
+
+async def fetch_delivered_agent_message_ids(conn: Conn, parent_session_id: str) -> frozenset[str]:
+    rows = await conn.fetch(
+        "SELECT id FROM messages WHERE session_id = $1 AND message_kind = $2",
+        parent_session_id,
+        MessageKind.AGENT_MESSAGE.value,
+    )
+    return frozenset(r["id"] for r in rows)
+
+
+async def insert_agent_message_row(
+    conn: Conn, parent_session_id: str, parent_turn_id: str, message_id: str, content: str
+) -> StoredMessage | None:
+    """``INSERT … ON CONFLICT (id) DO NOTHING`` with the next sequence (caller holds a
+    transaction). ``content`` is the stored JSON array of blocks. The stored row, or ``None``
+    for a duplicate id."""
+    await lock_session(conn, parent_session_id)
+    row = await conn.fetchrow(
+        f"""INSERT INTO messages (id, session_id, turn_id, sequence, role, content, message_kind)
+            VALUES ($1, $2, $3,
+                    (SELECT COALESCE(MAX(sequence), 0) + 1 FROM messages WHERE session_id = $2),
+                    'user', $4::jsonb, $5)
+            ON CONFLICT (id) DO NOTHING
+            RETURNING {_MESSAGE_COLUMNS}""",
+        message_id,
+        parent_session_id,
+        parent_turn_id,
+        content,
+        MessageKind.AGENT_MESSAGE.value,
+    )
+    return None if row is None else _message_row(row)
+
+
+async def delete_turnless_child_rows(conn: Conn, parent_session_id: str) -> list[TurnlessChild]:
+    rows = await conn.fetch(
+        """DELETE FROM sessions s
+           WHERE s.parent_session_id = $1
+             AND NOT EXISTS (SELECT 1 FROM turns t WHERE t.session_id = s.id)
+           RETURNING s.id, s.task_name""",
+        parent_session_id,
+    )
+    deleted = [TurnlessChild(child_session_id=r["id"], task_name=r["task_name"]) for r in rows]
+    return sorted(deleted, key=lambda c: c.task_name)
+
+
+class AgentStore:
+    """Durable sub-agent facts; each method is one transaction."""
+
+    def __init__(self, pool: asyncpg.Pool) -> None:
+        self._pool = pool
+
+    async def create_child_session(
+        self,
+        *,
+        parent_session_id: str,
+        task_name: str,
+        agent_role: str,
+        working_directory: str,
+        provider_id: str | None,
+        model_name: str | None,
+        sandbox_mode: SandboxMode,
+        spawn_span_id: str | None = None,
+        session_id: str | None = None,
+    ) -> SessionRecord:
+        """The child row (``agent`` = ``agent_role``). ``RecordNotFound`` for an unknown parent,
+        ``ChildTaskNameTaken`` for a taken name, ``ChildSessionRejected`` for any other
+        constraint (malformed name, a child as parent)."""
+        async with self._pool.acquire() as conn, conn.transaction():
+            child = await insert_child_session(
+                conn,
+                session_id=session_id or f"ses_{uuid.uuid4().hex}",
+                parent_session_id=parent_session_id,
+                task_name=task_name,
+                agent_role=agent_role,
+                working_directory=working_directory,
+                provider_id=provider_id,
+                model_name=model_name,
+                sandbox_mode=sandbox_mode,
+                spawn_span_id=spawn_span_id,
+            )
+            return child.session
+
+    async def list_children(self, parent_session_id: str) -> list[ChildSessionRecord]:
+        """Direct children sorted by task name (``AgentControl.restore``)."""
+        async with self._pool.acquire() as conn:
+            return await fetch_children(conn, parent_session_id)
+
+    async def child_terminal_turns(self, parent_session_id: str) -> list[ChildTurn]:
+        async with self._pool.acquire() as conn:
+            return await fetch_child_terminal_turns(conn, parent_session_id)
+
+    async def delivered_agent_message_ids(self, parent_session_id: str) -> frozenset[str]:
+        async with self._pool.acquire() as conn:
+            return await fetch_delivered_agent_message_ids(conn, parent_session_id)
+
+    async def insert_agent_message(
+        self, parent_session_id: str, parent_turn_id: str, message_id: str, text: str
+    ) -> StoredMessage | None:
+        """Persist one drained envelope ``text`` as a User-role ``agent_message``; ``None`` when
+        the id already exists (the caller then does not append it to Chat State)."""
+        content = encode_content(user_text(text))
+        async with self._pool.acquire() as conn, conn.transaction():
+            return await insert_agent_message_row(
+                conn, parent_session_id, parent_turn_id, message_id, content
+            )
+
+    async def persist_agent_message(
+        self, parent_session_id: str, parent_turn_id: str, message: AgentMessage
+    ) -> StoredMessage | None:
+        """``insert_agent_message`` of the rendered envelope of ``message`` under its id."""
+        content = encode_content(agent_message_content(message))
+        async with self._pool.acquire() as conn, conn.transaction():
+            return await insert_agent_message_row(
+                conn, parent_session_id, parent_turn_id, message.id, content
+            )
+
+    async def delete_turnless_children(self, parent_session_id: str) -> list[TurnlessChild]:
+        async with self._pool.acquire() as conn, conn.transaction():
+            await lock_session(conn, parent_session_id)
+            return await delete_turnless_child_rows(conn, parent_session_id)
+
+    async def reconcile(self, parent_session_id: str) -> Reconciliation:
+        """§8 in one transaction locking the parent row: delete turnless children, then plan the
+        messages for terminal child Turns absent from the parent's messages. Nothing is
+        enqueued or written for them here: the caller checks each (``check_deliverable``) and
+        delivers it to the parent's mailbox; the drain persists it."""
+        async with self._pool.acquire() as conn, conn.transaction():
+            await lock_session(conn, parent_session_id)
+            deleted = await delete_turnless_child_rows(conn, parent_session_id)
+            delivered = await fetch_delivered_agent_message_ids(conn, parent_session_id)
+            turns = await fetch_child_terminal_turns(conn, parent_session_id)
+        return plan_reconciliation(
+            delivered_ids=delivered, child_turns=turns, turnless_children=deleted
+        )

@@ -1,0 +1,343 @@
+"""AgentStore on real PostgreSQL (multi-agent.md §3, §6, §8; storage.md §2)."""
+
+from __future__ import annotations
+
+import asyncpg
+import pytest
+
+from openwork_chat_state import MessageKind
+from openwork_chat_state.messages import Message, Role, TextBlock, user_text
+from openwork_core.agents import (
+    AgentControl,
+    AgentMessage,
+    AgentMessageKind,
+    ChildCancelled,
+    ChildTurn,
+    TurnlessChild,
+    render_agent_message,
+    terminal_agent_message,
+)
+from openwork_core.storage import PostgresStore
+from openwork_core.storage.codec import decode_message, new_message
+from openwork_core.storage.errors import RecordNotFound
+from openwork_core.storage.postgres.agents import (
+    AgentStore,
+    ChildSessionRejected,
+    ChildTaskNameTaken,
+)
+from openwork_core.storage.records import TurnStatus, TurnUsage
+from openwork_tools.modes import SandboxMode
+
+
+async def _root(store: PostgresStore, sid: str = "root") -> None:
+    await store.create_session(
+        session_id=sid,
+        working_directory="/work",
+        agent="default",
+        provider_id="p",
+        model_name="m",
+        sandbox_mode=SandboxMode.AUTO,
+    )
+
+
+async def _child(
+    agents: AgentStore, task: str, parent: str = "root", sid: str | None = None
+) -> str:
+    record = await agents.create_child_session(
+        parent_session_id=parent,
+        task_name=task,
+        agent_role="explorer",
+        working_directory="/work",
+        provider_id="p",
+        model_name="m",
+        sandbox_mode=SandboxMode.ACCEPT_EDITS,
+        session_id=sid or f"ses_{task}",
+    )
+    return record.id
+
+
+async def _turn(store: PostgresStore, sid: str, tid: str, answer: str | None = None) -> None:
+    await store.start_turn(
+        session_id=sid,
+        turn_id=tid,
+        client_request_id=f"req-{tid}",
+        provider_id="p",
+        model_name="m",
+        app_version="test",
+        messages=[new_message(f"{tid}-user", user_text("question"), MessageKind.NORMAL)],
+    )
+    if answer is not None:
+        assistant = Message(role=Role.ASSISTANT, content=(TextBlock(text=answer),))
+        await store.append_assistant(
+            sid,
+            tid,
+            new_message(f"{tid}-answer", assistant, MessageKind.NORMAL),
+            usage=TurnUsage(),
+            tool_calls=0,
+        )
+
+
+@pytest.fixture
+def agents(store: PostgresStore) -> AgentStore:
+    return AgentStore(store.pool)
+
+
+async def test_a_child_row_has_all_topology_columns_set_and_list_sessions_hides_it(
+    store: PostgresStore, agents: AgentStore
+) -> None:
+    """§3, §10: parent/task/role all set for a child; ``list_sessions`` lists roots only."""
+    await _root(store)
+    record = await agents.create_child_session(
+        parent_session_id="root",
+        task_name="scan_auth",
+        agent_role="explorer",
+        working_directory="/work",
+        provider_id="p",
+        model_name="m",
+        sandbox_mode=SandboxMode.ACCEPT_EDITS,
+        spawn_span_id="span_1",
+    )
+    assert record.parent_session_id == "root"
+    assert record.agent == "explorer"
+    assert record.sandbox_mode is SandboxMode.ACCEPT_EDITS
+    assert record.id.startswith("ses_")
+    assert [s.id for s in await store.list_sessions()] == ["root"]
+    (child,) = await agents.list_children("root")
+    assert (child.id, child.task_name, child.agent_role, child.spawn_span_id) == (
+        record.id,
+        "scan_auth",
+        "explorer",
+        "span_1",
+    )
+
+
+async def test_a_duplicate_task_name_under_one_parent_fails_cleanly_and_other_parents_may_reuse_it(
+    store: PostgresStore, agents: AgentStore
+) -> None:
+    """§3, §10: ``uq_sessions_parent_task_name`` backs the registry."""
+    await _root(store, "root")
+    await _root(store, "other")
+    await _child(agents, "scan", sid="ses_1")
+    with pytest.raises(ChildTaskNameTaken) as caught:
+        await _child(agents, "scan", sid="ses_2")
+    assert caught.value.code == "child_task_name_taken"
+    await _child(agents, "scan", parent="other", sid="ses_3")
+    assert [c.id for c in await agents.list_children("root")] == ["ses_1"]
+
+
+@pytest.mark.parametrize("task_name", ["Scan", "1scan", "a" + "b" * 48, "scan-x"])
+async def test_a_malformed_task_name_is_rejected_by_the_format_constraint_without_a_row(
+    store: PostgresStore, agents: AgentStore, task_name: str
+) -> None:
+    """§3, storage.md §2: ``sessions_task_name_format``."""
+    await _root(store)
+    with pytest.raises(ChildSessionRejected, match="sessions_task_name_format"):
+        await _child(agents, task_name, sid="ses_bad")
+    assert await agents.list_children("root") == []
+
+
+async def test_a_child_cannot_be_the_parent_of_another_child(
+    store: PostgresStore, agents: AgentStore
+) -> None:
+    """§3: depth 1; ``create_sub_agent_session`` refuses a child as parent."""
+    await _root(store)
+    child = await _child(agents, "scan")
+    with pytest.raises(ChildSessionRejected, match="sub-agent"):
+        await _child(agents, "nested", parent=child)
+    assert await agents.list_children(child) == []
+
+
+async def test_an_unknown_parent_is_record_not_found(agents: AgentStore) -> None:
+    with pytest.raises(RecordNotFound):
+        await _child(agents, "scan", parent="ghost")
+
+
+async def test_the_database_refuses_partial_topology_and_self_parenting(
+    store: PostgresStore,
+) -> None:
+    """storage.md §2: ``sessions_subagent_fields_consistent``, ``sessions_spawn_not_self``."""
+    await _root(store)
+    async with store.pool.acquire() as conn:
+        with pytest.raises(
+            asyncpg.CheckViolationError, match="sessions_subagent_fields_consistent"
+        ):
+            await conn.execute(
+                """INSERT INTO sessions (id, working_directory, parent_session_id, task_name)
+                   VALUES ('x', '/w', 'root', 'scan')"""
+            )
+        with pytest.raises(asyncpg.CheckViolationError, match="sessions_spawn_not_self"):
+            await conn.execute(
+                """INSERT INTO sessions (id, working_directory, parent_session_id, task_name,
+                                         agent_role)
+                   VALUES ('root', '/w', 'root', 'scan', 'explorer')
+                   ON CONFLICT (id) DO UPDATE SET parent_session_id = 'root',
+                       task_name = 'scan', agent_role = 'explorer'"""
+            )
+
+
+async def test_an_agent_message_is_stored_once_and_a_duplicate_id_returns_none(
+    store: PostgresStore, agents: AgentStore
+) -> None:
+    """§6: ``INSERT … ON CONFLICT (id) DO NOTHING``; append only if the write succeeded."""
+    await _root(store)
+    await _turn(store, "root", "pt1")
+    message = AgentMessage(
+        id="agent-msg:ses_c:t1:final_answer",
+        task_name="scan",
+        kind=AgentMessageKind.FINAL_ANSWER,
+        body="found",
+    )
+    stored = await agents.persist_agent_message("root", "pt1", message)
+    assert stored is not None
+    assert (stored.id, stored.role, stored.kind, stored.turn_id, stored.sequence) == (
+        message.id,
+        Role.USER,
+        MessageKind.AGENT_MESSAGE,
+        "pt1",
+        2,
+    )
+    assert decode_message(stored) == user_text(render_agent_message(message))
+    assert await agents.persist_agent_message("root", "pt1", message) is None
+    assert await agents.insert_agent_message("root", "pt1", message.id, "other text") is None
+    other = await agents.insert_agent_message("root", "pt1", "agent-msg:ses_c:t2:failed", "x: y")
+    assert other is not None
+    assert other.sequence == 3
+    assert decode_message(other) == user_text("x: y")
+    assert await agents.delivered_agent_message_ids("root") == frozenset(
+        {message.id, "agent-msg:ses_c:t2:failed"}
+    )
+    assert [m.id for m in await store.load_session_messages("root")] == [
+        "pt1-user",
+        message.id,
+        "agent-msg:ses_c:t2:failed",
+    ]
+
+
+async def test_child_terminal_turns_carry_status_error_and_last_assistant_text(
+    store: PostgresStore, agents: AgentStore
+) -> None:
+    """§8: terminal Turns only, with the last assistant message's text."""
+    await _root(store)
+    done = await _child(agents, "done")
+    failing = await _child(agents, "failing")
+    busy = await _child(agents, "busy")
+    await _turn(store, done, "t_done", answer="first draft")
+    assistant = Message(role=Role.ASSISTANT, content=(TextBlock(text="final answer"),))
+    await store.append_assistant(
+        done,
+        "t_done",
+        new_message("t_done-final", assistant, MessageKind.NORMAL),
+        usage=TurnUsage(),
+        tool_calls=0,
+    )
+    await store.finish_turn("t_done", TurnStatus.COMPLETED)
+    await _turn(store, failing, "t_fail")
+    await store.finish_turn(
+        "t_fail", TurnStatus.FAILED, error_code="doom_loop", error_message="loop"
+    )
+    await _turn(store, busy, "t_busy")
+    assert await agents.child_terminal_turns("root") == [
+        ChildTurn(
+            child_session_id=done,
+            task_name="done",
+            turn_id="t_done",
+            status=TurnStatus.COMPLETED,
+            error_code=None,
+            error_message=None,
+            last_assistant_text="final answer",
+        ),
+        ChildTurn(
+            child_session_id=failing,
+            task_name="failing",
+            turn_id="t_fail",
+            status=TurnStatus.FAILED,
+            error_code="doom_loop",
+            error_message="loop",
+            last_assistant_text=None,
+        ),
+    ]
+
+
+async def test_reconciliation_deletes_turnless_children_and_plans_each_outcome_exactly_once(
+    store: PostgresStore, agents: AgentStore
+) -> None:
+    """§8, §10: restart reconciliation exactly once, zero-turn orphans removed, no parent Turn."""
+    await _root(store)
+    await _turn(store, "root", "pt1")
+    orphan = await _child(agents, "orphan")
+    done = await _child(agents, "done")
+    cut = await _child(agents, "cut")
+    stopped = await _child(agents, "stopped")
+    await _turn(store, done, "t_done", answer="a.py:3")
+    await store.finish_turn("t_done", TurnStatus.COMPLETED)
+    await _turn(store, stopped, "t_stop")
+    await store.finish_turn("t_stop", TurnStatus.CANCELLED)
+    await _turn(store, cut, "t_cut")
+    assert await store.mark_running_interrupted() == 2  # the child and the parent's own Turn
+
+    plan = await agents.reconcile("root")
+    assert plan.deleted == (TurnlessChild(child_session_id=orphan, task_name="orphan"),)
+    assert [(m.task_name, m.kind.value, m.body) for m in plan.messages] == [
+        (
+            "cut",
+            "interrupted",
+            "Sub-agent was interrupted by a process restart and is no longer available. "
+            "Spawn a new explorer if this result is still needed.",
+        ),
+        ("done", "final_answer", "a.py:3"),
+        ("stopped", "failed", "cancelled: Sub-agent turn was cancelled."),
+    ]
+    assert [c.task_name for c in await agents.list_children("root")] == ["cut", "done", "stopped"]
+
+    for message in plan.messages:
+        assert await agents.persist_agent_message("root", "pt1", message) is not None
+    again = await agents.reconcile("root")
+    assert again.deleted == ()
+    assert again.messages == ()
+    async with store.pool.acquire() as conn:
+        assert await conn.fetchval("SELECT count(*) FROM turns WHERE session_id = 'root'") == 1
+
+
+async def test_a_live_interrupt_already_delivered_is_not_reconciled_again(
+    store: PostgresStore, agents: AgentStore
+) -> None:
+    """§6 vs §8: the live ``interrupted`` id counts as delivered for a cancelled Turn."""
+    await _root(store)
+    await _turn(store, "root", "pt1")
+    child = await _child(agents, "scan")
+    await _turn(store, child, "t1")
+    await store.finish_turn("t1", TurnStatus.CANCELLED)
+    live = terminal_agent_message(
+        child_session_id=child, child_turn_id="t1", task_name="scan", outcome=ChildCancelled()
+    )
+    await agents.persist_agent_message("root", "pt1", live)
+    assert (await agents.reconcile("root")).messages == ()
+
+
+async def test_delete_turnless_children_keeps_children_with_turns_and_restore_sees_the_rest(
+    store: PostgresStore, agents: AgentStore
+) -> None:
+    """§2, §8 step 1: names of deleted children are released; restore binds the others."""
+    await _root(store)
+    await _child(agents, "orphan")
+    kept = await _child(agents, "kept")
+    await _turn(store, kept, "t1")
+    deleted = await agents.delete_turnless_children("root")
+    assert [d.task_name for d in deleted] == ["orphan"]
+    control = AgentControl.restore("root", await agents.list_children("root"))
+    assert control.task_names() == ("kept",)
+    control.reserve("orphan")
+
+
+async def test_deleting_the_parent_cascades_to_children_and_their_turns(
+    store: PostgresStore, agents: AgentStore
+) -> None:
+    """§3, §10: parent deletion cascades."""
+    await _root(store)
+    child = await _child(agents, "scan")
+    await _turn(store, child, "t1", answer="x")
+    async with store.pool.acquire() as conn:
+        await conn.execute("DELETE FROM sessions WHERE id = 'root'")
+        assert await conn.fetchval("SELECT count(*) FROM sessions") == 0
+        assert await conn.fetchval("SELECT count(*) FROM turns") == 0
+        assert await conn.fetchval("SELECT count(*) FROM messages") == 0

@@ -1,0 +1,23 @@
+"""Storage errors of the sub-agent rows keep stable, unique codes (DESIGN.md §4.5)."""
+
+from __future__ import annotations
+
+from openwork_core.storage.errors import StorageError
+from openwork_core.storage.postgres.agents import ChildSessionRejected, ChildTaskNameTaken
+
+
+def _all(base: type[StorageError]) -> list[type[StorageError]]:
+    found: list[type[StorageError]] = []
+    for sub in base.__subclasses__():
+        found += [sub, *_all(sub)]
+    return found
+
+
+def test_child_session_errors_are_storage_errors_with_codes_unique_among_storage_errors() -> None:
+    classes: list[type[StorageError]] = [StorageError, *_all(StorageError)]
+    assert ChildSessionRejected in classes
+    assert ChildTaskNameTaken in classes
+    codes = [c.code for c in classes]
+    assert len(codes) == len(set(codes)), codes
+    assert ChildSessionRejected.code == "child_session_rejected"
+    assert ChildTaskNameTaken.code == "child_task_name_taken"
