@@ -25,7 +25,17 @@ from openwork_core.models.capabilities import ModelCapabilities
 from openwork_core.models.port import ModelPort
 from openwork_core.session.actor import SessionActor, SessionHandle, TurnAccepted
 from openwork_core.session.approval import PermissionDecision
-from openwork_core.session.errors import InvalidWorkspace, NoProvider, UnknownAgent
+from openwork_core.session.compaction import (
+    CompactionResult,
+    SummarySettings,
+    load_conversation_items,
+)
+from openwork_core.session.errors import (
+    InvalidWorkspace,
+    NoProvider,
+    ReloadRequired,
+    UnknownAgent,
+)
 from openwork_core.session.input import (
     InputMessage,
     PreparedTurnInput,
@@ -34,14 +44,15 @@ from openwork_core.session.input import (
     visible_user_message,
 )
 from openwork_core.session.runner import ResolvedModel, SessionServices, TurnSpec, WorldStateTracker
+from openwork_core.session.runner.history import CompactionHistory
 from openwork_core.session.snapshot import SessionSnapshot, TerminalRuntime
 from openwork_core.session.toolset import TurnToolset, control_surface
 from openwork_core.session.trace import TraceRecorder
 from openwork_core.session.updates import GlobalUpdates, Replay, Subscription, UpdateHub
 from openwork_core.skills.selection import select_skills, skill_snapshot_text
 from openwork_core.storage import PostgresStore, RecordNotFound
-from openwork_core.storage.codec import content_text, to_item
-from openwork_core.storage.postgres.compactions import CompactionStore
+from openwork_core.storage.codec import content_text
+from openwork_core.storage.postgres.compactions import CompactionStore, TranscriptPage
 from openwork_core.storage.postgres.plans import PlanStore
 from openwork_core.storage.records import (
     ProviderRecord,
@@ -91,6 +102,7 @@ class OpenWorkCore:
         model_ports: ModelPortFactory,
         app_version: str,
         skill_root: Path | None = None,
+        summary_settings: SummarySettings | None = None,
     ) -> None:
         self.store = store
         self.home = home
@@ -108,6 +120,7 @@ class OpenWorkCore:
         self.trace = TraceRecorder(store.pool)
         self._plans = PlanStore(store.pool)
         self._compactions = CompactionStore(store.pool)
+        self._summary_settings = summary_settings or SummarySettings()
 
     # -- lifecycle ---------------------------------------------------------------------------
     async def start(self) -> None:
@@ -174,12 +187,10 @@ class OpenWorkCore:
     async def _load(self, session_id: str) -> SessionHandle:
         record = await self.store.get_session(session_id)
         agent = AGENTS[record.agent]
-        stored = await self.store.load_session_messages(session_id)
+        loaded = await load_conversation_items(self._compactions, session_id)
         chat = ChatStateActor.spawn()
         try:
-            await chat.load(
-                [to_item(m) for m in stored], record.tool_result_pruned_through_sequence
-            )
+            await chat.load(loaded.items, loaded.watermark)
         except ChatStateError:
             await chat.stop()
             raise
@@ -210,6 +221,8 @@ class OpenWorkCore:
             sandbox_mode=lambda: actor_box[0].mode,
             world_state=WorldStateTracker(),
             trace=self.trace,
+            compaction_history=CompactionHistory(),
+            summary_settings=self._summary_settings,
             world_state_sources=lambda disabled: WorldStateSources(
                 working_directory=Path(record.working_directory),
                 skill_root=self.skill_root,
@@ -227,7 +240,7 @@ class OpenWorkCore:
             store=self.store,
         )
         actor_box.append(actor)
-        log.info("session.loaded", session_id=session_id, messages=len(stored))
+        log.info("session.loaded", session_id=session_id, items=len(loaded.items))
         return actor.spawn()
 
     # -- turns -------------------------------------------------------------------------------
@@ -256,6 +269,12 @@ class OpenWorkCore:
         )
         prepared = PreparedTurnInput(messages=(*snapshots, visible))
         model = await self._resolve_model(record)
+        stale = self._handles.get(session_id)
+        if stale is not None and stale.reload_required and await stale.active_turn_id() is None:
+            # compaction.md §7: refuse this turn; the next access rebuilds from the database
+            self._handles.pop(session_id, None)
+            await stale.shutdown()
+            raise ReloadRequired()
         handle = await self.handle(session_id)
         spec = TurnSpec(
             session_id=session_id,
@@ -393,6 +412,28 @@ class OpenWorkCore:
             messages=page,
             has_more=len(rows) > limit,
             next_after_sequence=page[-1].sequence if page else after_sequence,
+        )
+
+    # -- compaction ----------------------------------------------------------------------------
+    async def compact(self, session_id: str) -> CompactionResult:
+        """Manual compaction (compaction.md §1): idle only, no pruning."""
+        record = await self.store.get_session(session_id)
+        model = await self._resolve_model(record)
+        return await (await self.handle(session_id)).compact(model)
+
+    async def rewind(self, session_id: str, compaction_id: str) -> CompactionResult:
+        """Install an older checkpoint's projection as a new rewind checkpoint (§8.3)."""
+        record = await self.store.get_session(session_id)
+        model = await self._resolve_model(record)
+        return await (await self.handle(session_id)).rewind(compaction_id, model)
+
+    async def read_transcript(
+        self, session_id: str, *, compaction_id: str | None, after_sequence: int, limit: int
+    ) -> TranscriptPage:
+        """The raw messages a checkpoint covers, paged (§8.4); never synthetic items."""
+        await self.store.get_session(session_id)
+        return await self._compactions.read_transcript(
+            session_id, compaction_id, after_sequence, limit
         )
 
     # -- inspection --------------------------------------------------------------------------

@@ -16,6 +16,7 @@ from openwork_chat_state import ChatStateError
 from openwork_core.context.errors import SkillTooLarge
 from openwork_core.daemon.errors import JsonBytes, error_response, response_for
 from openwork_core.daemon.schemas import (
+    CompactionBody,
     CreateSessionBody,
     HealthBody,
     MessageBody,
@@ -25,6 +26,7 @@ from openwork_core.daemon.schemas import (
     ProviderBody,
     ProviderList,
     ProviderModelBody,
+    RewindBody,
     SessionBody,
     SessionList,
     SessionWithSnapshot,
@@ -37,11 +39,17 @@ from openwork_core.daemon.security import SecurityMiddleware
 from openwork_core.daemon.sse import global_events, session_events
 from openwork_core.service import OpenWorkCore
 from openwork_core.session.approval import PermissionDecision
-from openwork_core.session.errors import SessionError
+from openwork_core.session.compaction import CompactionError
+from openwork_core.session.errors import SessionError, TurnNotActive
 from openwork_core.session.input import SkillInput, TextInput, UserInput
 from openwork_core.skills.selection import SkillSelectionError
 from openwork_core.storage import StorageError
-from openwork_core.storage.records import ProviderModel, ProviderRecord, SessionRecord
+from openwork_core.storage.records import (
+    ProviderModel,
+    ProviderRecord,
+    SessionRecord,
+    StoredMessage,
+)
 
 
 def _session_body(record: SessionRecord) -> SessionBody:
@@ -73,6 +81,18 @@ def _provider_body(provider: ProviderRecord) -> ProviderBody:
             for m in provider.models
         ],
     )
+
+
+def _message_json(message: StoredMessage) -> JsonValue:
+    return MessageBody(
+        message_id=message.id,
+        sequence=message.sequence,
+        turn_id=message.turn_id,
+        role=message.role.value,
+        kind=message.kind.value,
+        content=orjson.loads(message.content),
+        created_at=message.created_at,
+    ).model_dump(mode="json")
 
 
 def _inputs(body: StartTurnBody) -> list[UserInput]:
@@ -118,6 +138,7 @@ def create_app(
         )
 
     for error_type in (
+        CompactionError,
         SessionError,
         StorageError,
         ChatStateError,
@@ -207,14 +228,22 @@ def create_app(
 
     @app.post("/v1/sessions/{sid}/turns/{tid}/cancel", status_code=202)
     async def cancel_turn(sid: str, tid: str) -> Response:
-        await core.cancel_turn(sid, tid)
+        try:
+            await core.cancel_turn(sid, tid)
+        except TurnNotActive:
+            await core.turn_view(sid, tid)  # an unknown turn is 404 not_found, not 409
+            raise
         return JsonBytes({"turn_id": tid}, status_code=202)
 
     @app.post("/v1/sessions/{sid}/turns/{tid}/permissions/{tool_call_id}", status_code=202)
     async def resolve_permission(
         sid: str, tid: str, tool_call_id: str, body: PermissionDecisionBody
     ) -> Response:
-        await core.resolve_permission(sid, tid, tool_call_id, PermissionDecision(body.decision))
+        try:
+            await core.resolve_permission(sid, tid, tool_call_id, PermissionDecision(body.decision))
+        except TurnNotActive:
+            await core.turn_view(sid, tid)  # an unknown turn is 404 not_found, not 409
+            raise
         return JsonBytes({"turn_id": tid, "tool_call_id": tool_call_id}, status_code=202)
 
     @app.put("/v1/sessions/{sid}/permission-mode", response_model=SessionBody)
@@ -229,22 +258,49 @@ def create_app(
     ) -> Response:
         page = await core.list_messages(sid, after_sequence=after_sequence, limit=limit)
         body = {
-            "messages": [
-                MessageBody(
-                    message_id=m.id,
-                    sequence=m.sequence,
-                    turn_id=m.turn_id,
-                    role=m.role.value,
-                    kind=m.kind.value,
-                    content=orjson.loads(m.content),
-                    created_at=m.created_at,
-                ).model_dump(mode="json")
-                for m in page.messages
-            ],
+            "messages": [_message_json(m) for m in page.messages],
             "has_more": page.has_more,
             "next_after_sequence": page.next_after_sequence,
         }
         return JsonBytes(body)
+
+    @app.post("/v1/sessions/{sid}/compact", response_model=CompactionBody)
+    async def compact(sid: str) -> CompactionBody:
+        result = await core.compact(sid)
+        return CompactionBody(
+            compaction_id=result.compaction_id,
+            before_tokens=result.before_tokens,
+            after_tokens=result.after_tokens,
+        )
+
+    @app.post("/v1/sessions/{sid}/rewind", response_model=CompactionBody)
+    async def rewind(sid: str, body: RewindBody) -> CompactionBody:
+        result = await core.rewind(sid, body.compaction_id)
+        return CompactionBody(
+            compaction_id=result.compaction_id,
+            before_tokens=result.before_tokens,
+            after_tokens=result.after_tokens,
+        )
+
+    @app.get("/v1/sessions/{sid}/transcript")
+    async def transcript(
+        sid: str,
+        compaction_id: str | None = None,
+        after_sequence: Annotated[int, Query(ge=0)] = 0,
+        limit: Annotated[int, Query(ge=1, le=50)] = 20,
+    ) -> Response:
+        page = await core.read_transcript(
+            sid, compaction_id=compaction_id, after_sequence=after_sequence, limit=limit
+        )
+        return JsonBytes(
+            {
+                "compaction_id": page.compaction_id,
+                "through_message_sequence": page.through_message_sequence,
+                "messages": [_message_json(m) for m in page.messages],
+                "has_more": page.has_more,
+                "next_after_sequence": page.next_after_sequence,
+            }
+        )
 
     @app.get("/v1/sessions/{sid}/context")
     async def inspect_context(sid: str) -> Response:

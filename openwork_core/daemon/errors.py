@@ -8,6 +8,7 @@ from starlette.responses import Response
 
 from openwork_chat_state import ChatStateError
 from openwork_core.context.errors import SkillTooLarge
+from openwork_core.session.compaction import CheckpointRejected, CompactionError, RewindRejected
 from openwork_core.session.errors import (
     ActorStopped,
     Busy,
@@ -23,6 +24,7 @@ from openwork_core.session.errors import (
 )
 from openwork_core.skills.selection import SkillSelectionError
 from openwork_core.storage import RecordNotFound
+from openwork_core.storage.postgres.compactions import NoCheckpoint, TranscriptQueryInvalid
 
 _STATUS: dict[type[Exception], int] = {
     RecordNotFound: 404,
@@ -59,6 +61,15 @@ def response_for(exc: Exception) -> JsonBytes:
         return error_response(404, "not_found", str(exc))
     if isinstance(exc, Busy):
         return error_response(409, exc.code, str(exc), {"turn_id": exc.turn_id})
+    if isinstance(exc, NoCheckpoint):
+        return error_response(404, exc.code, str(exc))
+    if isinstance(exc, TranscriptQueryInvalid):
+        return error_response(422, exc.code, str(exc))
+    if isinstance(exc, RewindRejected | CheckpointRejected):
+        return error_response(409, exc.code, str(exc))
+    if isinstance(exc, CompactionError):
+        # the summary model failed or the checkpoint could not be installed: not the caller's input
+        return error_response(502, exc.code, str(exc))
     if isinstance(exc, SkillSelectionError | SkillTooLarge):
         return error_response(422, exc.code, str(exc))
     if isinstance(exc, SessionError):

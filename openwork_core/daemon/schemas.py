@@ -88,6 +88,17 @@ class PermissionModeBody(BaseModel):
     _normalize_mode = field_validator("mode", mode="before")(_mode)
 
 
+class CompactionBody(BaseModel):
+    compaction_id: str
+    before_tokens: int
+    after_tokens: int
+
+
+class RewindBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    compaction_id: str = Field(min_length=1)
+
+
 class PermissionDecisionBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
     decision: Literal["allow_once", "deny"]

@@ -38,14 +38,13 @@ async def session_events(
     try:
         last = 0
         if replay.resync:
-            newest = replay.envelopes[-1].sequence if replay.envelopes else 0
-            yield _resync(session_id, newest)
+            yield _resync(session_id, replay.last_sequence)
         for envelope in replay.envelopes:
             last = envelope.sequence
             yield _event(envelope)
         async for live in _live(subscription, shutdown):
             if live is None:
-                yield _resync(session_id, last)
+                yield _resync(session_id, subscription.current_sequence)
                 continue
             if live.sequence <= last:
                 continue
@@ -71,8 +70,12 @@ async def global_events(
 async def _live(
     subscription: Subscription, shutdown: asyncio.Event
 ) -> AsyncIterator[SessionUpdateEnvelope | None]:
-    """Envelopes as they come; None when the subscriber fell behind and lost some."""
+    """Envelopes as they come; None when the subscriber fell behind and lost some.
+
+    The pending ``queue.get()`` is cancelled however the stream ends (client gone, shutdown), so
+    no task is left behind per disconnected client."""
     stop = asyncio.ensure_future(shutdown.wait())
+    get: asyncio.Future[SessionUpdateEnvelope] | None = None
     try:
         while not shutdown.is_set():
             if subscription.lagged:
@@ -81,8 +84,11 @@ async def _live(
             get = asyncio.ensure_future(subscription.queue.get())
             done, _ = await asyncio.wait({get, stop}, return_when=asyncio.FIRST_COMPLETED)
             if get not in done:
-                get.cancel()
                 return
-            yield get.result()
+            envelope = get.result()
+            get = None
+            yield envelope
     finally:
         stop.cancel()
+        if get is not None:
+            get.cancel()

@@ -14,11 +14,26 @@ from typing import TypeVar
 
 import structlog
 
+from openwork_core.context.builder import SystemContextBuilder
 from openwork_core.session.approval import PermissionDecision
-from openwork_core.session.errors import ActorStopped, Busy, ReloadRequired, TurnNotActive
+from openwork_core.session.compaction import (
+    CompactionDeps,
+    CompactionInstallFailed,
+    CompactionResult,
+    rewind,
+    run_compaction,
+)
+from openwork_core.session.errors import (
+    ActorStopped,
+    Busy,
+    ReloadRequired,
+    SessionActive,
+    TurnNotActive,
+)
 from openwork_core.session.outcome import Cancelled, Failed, FailureCode, TurnOutcome
 from openwork_core.session.runner import (
     PermissionSlot,
+    ResolvedModel,
     SessionServices,
     TurnContext,
     TurnRunner,
@@ -42,6 +57,7 @@ from openwork_core.session.updates import (
     UpdateHub,
 )
 from openwork_core.storage import PostgresStore
+from openwork_core.storage.postgres.compactions import CompactionKind
 from openwork_tools import SandboxMode, SandboxStatus
 
 log = structlog.get_logger(__name__)
@@ -90,7 +106,6 @@ class SessionActor:
         self._runtime: Runtime = IdleRuntime()
         self._active: _ActiveTurn | None = None
         self._accepted: dict[str, str] = {}
-        self.reload_required = False
         self._queue: asyncio.Queue[_Command | None] = asyncio.Queue(_QUEUE_CAPACITY)
         self._task: asyncio.Task[None] | None = None
         self._idle = asyncio.Event()
@@ -99,6 +114,11 @@ class SessionActor:
     @property
     def mode(self) -> SandboxMode:
         return self._mode
+
+    @property
+    def reload_required(self) -> bool:
+        """A checkpoint committed but could not be installed (compaction.md §7)."""
+        return self._services.compaction_history.reload_required
 
     @property
     def services(self) -> SessionServices:
@@ -213,6 +233,45 @@ class SessionActor:
             raise TurnNotActive(turn_id)
         self._active.permission.resolve(tool_call_id, decision)
 
+    async def _compact(self, model: ResolvedModel) -> CompactionResult:
+        """Manual compaction: idle only, no pruning, System Context from the agent prompt alone."""
+        self._require_idle()
+        system = SystemContextBuilder().build(self._services.agent.system_prompt)
+        deps = self._compaction_deps(model)
+        return await self._installing(
+            run_compaction(deps, CompactionKind.MANUAL, None, None, system)
+        )
+
+    async def _rewind(self, compaction_id: str, model: ResolvedModel) -> CompactionResult:
+        self._require_idle()
+        system = SystemContextBuilder().build(self._services.agent.system_prompt)
+        return await self._installing(rewind(self._compaction_deps(model), compaction_id, system))
+
+    async def _installing(self, work: Awaitable[CompactionResult]) -> CompactionResult:
+        try:
+            return await work
+        except CompactionInstallFailed:
+            self._services.compaction_history.reload_required = True
+            raise
+
+    def _compaction_deps(self, model: ResolvedModel) -> CompactionDeps:
+        services = self._services
+        return CompactionDeps(
+            session_id=self.session_id,
+            store=services.compactions,
+            chat=services.chat,
+            engine=services.engine,
+            port=model.port,
+            model=model.model.name,
+            capabilities=model.capabilities,
+            spill_dir=None if services.spill_dir is None else str(services.spill_dir),
+            summary=services.summary_settings,
+        )
+
+    def _require_idle(self) -> None:
+        if self._active is not None:
+            raise SessionActive(self._active.turn_id)
+
     async def _set_mode(self, mode: SandboxMode) -> None:
         await self._store.set_sandbox_mode(self.session_id, mode)
         self._mode = mode
@@ -291,6 +350,12 @@ class SessionHandle:
 
     async def set_permission_mode(self, mode: SandboxMode) -> None:
         await self._actor.call(lambda: self._actor._set_mode(mode))
+
+    async def compact(self, model: ResolvedModel) -> CompactionResult:
+        return await self._actor.call(lambda: self._actor._compact(model))
+
+    async def rewind(self, compaction_id: str, model: ResolvedModel) -> CompactionResult:
+        return await self._actor.call(lambda: self._actor._rewind(compaction_id, model))
 
     async def resolve_permission(
         self, turn_id: str, tool_call_id: str, decision: PermissionDecision

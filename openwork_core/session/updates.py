@@ -145,7 +145,10 @@ class TurnFinished:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Resync:
-    """Sent first when the asked-for sequence left the buffer: read the snapshot."""
+    """Sent first when updates the client asked for cannot be delivered (the cursor left the
+    buffer, is ahead of this process's sequences, or a subscriber fell behind): read the snapshot.
+    Its envelope's ``sequence`` is the session's current sequence when the resync was decided;
+    buffered updates that follow and are not newer than the snapshot are already folded in it."""
 
     type: Literal["resync"] = "resync"
 
@@ -192,6 +195,11 @@ class Subscription:
         except asyncio.QueueFull:
             self.lagged = True
 
+    @property
+    def current_sequence(self) -> int:
+        """The session's latest sequence (0 for the Core-wide broadcast, which has none)."""
+        return self._hub.last_sequence if isinstance(self._hub, UpdateHub) else 0
+
     def close(self) -> None:
         self._hub.unsubscribe(self)
 
@@ -219,6 +227,8 @@ class GlobalUpdates:
 class Replay:
     envelopes: tuple[SessionUpdateEnvelope, ...]
     resync: bool
+    last_sequence: int = 0
+    """The session's sequence when the replay was read (what a ``resync`` envelope carries)."""
 
 
 @dataclass(slots=True)
@@ -251,10 +261,11 @@ class UpdateHub:
         """Buffered envelopes newer than ``after_sequence``; ``resync`` when some are missing
         (the cursor fell out of the buffer, or is ahead of this process's sequences)."""
         if after_sequence > self.last_sequence:
-            return Replay((), True)
+            return Replay((), True, self.last_sequence)
         oldest = self._ring[0].sequence if self._ring else self.last_sequence + 1
         resync = after_sequence < oldest - 1
-        return Replay(tuple(e for e in self._ring if e.sequence > after_sequence), resync)
+        newer = tuple(e for e in self._ring if e.sequence > after_sequence)
+        return Replay(newer, resync, self.last_sequence)
 
     def subscribe(self) -> Subscription:
         subscription = Subscription(self, SUBSCRIBER_CAPACITY)

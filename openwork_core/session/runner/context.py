@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from openwork_chat_state import ChatStateHandle
@@ -13,7 +13,9 @@ from openwork_core.context.engine import ContextEngine
 from openwork_core.context.world_state import WorldStateSources
 from openwork_core.models.capabilities import ModelCapabilities
 from openwork_core.models.port import ModelPort
+from openwork_core.session.compaction import SummarySettings
 from openwork_core.session.input import PreparedTurnInput
+from openwork_core.session.runner.history import CompactionHistory
 from openwork_core.session.runner.permission import PermissionSlot
 from openwork_core.session.runner.world_state_step import WorldStateTracker
 from openwork_core.session.toolset import TurnToolset
@@ -61,6 +63,8 @@ class SessionServices:
     world_state: WorldStateTracker
     world_state_sources: Callable[[frozenset[str]], WorldStateSources]
     trace: TraceRecorder
+    compaction_history: CompactionHistory
+    summary_settings: SummarySettings = field(default_factory=SummarySettings)
     interactive: bool = True
 
 

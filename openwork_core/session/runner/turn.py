@@ -20,6 +20,7 @@ from openwork_core.context.errors import ContextAssemblyError
 from openwork_core.context.limits import ModelContextLimits
 from openwork_core.models.port import ModelCallOptions, ModelError
 from openwork_core.plan import unfinished_step_count
+from openwork_core.session.compaction import overflow_due, threshold_due
 from openwork_core.session.outcome import (
     Cancelled,
     Completed,
@@ -30,6 +31,7 @@ from openwork_core.session.outcome import (
     TurnOutcome,
 )
 from openwork_core.session.runner.cancellation import until_cancelled
+from openwork_core.session.runner.compaction_step import CompactionStep
 from openwork_core.session.runner.context import (
     ResolvedModel,
     SessionServices,
@@ -51,6 +53,7 @@ from openwork_core.session.updates import (
     SessionPhase,
 )
 from openwork_core.storage.codec import new_message, to_item
+from openwork_core.storage.postgres.compactions import CompactionKind
 from openwork_core.storage.records import TurnStatus, TurnUsage
 
 __all__ = [
@@ -76,6 +79,14 @@ def outcome_json(outcome: TurnOutcome) -> JsonValue:
             return {"status": "cancelled"}
 
 
+class _Overflow(Exception):
+    """The provider reported context_overflow before any semantic output (compaction.md §1)."""
+
+    def __init__(self, error: ModelError) -> None:
+        super().__init__(error.message)
+        self.error = error
+
+
 def _new_id(prefix: str) -> str:
     return f"{prefix}_{uuid.uuid4().hex}"
 
@@ -90,6 +101,7 @@ class TurnRunner:
         self._row_written = False
         self._limits = ModelContextLimits.from_capabilities(turn.spec.model.capabilities)
         self._tools = ToolCallRunner(turn)
+        self._compaction = CompactionStep(turn)
 
     async def run(self) -> TurnOutcome:
         spec = self._spec
@@ -131,8 +143,7 @@ class TurnRunner:
                 raise TurnCancelled()
             self._emit(PhaseChanged(phase=SessionPhase.RUNNING_MODEL))
             await world_state.sample(self._spec.turn_id, model_call, 1)
-            prepared = await self._prepare(system)
-            message = await self._call_model(prepared, model_call)
+            message = await self._model_call(system, world_state, model_call)
             calls = message.tool_calls
             if not calls:
                 return Completed(message.text)
@@ -195,11 +206,53 @@ class TurnRunner:
         )
         return prepared
 
-    async def _call_model(self, prepared: PreparedModelCall, model_call: int) -> Message:
+    async def _model_call(
+        self, system: ResolvedSystemContext, world_state: WorldStateStep, model_call: int
+    ) -> Message:
+        """One logical model call: threshold compaction before the first submission, one
+        resubmission after an explicit overflow, at most one summary either way (compaction.md §1)."""
+        prepared = await self._prepare(system)
+        summarized = False
+        if threshold_due(prepared.budget, self._limits):
+            if await self._compaction.prune():
+                prepared = await self._prepare(system)
+            if threshold_due(prepared.budget, self._limits):
+                await self._compaction.summarize(
+                    CompactionKind.THRESHOLD, system, self._tools.current_plan
+                )
+                summarized = True
+                await world_state.sample(self._spec.turn_id, model_call, 2)
+                prepared = await self._prepare(system)
+        try:
+            return await self._submit(prepared, model_call, 1)
+        except _Overflow as overflow:
+            if summarized:
+                raise TurnFailure(FailureCode.MODEL_ERROR, overflow.error.message) from overflow
+        await self._discard_draft()
+        pruned = await self._compaction.prune()
+        if pruned:
+            prepared = await self._prepare(system)
+        if not pruned or threshold_due(prepared.budget, self._limits):
+            await self._compaction.summarize(
+                CompactionKind.OVERFLOW, system, self._tools.current_plan
+            )
+            await world_state.sample(self._spec.turn_id, model_call, 2)
+            prepared = await self._prepare(system)
+        try:
+            return await self._submit(prepared, model_call, 2)
+        except _Overflow as overflow:
+            raise TurnFailure(FailureCode.MODEL_ERROR, overflow.error.message) from overflow
+
+    async def _submit(
+        self, prepared: PreparedModelCall, model_call: int, submission: int
+    ) -> Message:
         spec = self._spec
         services = self._services
         await self._persist(services.store.record_submission(spec.turn_id, model_call))
-        options = ModelCallOptions(model_attempt_id=f"{spec.turn_id}-model-{model_call}")
+        attempt = f"{spec.turn_id}-model-{model_call}"
+        if submission > 1:
+            attempt = f"{attempt}-submission-{submission}"
+        options = ModelCallOptions(model_attempt_id=attempt)
         span = services.trace.open_span(
             kind="model_call",
             name=f"model call {model_call}",
@@ -221,6 +274,8 @@ class TurnRunner:
             services.trace.close_span(
                 span, SpanFinish("failed", error_code=exc.kind.value, error_message=exc.message)
             )
+            if submission == 1 and overflow_due(exc):
+                raise _Overflow(exc) from exc
             raise TurnFailure(FailureCode.MODEL_ERROR, exc.message) from exc
         except ModelProtocolViolation as exc:
             services.trace.close_span(

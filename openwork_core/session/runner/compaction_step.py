@@ -1,0 +1,112 @@
+"""Automatic compaction inside a turn (compaction.md §1–§2, §7; context-window.md §7.2):
+``threshold`` before a submission, ``overflow`` after an explicit context_overflow. Pruning comes
+first and is not a compaction; a summary is at most one per logical model call; a failed
+install sets reload_required; two ineffective automatic compactions in a row stop the loop."""
+
+from __future__ import annotations
+
+from openwork_core.context.builder import ResolvedSystemContext
+from openwork_core.plan import TurnPlan
+from openwork_core.session.compaction import (
+    INEFFECTIVE_COMPACTION_MESSAGE,
+    CompactionDeps,
+    CompactionError,
+    CompactionInstallFailed,
+    CompactionResult,
+    SummarySettings,
+    advance_prune_watermark,
+    compaction_ineffective,
+    run_compaction,
+)
+from openwork_core.session.outcome import FailureCode, TurnFailure
+from openwork_core.session.runner.context import TurnContext
+from openwork_core.session.trace import SpanFinish
+from openwork_core.session.updates import PhaseChanged, SessionPhase
+from openwork_core.storage.postgres.compactions import CompactionKind
+
+
+def compaction_deps(turn: TurnContext, settings: SummarySettings) -> CompactionDeps:
+    services = turn.services
+    model = turn.spec.model
+    return CompactionDeps(
+        session_id=turn.spec.session_id,
+        store=services.compactions,
+        chat=services.chat,
+        engine=services.engine,
+        port=model.port,
+        model=model.model.name,
+        capabilities=model.capabilities,
+        spill_dir=None if services.spill_dir is None else str(services.spill_dir),
+        summary=settings,
+    )
+
+
+class CompactionStep:
+    def __init__(self, turn: TurnContext) -> None:
+        self._turn = turn
+
+    async def prune(self) -> bool:
+        """Advance the pruning watermark; any failure means "no pruning this time"."""
+        services = self._turn.services
+        spill = None if services.spill_dir is None else str(services.spill_dir)
+        return await advance_prune_watermark(
+            services.compactions, services.chat, self._turn.spec.session_id, spill
+        )
+
+    async def summarize(
+        self,
+        kind: CompactionKind,
+        system: ResolvedSystemContext,
+        plan: TurnPlan | None,
+    ) -> CompactionResult:
+        """One automatic summary compaction; failures end the turn with compaction_error."""
+        turn = self._turn
+        services = turn.services
+        history = services.compaction_history
+        if compaction_ineffective(history.automatic):
+            raise TurnFailure(FailureCode.COMPACTION_ERROR, INEFFECTIVE_COMPACTION_MESSAGE)
+        turn.emit(PhaseChanged(phase=SessionPhase.COMPACTING))
+        span = services.trace.open_span(
+            kind="compaction",
+            name=f"{kind.value} compaction",
+            trace_id=turn.spec.turn_id,
+            session_id=turn.spec.session_id,
+            turn_id=turn.spec.turn_id,
+        )
+        try:
+            result = await run_compaction(
+                compaction_deps(turn, services.summary_settings),
+                kind,
+                turn.spec.turn_id,
+                plan,
+                system,
+            )
+        except CompactionInstallFailed as error:
+            history.reload_required = True
+            services.trace.close_span(span, SpanFinish("failed", error_code=error.code))
+            raise TurnFailure(FailureCode.COMPACTION_ERROR, f"{error.code}: {error}") from error
+        except CompactionError as error:
+            services.trace.close_span(
+                span, SpanFinish("failed", error_code=error.code, error_message=str(error)[:1000])
+            )
+            raise TurnFailure(FailureCode.COMPACTION_ERROR, f"{error.code}: {error}") from error
+        history.record(result)
+        services.trace.close_span(
+            span,
+            SpanFinish(
+                "succeeded",
+                attributes={
+                    "checkpointId": result.compaction_id,
+                    "kind": kind.value,
+                    "conversationTokensBefore": result.before_tokens,
+                    "conversationTokensAfter": result.after_tokens,
+                    "summaryAttempts": len(result.attempts),
+                    "prepareMs": result.timings.prepare_ms,
+                    "summaryMs": result.timings.summary_ms,
+                    "persistenceMs": result.timings.persistence_ms,
+                    "installMs": result.timings.install_ms,
+                },
+            ),
+        )
+        turn.emit(PhaseChanged(phase=SessionPhase.RUNNING_MODEL))
+        return result
