@@ -1,5 +1,6 @@
 """Sub-agents: control state, mailbox, agent messages, control tools, reconciliation
-(multi-agent.md). Pure building blocks; the session runtime wires them in."""
+(multi-agent.md). Pure building blocks; the session runtime wires them in
+(docs/multi-agent.md)."""
 
 from openwork_core.agents.control import (
     DEFAULT_MAX_ACTIVE_SUB_AGENT_TURNS,
@@ -85,6 +86,7 @@ from openwork_core.agents.tools import (
     tool_name_of,
     wait_result_body,
 )
+from openwork_core.context.errors import AgentMessageTooLarge
 
 __all__ = [
     "AGENT_TOOL_NAMES",
@@ -113,6 +115,7 @@ __all__ = [
     "AgentMailbox",
     "AgentMessage",
     "AgentMessageKind",
+    "AgentMessageTooLarge",
     "AgentStartFailed",
     "AgentStatus",
     "AgentToolArgs",

@@ -4,6 +4,7 @@ storage.md §2). Row functions take a ``Conn``; ``AgentStore`` runs each in one 
 from __future__ import annotations
 
 import uuid
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 import asyncpg
@@ -199,13 +200,19 @@ async def insert_agent_message_row(
     return None if row is None else _message_row(row)
 
 
-async def delete_turnless_child_rows(conn: Conn, parent_session_id: str) -> list[TurnlessChild]:
+async def delete_turnless_child_rows(
+    conn: Conn, parent_session_id: str, keep: Collection[str] = ()
+) -> list[TurnlessChild]:
+    """Delete the direct children without a Turn, except the session ids in ``keep`` (children
+    whose actor is live: a spawn in flight has its row before its first Turn row)."""
     rows = await conn.fetch(
         """DELETE FROM sessions s
            WHERE s.parent_session_id = $1
+             AND NOT (s.id = ANY($2::text[]))
              AND NOT EXISTS (SELECT 1 FROM turns t WHERE t.session_id = s.id)
            RETURNING s.id, s.task_name""",
         parent_session_id,
+        list(keep),
     )
     deleted = [TurnlessChild(child_session_id=r["id"], task_name=r["task_name"]) for r in rows]
     return sorted(deleted, key=lambda c: c.task_name)
@@ -282,19 +289,46 @@ class AgentStore:
                 conn, parent_session_id, parent_turn_id, message.id, content
             )
 
-    async def delete_turnless_children(self, parent_session_id: str) -> list[TurnlessChild]:
+    async def persist_agent_messages(
+        self, parent_session_id: str, parent_turn_id: str, messages: Sequence[AgentMessage]
+    ) -> list[StoredMessage]:
+        """One drain (§6) in one transaction: each envelope with ``ON CONFLICT (id) DO
+        NOTHING``, in order. Returns only the rows written now; append exactly those to Chat
+        State (a duplicate id is dropped)."""
+        stored: list[StoredMessage] = []
+        if not messages:
+            return stored
         async with self._pool.acquire() as conn, conn.transaction():
-            await lock_session(conn, parent_session_id)
-            return await delete_turnless_child_rows(conn, parent_session_id)
+            for message in messages:
+                row = await insert_agent_message_row(
+                    conn,
+                    parent_session_id,
+                    parent_turn_id,
+                    message.id,
+                    encode_content(agent_message_content(message)),
+                )
+                if row is not None:
+                    stored.append(row)
+        return stored
 
-    async def reconcile(self, parent_session_id: str) -> Reconciliation:
-        """§8 in one transaction locking the parent row: delete turnless children, then plan the
-        messages for terminal child Turns absent from the parent's messages. Nothing is
-        enqueued or written for them here: the caller checks each (``check_deliverable``) and
-        delivers it to the parent's mailbox; the drain persists it."""
+    async def delete_turnless_children(
+        self, parent_session_id: str, *, keep: Collection[str] = ()
+    ) -> list[TurnlessChild]:
         async with self._pool.acquire() as conn, conn.transaction():
             await lock_session(conn, parent_session_id)
-            deleted = await delete_turnless_child_rows(conn, parent_session_id)
+            return await delete_turnless_child_rows(conn, parent_session_id, keep)
+
+    async def reconcile(
+        self, parent_session_id: str, *, live_child_ids: Collection[str] = ()
+    ) -> Reconciliation:
+        """§8 in one transaction locking the parent row: delete turnless children (except
+        ``live_child_ids``, whose actors are running), then plan the messages for terminal child
+        Turns absent from the parent's messages. Nothing is enqueued or written for them here:
+        the caller checks each (``check_deliverable``) and delivers it to the parent's mailbox;
+        the drain persists it."""
+        async with self._pool.acquire() as conn, conn.transaction():
+            await lock_session(conn, parent_session_id)
+            deleted = await delete_turnless_child_rows(conn, parent_session_id, live_child_ids)
             delivered = await fetch_delivered_agent_message_ids(conn, parent_session_id)
             turns = await fetch_child_terminal_turns(conn, parent_session_id)
         return plan_reconciliation(

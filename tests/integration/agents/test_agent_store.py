@@ -341,3 +341,38 @@ async def test_deleting_the_parent_cascades_to_children_and_their_turns(
         assert await conn.fetchval("SELECT count(*) FROM sessions") == 0
         assert await conn.fetchval("SELECT count(*) FROM turns") == 0
         assert await conn.fetchval("SELECT count(*) FROM messages") == 0
+
+
+async def test_a_live_child_without_a_turn_yet_is_kept_by_reconciliation(
+    store: PostgresStore, agents: AgentStore
+) -> None:
+    """§8 step 1 deletes failed spawns only: a child whose actor is live keeps its row."""
+    await _root(store)
+    live = await _child(agents, "spawning")
+    orphan = await _child(agents, "orphan")
+    plan = await agents.reconcile("root", live_child_ids={live})
+    assert [d.child_session_id for d in plan.deleted] == [orphan]
+    assert [c.id for c in await agents.list_children("root")] == [live]
+
+
+async def test_one_drain_is_persisted_in_one_transaction_and_duplicates_are_dropped(
+    store: PostgresStore, agents: AgentStore
+) -> None:
+    """§6: each drained message ON CONFLICT DO NOTHING; only written rows are returned, in order."""
+    await _root(store)
+    await _turn(store, "root", "pt1")
+    first = AgentMessage(
+        id="agent-msg:c:t1:final_answer",
+        task_name="a",
+        kind=AgentMessageKind.FINAL_ANSWER,
+        body="1",
+    )
+    second = AgentMessage(
+        id="agent-msg:c:t2:failed", task_name="b", kind=AgentMessageKind.FAILED, body="x: y"
+    )
+    assert await agents.persist_agent_messages("root", "pt1", []) == []
+    stored = await agents.persist_agent_messages("root", "pt1", [first, second])
+    assert [(m.id, m.sequence) for m in stored] == [(first.id, 2), (second.id, 3)]
+    again = await agents.persist_agent_messages("root", "pt1", [second, first])
+    assert again == []
+    assert len(await store.load_session_messages("root")) == 3
