@@ -11,6 +11,7 @@ from pathlib import Path
 from openwork_core.models.adapters.scripted import ScriptedModel
 from openwork_core.models.port import ModelPort
 from openwork_core.service import OpenWorkCore
+from openwork_core.session.compaction import SummarySettings
 from openwork_core.session.input import TextInput
 from openwork_core.session.updates import SessionUpdateEnvelope, TurnFinished
 from openwork_core.storage import PostgresStore
@@ -26,6 +27,19 @@ TEST_PROVIDER = ProviderRecord(
         ProviderModel(name="scripted-model", context_window=200_000, max_output_tokens=32_000),
     ),
 )
+
+
+def provider_with_window(context_window: int, max_output_tokens: int) -> ProviderRecord:
+    model = ProviderModel(
+        name="scripted-model", context_window=context_window, max_output_tokens=max_output_tokens
+    )
+    return ProviderRecord(
+        id="default",
+        kind=ProviderKind.OPENAI_CHAT,
+        base_url="http://127.0.0.1:9",
+        api_key_env=None,
+        models=(model,),
+    )
 
 
 @dataclass
@@ -74,15 +88,16 @@ async def runtime(
     model: ScriptedModel | None = None,
     sandbox: SandboxStatus | None = None,
     skill_root: Path | None = None,
+    provider: ProviderRecord = TEST_PROVIDER,
 ) -> AsyncIterator[Runtime]:
     scripted = model or ScriptedModel()
     workspace = tmp_path / "workspace"
-    workspace.mkdir(exist_ok=True)
+    workspace.mkdir(parents=True, exist_ok=True)
 
     def ports(_provider: ProviderRecord, _key: str | None) -> ModelPort:
         return scripted
 
-    await store.upsert_provider(TEST_PROVIDER)
+    await store.upsert_provider(provider)
     core = OpenWorkCore(
         store=store,
         home=tmp_path / "home",
@@ -90,6 +105,7 @@ async def runtime(
         model_ports=ports,
         app_version="test",
         skill_root=skill_root,
+        summary_settings=SummarySettings(retry_pause_s=0, attempt_timeout_s=20),
     )
     await core.start()
     try:
