@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from openwork_chat_state import ChatStateHandle
+from openwork_chat_state import ChatStateError, ChatStateHandle
 from openwork_chat_state.messages import (
     ContentBlock,
     Message,
@@ -28,6 +28,7 @@ from openwork_core.models.port import (
     ResponseCompleted,
     TextDelta,
 )
+from openwork_core.session.outcome import FailureCode, TurnFailure
 from openwork_core.session.updates import ReasoningDeltaUpdate, SessionUpdate, TextDeltaUpdate
 
 
@@ -74,8 +75,14 @@ async def stream_response(
         if semantic and error.delivery is not DeliveryState.SEMANTIC_OUTPUT_EMITTED:
             raise error.with_delivery(DeliveryState.SEMANTIC_OUTPUT_EMITTED) from error
         raise
+    except ChatStateError as error:
+        raise TurnFailure(FailureCode.CHAT_STATE_ERROR, f"{error.code}: {error}") from error
     if completed is None:
         raise ModelProtocolViolation("the model stream ended without a completed response")
+    ids = [call.id for call in completed.tool_calls]
+    if len(set(ids)) != len(ids) or not all(i.strip() for i in ids):
+        # never persist a response the Conversation could not hold (context-window.md §4.1)
+        raise ModelProtocolViolation("the model's tool calls must have distinct, non-blank ids")
     return StreamedResponse(completed, semantic)
 
 

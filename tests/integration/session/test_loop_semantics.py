@@ -248,3 +248,53 @@ async def test_turn_counters_and_usage_are_recorded(store: PostgresStore, tmp_pa
     assert (row.model_call_count, row.model_submission_count, row.tool_call_count) == (2, 2, 2)
     assert (row.input_tokens, row.output_tokens) == (250, 15)
     assert row.ended_at is not None
+
+
+async def test_a_response_with_duplicate_tool_call_ids_is_a_protocol_error_and_is_not_stored(
+    store: PostgresStore, tmp_path: Path
+) -> None:
+    """context-window.md §4.1: the same Tool Call id cannot occur twice; such a response is
+    refused before it is written, so the session stays loadable."""
+    model = ScriptedModel(
+        [ScriptedResponse(tool_calls=(("dup", "list", {}), ("dup", "list", {"path": "."})))]
+    )
+    async with runtime(store, tmp_path, model) as rt:
+        sid = await rt.new_session()
+        _, status, code = await _outcome(rt, sid, "go")
+        assert (status, code) == (TurnStatus.FAILED, "model_protocol_error")
+        assert not any(m.role is Role.ASSISTANT for m in await store.load_session_messages(sid))
+
+
+async def test_a_chat_state_that_stops_mid_turn_fails_the_turn_chat_state_error(
+    store: PostgresStore, tmp_path: Path
+) -> None:
+    """session-runtime.md §3: chat_state_error when the Conversation cannot take the response."""
+    box: list[Runtime] = []
+    sessions: list[str] = []
+
+    async def stop_the_chat_state_then_answer(_request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        handle = await box[0].core.handle(sessions[0])
+        await handle.services.chat.stop()
+        for event in scripted_events(ScriptedResponse(text="late")):
+            yield event
+
+    model = ScriptedModel([stop_the_chat_state_then_answer])
+    async with runtime(store, tmp_path, model) as rt:
+        box.append(rt)
+        sid = await rt.new_session()
+        sessions.append(sid)
+        _, status, code = await _outcome(rt, sid, "go")
+        assert (status, code) == (TurnStatus.FAILED, "chat_state_error")
+
+
+async def test_a_workspace_that_disappeared_fails_user_project_context_error(
+    store: PostgresStore, tmp_path: Path
+) -> None:
+    """context-window.md §3: a failing source fails the turn before any model call."""
+    model = ScriptedModel()
+    async with runtime(store, tmp_path, model) as rt:
+        sid = await rt.new_session()
+        rt.workspace.rename(tmp_path / "moved-away")
+        _, status, code = await _outcome(rt, sid, "go")
+        assert (status, code) == (TurnStatus.FAILED, "user_project_context_error")
+    assert model.requests == []
