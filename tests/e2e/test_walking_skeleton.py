@@ -218,3 +218,59 @@ async def test_requests_without_the_token_from_other_hosts_or_origins_are_refuse
     finally:
         assert await daemon.stop() == 0
     await asyncio.sleep(0)
+
+
+async def test_a_crash_while_a_tool_runs_leaves_an_interrupted_result_in_the_next_request(
+    tmp_path: Path, database_url: str, fake_provider: FakeProvider
+) -> None:
+    """session-runtime.md §10, context-window.md §11 item 25: nothing is re-run; the persisted
+    call without a result gets, in the request copy only, the fixed interrupted result."""
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    fake_provider.push(
+        Reply(tool_calls=(ToolCallSpec("call_long", "bash", {"command": "sleep 60"}),)),
+        Reply(text="Understood, it was interrupted."),
+    )
+    env = provider_env(fake_provider)
+    daemon = await start_daemon(home=tmp_path / "home", database_url=database_url, env=env)
+    async with daemon.client() as client:
+        sid = await _session(client, workspace)
+        ready = asyncio.Event()
+        started = asyncio.Event()
+
+        async def watch() -> None:
+            from tests.support.daemon import events_until_turn_finished
+
+            async for envelope in events_until_turn_finished(client, sid, ready):
+                if envelope["update"]["type"] == "tool_call_started":  # type: ignore[index]
+                    started.set()
+                    return
+
+        watcher = asyncio.get_running_loop().create_task(watch())
+        async with asyncio.timeout(10):
+            await ready.wait()
+        await start_turn(client, sid, "run the long thing", "req-crash")
+        async with asyncio.timeout(15):
+            await started.wait()
+        await watcher
+    assert await daemon.stop(signal.SIGKILL) == -signal.SIGKILL
+    daemon = await start_daemon(home=tmp_path / "home", database_url=database_url, env=env)
+    try:
+        async with daemon.client() as client:
+            await run_turn_and_wait(client, sid, "what happened?", "req-next")
+            messages = (await client.get(f"/v1/sessions/{sid}/messages")).json()["messages"]
+            assert not any(m["role"] == "tool" for m in messages), "the database stays untouched"
+    finally:
+        assert await daemon.stop() == 0
+    request = fake_provider.bodies[-1]["messages"]
+    assert isinstance(request, list)
+    calls = [i for i, m in enumerate(request) if m.get("tool_calls")]
+    (index,) = calls
+    synthesized = request[index + 1]
+    assert synthesized["role"] == "tool"
+    assert synthesized["tool_call_id"] == "call_long"
+    assert (
+        "Tool result unavailable: the previous turn ended before a durable result was recorded."
+        in str(synthesized["content"])
+    )
+    assert fake_provider.violations == []
