@@ -5,7 +5,6 @@ turn triggers threshold compaction, finishes, and the request after it has the d
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from pathlib import Path
 
 from openwork_core.session.compaction import SUMMARY_PREFIX
@@ -13,19 +12,8 @@ from tests.e2e.conftest import provider_env
 from tests.fakes.fake_provider import FakeProvider
 from tests.fakes.fake_script import Reply, ToolCallSpec
 from tests.support.daemon import run_turn_and_wait, start_daemon
+from tests.support.wire import chat_user_texts
 from tests.unit.compaction.compaction_support import valid_summary
-
-
-def _user_texts(body: Mapping[str, object]) -> list[str]:
-    messages = body["messages"]
-    assert isinstance(messages, list)
-    return [
-        m["content"]
-        if isinstance(m["content"], str)
-        else "".join(p.get("text", "") for p in m["content"])
-        for m in messages
-        if m["role"] == "user"
-    ]
 
 
 async def test_a_long_turn_compacts_at_the_threshold_and_finishes(
@@ -83,7 +71,7 @@ async def test_a_long_turn_compacts_at_the_threshold_and_finishes(
     first, summary, after = fake_provider.bodies
     assert "tools" not in summary or not summary["tools"]
     assert summary["messages"][-1]["content"].startswith("Create a durable continuation summary")  # type: ignore[index]
-    texts = _user_texts(after)
+    texts = chat_user_texts(after)
     assert texts[0] == "read the big file"
     assert texts[1].startswith(SUMMARY_PREFIX)
     assert texts[2].startswith('<system_reminder format_version="1">')

@@ -13,7 +13,7 @@ sessions, pushes its own script steps and leaves none behind.
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,6 +29,7 @@ from tests.fakes.fake_script import Gate, Held, Reply, ToolCallSpec
 from tests.support.daemon import Daemon, start_daemon, start_turn
 from tests.support.postgres import PgCluster
 from tests.support.sse import SseEvent, SseReader, open_events
+from tests.support.wire import chat_user_texts
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -163,21 +164,6 @@ def _collapsed_kinds(events: list[SseEvent]) -> list[str]:
         if kind != "text_delta" or not kinds or kinds[-1] != kind:
             kinds.append(kind)
     return kinds
-
-
-def _user_texts(body: Mapping[str, object]) -> list[str]:
-    messages = body["messages"]
-    assert isinstance(messages, list)
-    texts: list[str] = []
-    for message in messages:
-        if message["role"] != "user":
-            continue
-        content = message["content"]
-        if isinstance(content, str):
-            texts.append(content)
-        else:
-            texts.append("".join(p.get("text", "") for p in content))
-    return texts
 
 
 def _error(response: httpx.Response) -> tuple[int, str]:
@@ -536,7 +522,7 @@ async def test_switching_to_accept_edits_shows_in_the_session_and_snapshot_and_t
     sid = await _session(client, tmp_path)
     await _completed_turn(client, live.fake, sid, "req-before")
     before = live.fake.bodies[-1]
-    policies_before = [t for t in _user_texts(before) if SANDBOX_POLICY_TAG in t]
+    policies_before = [t for t in chat_user_texts(before) if SANDBOX_POLICY_TAG in t]
     assert len(policies_before) == 1
     assert "mode: auto" in policies_before[0]
 
@@ -557,9 +543,9 @@ async def test_switching_to_accept_edits_shows_in_the_session_and_snapshot_and_t
 
     await _completed_turn(client, live.fake, sid, "req-after")
     after = live.fake.bodies[-1]
-    texts = _user_texts(after)
-    assert texts[: len(_user_texts(before))] == _user_texts(before)
-    new_policies = [t for t in texts[len(_user_texts(before)) :] if SANDBOX_POLICY_TAG in t]
+    texts = chat_user_texts(after)
+    assert texts[: len(chat_user_texts(before))] == chat_user_texts(before)
+    new_policies = [t for t in texts[len(chat_user_texts(before)) :] if SANDBOX_POLICY_TAG in t]
     assert len(new_policies) == 1
     assert "mode: accept-edits" in new_policies[0]
 

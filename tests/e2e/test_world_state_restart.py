@@ -4,7 +4,6 @@ next model call sends none."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
 
 from openwork_core.context.world_state.project_instructions import (
@@ -16,21 +15,7 @@ from tests.e2e.conftest import provider_env
 from tests.fakes.fake_provider import FakeProvider
 from tests.fakes.fake_script import Reply, ToolCallSpec
 from tests.support.daemon import run_turn_and_wait, start_daemon
-
-
-def _user_texts(body: Mapping[str, object]) -> list[str]:
-    messages = body["messages"]
-    assert isinstance(messages, list)
-    texts: list[str] = []
-    for message in messages:
-        if message["role"] != "user":
-            continue
-        content = message["content"]
-        if isinstance(content, str):
-            texts.append(content)
-        else:
-            texts.append("".join(p.get("text", "") for p in content))
-    return texts
+from tests.support.wire import chat_user_texts
 
 
 async def test_a_daemon_restart_re_sends_each_retained_section_once_with_its_notice(
@@ -62,13 +47,13 @@ async def test_a_daemon_restart_re_sends_each_retained_section_once_with_its_not
     finally:
         assert await daemon.stop() == 0
     before, after_restart, next_call = fake_provider.bodies
-    old = _user_texts(before)
-    replayed = _user_texts(after_restart)[len(old) + 1 :]
+    old = chat_user_texts(before)
+    replayed = chat_user_texts(after_restart)[len(old) + 1 :]
     assert [t.split("\n\n", 1)[0] for t in replayed] == [
         USER_PROJECT_CONTEXT_REPLACEMENT_NOTICE,
         PROJECT_INSTRUCTIONS_REPLACEMENT_NOTICE,
         SANDBOX_POLICY_REPLACEMENT_NOTICE,
     ]
     assert "Prefer small commits." in replayed[1]
-    assert _user_texts(next_call) == _user_texts(after_restart)
+    assert chat_user_texts(next_call) == chat_user_texts(after_restart)
     assert fake_provider.violations == []
