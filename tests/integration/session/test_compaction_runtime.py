@@ -320,3 +320,50 @@ async def test_conversation_history_pages_raw_messages_never_past_the_fact_bound
     document = orjson.loads(result.output[0].text)  # type: ignore[union-attr]
     assert document["hasMore"] is True
     assert [m["sequence"] for m in document["messages"]] == [1, 2]
+
+
+async def test_pruning_alone_can_make_room_and_creates_no_checkpoint(
+    store: PostgresStore, tmp_path: Path
+) -> None:
+    """§2: old tool results over 8 192 characters are pruned in the request copy; when that is
+    enough there is no summary and no checkpoint; the full result stays readable from the spill
+    file the marker names, and the stored message is unchanged."""
+    model = ScriptedModel(
+        [
+            ScriptedResponse(tool_calls=(("c1", "read", {"path": "big.txt"}),)),
+            ScriptedResponse(text="read it"),
+            ScriptedResponse(text="second turn"),
+        ]
+    )
+    async with runtime(store, tmp_path, model) as rt:
+        (rt.workspace / "big.txt").write_text(
+            "".join(f"line {i:05d} {'z' * 60}\n" for i in range(400))
+        )
+        sid = await rt.new_session()
+        await rt.run_turn(sid, "read the file")
+        after_first = (await rt.core.inspect_context_window(sid)).budget.estimated_input_tokens
+        # tighten the window: the next request (+ a 2 000-character message) is at the line
+        output = 1_000
+        line = after_first + output + 200
+        await store.upsert_provider(provider_with_window(math.ceil(line / 0.85) + output, output))
+        turn_id, _ = await rt.run_turn(sid, "and now? " + "p" * 2_000)
+        assert (await rt.core.turn_view(sid, turn_id)).status is TurnStatus.COMPLETED
+        spill_dir = rt.core.home / "spill" / sid
+    assert await _checkpoints(store, sid) == []
+    assert len(model.requests) == 3, "no summary request"
+    (pruned,) = [b for m in model.requests[2].messages for b in m.tool_results]
+    text = pruned.output[0].text  # type: ignore[union-attr]
+    marker = (
+        f"characters omitted. Full result at {spill_dir}/c1.txt — read it if you still need it]"
+    )
+    assert marker in text
+    assert text.startswith("1\tline 00000")
+    assert len(text) < 4_096 + 1_024 + 300
+    full = (spill_dir / "c1.txt").read_text()
+    (stored,) = [b for m in model.requests[1].messages for b in m.tool_results]
+    assert full == stored.output[0].text  # type: ignore[union-attr]
+    async with store.pool.acquire() as conn:
+        watermark = await conn.fetchval(
+            "SELECT tool_result_pruned_through_sequence FROM sessions WHERE id = $1", sid
+        )
+    assert watermark is not None

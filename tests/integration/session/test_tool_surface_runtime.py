@@ -267,3 +267,52 @@ async def test_accept_edits_mode_lets_file_tools_write_but_not_bash(
         if isinstance(t, TextBlock) and t.text.startswith("<sandbox_policy>")
     ]
     assert "mode: accept-edits" in policy[0].text
+
+
+async def test_an_escalation_shows_a_card_and_allow_once_widens_only_that_call(
+    store: PostgresStore, tmp_path: Path, sandbox: SandboxStatus
+) -> None:
+    """permissions-sandbox.md §5 step 2: sandboxPermissions + justification → a card listing the
+    paths; allow_once runs this call with the grant; the next call is back under the mode."""
+    box: list[Path] = []
+
+    def escalated(command: str) -> dict[str, object]:
+        return {
+            "command": command,
+            "sandboxPermissions": {
+                "paths": [{"path": str(box[0]), "access": "write", "scope": "subtree"}]
+            },
+            "justification": "The build writes its report into the workspace.",
+        }
+
+    model = ScriptedModel()
+    async with runtime(store, tmp_path, model, sandbox=sandbox) as rt:
+        box.append(rt.workspace.resolve())
+        model.push(
+            ScriptedResponse(tool_calls=(("b1", "bash", escalated("echo ok > report.txt")),)),
+            ScriptedResponse(tool_calls=(("b2", "bash", {"command": "echo no > second.txt"}),)),
+            ScriptedResponse(text="done"),
+        )
+        sid = await rt.new_session(SandboxMode.ACCEPT_EDITS)
+        _, subscription = await rt.core.subscribe(sid, None)
+        accepted = await rt.core.start_turn(
+            sid, client_request_id="r", inputs=[TextInput(text="build")]
+        )
+        requested = await _until(subscription, "permission_requested")
+        request = requested.update.request  # type: ignore[union-attr]
+        assert isinstance(request, dict)
+        card = request["card"]
+        assert isinstance(card, dict)
+        assert card["justification"] == "The build writes its report into the workspace."
+        assert card["paths"][0]["access"] == "write"  # type: ignore[index]
+        assert card["paths"][0]["inWorkspace"] is True  # type: ignore[index]
+        await rt.core.resolve_permission(
+            sid, accepted.turn_id, str(request["toolCallId"]), PermissionDecision.ALLOW_ONCE
+        )
+        await _until(subscription, "turn_finished")
+        subscription.close()
+        assert (rt.workspace / "report.txt").read_text() == "ok\n"
+        assert not (rt.workspace / "second.txt").exists()
+    first, second = await _results(store, sid)
+    assert first.state is ToolResultState.SUCCESS
+    assert "[sandbox: file access denied under accept-edits mode]" in _text(second)
