@@ -11,7 +11,7 @@ import secrets
 import signal
 import socket
 import threading
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from types import FrameType
@@ -42,7 +42,9 @@ class _Server(uvicorn.Server):
     """Uvicorn without re-raising the captured signal at exit (we exit 0 after draining), and
     with a hook that ends open event streams as soon as shutdown begins."""
 
-    def __init__(self, config: uvicorn.Config, shutdown: asyncio.Event, on_listening: object):
+    def __init__(
+        self, config: uvicorn.Config, shutdown: asyncio.Event, on_listening: Callable[[], None]
+    ) -> None:
         super().__init__(config)
         self._shutdown = shutdown
         self._on_listening = on_listening
@@ -66,7 +68,7 @@ class _Server(uvicorn.Server):
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
         await super().startup(sockets)
-        if self.started and callable(self._on_listening):
+        if self.started:
             self._on_listening()
 
 
