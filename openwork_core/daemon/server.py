@@ -48,6 +48,7 @@ class _Server(uvicorn.Server):
         super().__init__(config)
         self._shutdown = shutdown
         self._on_listening = on_listening
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     @contextlib.contextmanager
     def capture_signals(self) -> Generator[None, None, None]:
@@ -63,10 +64,11 @@ class _Server(uvicorn.Server):
 
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:
         super().handle_exit(sig, frame)
-        loop = asyncio.get_event_loop_policy().get_event_loop()
-        loop.call_soon_threadsafe(self._shutdown.set)
+        if self._loop is not None:
+            self._loop.call_soon_threadsafe(self._shutdown.set)
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        self._loop = asyncio.get_running_loop()
         await super().startup(sockets)
         if self.started:
             self._on_listening()
