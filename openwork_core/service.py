@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import os
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,6 +16,7 @@ from openwork_chat_state import ChatStateActor, ChatStateError
 from openwork_chat_state.item import MessageKind
 from openwork_chat_state.messages import user_text
 from openwork_core.agent import AGENTS, AgentDefinition
+from openwork_core.agents import AgentControl
 from openwork_core.context.builder import SystemContextBuilder
 from openwork_core.context.engine import ContextEngine
 from openwork_core.context.inspection import ContextInspection, build_context_inspection
@@ -43,6 +44,7 @@ from openwork_core.session.input import (
     UserInput,
     visible_user_message,
 )
+from openwork_core.session.outcome import TurnOutcome
 from openwork_core.session.runner import ResolvedModel, SessionServices, TurnSpec, WorldStateTracker
 from openwork_core.session.runner.history import CompactionHistory
 from openwork_core.session.snapshot import SessionSnapshot, TerminalRuntime
@@ -52,6 +54,7 @@ from openwork_core.session.updates import GlobalUpdates, Replay, Subscription, U
 from openwork_core.skills.selection import select_skills, skill_snapshot_text
 from openwork_core.storage import PostgresStore, RecordNotFound
 from openwork_core.storage.codec import content_text
+from openwork_core.storage.postgres.agents import AgentStore
 from openwork_core.storage.postgres.compactions import CompactionStore, TranscriptPage
 from openwork_core.storage.postgres.plans import PlanStore
 from openwork_core.storage.records import (
@@ -61,6 +64,7 @@ from openwork_core.storage.records import (
     TurnRecord,
     TurnStatus,
 )
+from openwork_core.sub_agents import SubAgentHost, SubAgentModeFixed
 from openwork_tools import (
     SandboxMode,
     SandboxStatus,
@@ -120,6 +124,8 @@ class OpenWorkCore:
         self.trace = TraceRecorder(store.pool)
         self._plans = PlanStore(store.pool)
         self._compactions = CompactionStore(store.pool)
+        self.agent_store = AgentStore(store.pool)
+        self._agent_hosts: dict[str, SubAgentHost] = {}
         self._summary_settings = summary_settings or SummarySettings()
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -137,6 +143,10 @@ class OpenWorkCore:
         self._handles.clear()
         await asyncio.gather(*(h.shutdown() for h in handles), return_exceptions=True)
         await self.trace.close()
+
+    @property
+    def closing(self) -> bool:
+        return self._closing
 
     # -- sessions ----------------------------------------------------------------------------
     async def create_session(
@@ -184,9 +194,33 @@ class OpenWorkCore:
             self._handles[session_id] = handle
             return handle
 
+    def loaded_handle(self, session_id: str) -> SessionHandle | None:
+        """The session's live handle when it is loaded; never loads it."""
+        return self._handles.get(session_id)
+
+    async def close_session(self, session_id: str) -> None:
+        """Stop a loaded session's actor (a deleted sub-agent); unknown ids are ignored."""
+        handle = self._handles.pop(session_id, None)
+        if handle is not None:
+            await handle.shutdown()
+
+    async def agent_host(self, root_session_id: str) -> SubAgentHost:
+        """The root's sub-agent host; its ``AgentControl`` is restored from the child rows the
+        first time (multi-agent.md §2: no child started, no slot taken)."""
+        host = self._agent_hosts.get(root_session_id)
+        if host is None:
+            children = await self.agent_store.list_children(root_session_id)
+            host = self._agent_hosts.get(root_session_id)
+            if host is None:
+                host = SubAgentHost(self, AgentControl.restore(root_session_id, children))
+                self._agent_hosts[root_session_id] = host
+        return host
+
     async def _load(self, session_id: str) -> SessionHandle:
         record = await self.store.get_session(session_id)
         agent = AGENTS[record.agent]
+        root_id = record.parent_session_id or record.id
+        host = await self.agent_host(root_id)
         loaded = await load_conversation_items(self._compactions, session_id)
         chat = ChatStateActor.spawn()
         try:
@@ -203,7 +237,7 @@ class OpenWorkCore:
         )
         toolset = TurnToolset.new(
             self._registry.finalize(ToolsetConfig(agent.tool_ids), tool_session),
-            control_surface(record.parent_session_id),
+            control_surface(record.parent_session_id, host.control.max_active_turns),
             conversation_history=agent.registers_conversation_history,
         )
         actor_box: list[SessionActor] = []
@@ -211,6 +245,8 @@ class OpenWorkCore:
             store=self.store,
             plans=self._plans,
             compactions=self._compactions,
+            agent_store=self.agent_store,
+            agents=host if record.parent_session_id is None else None,
             interactive=record.parent_session_id is None,
             chat=chat,
             toolset=toolset,
@@ -238,6 +274,9 @@ class OpenWorkCore:
             mode=record.sandbox_mode,
             sandbox=self.sandbox,
             store=self.store,
+            on_turn_finished=None
+            if record.parent_session_id is None
+            else _child_reporter(host, session_id),
         )
         actor_box.append(actor)
         log.info("session.loaded", session_id=session_id, items=len(loaded.items))
@@ -276,6 +315,8 @@ class OpenWorkCore:
             await stale.shutdown()
             raise ReloadRequired()
         handle = await self.handle(session_id)
+        if record.parent_session_id is None:  # multi-agent.md §8, before the user Turn
+            await (await self.agent_host(session_id)).reconcile(handle)
         spec = TurnSpec(
             session_id=session_id,
             turn_id=f"turn_{uuid.uuid4().hex}",
@@ -285,6 +326,9 @@ class OpenWorkCore:
             disabled_skill_names=disabled,
         )
         return await handle.start_turn(spec)
+
+    async def resolve_model(self, record: SessionRecord) -> ResolvedModel:
+        return await self._resolve_model(record)
 
     async def _resolve_model(self, record: SessionRecord) -> ResolvedModel:
         if record.provider_id is None:
@@ -387,7 +431,9 @@ class OpenWorkCore:
         await handle.resolve_permission(turn_id, tool_call_id, decision)
 
     async def set_permission_mode(self, session_id: str, mode: SandboxMode) -> SessionRecord:
-        await self.store.get_session(session_id)
+        record = await self.store.get_session(session_id)
+        if record.parent_session_id is not None:
+            raise SubAgentModeFixed(session_id)
         handle = await self.handle(session_id)
         await handle.set_permission_mode(mode)
         return await self.store.get_session(session_id)
@@ -461,3 +507,12 @@ class OpenWorkCore:
 
     def agent_of(self, record: SessionRecord) -> AgentDefinition:
         return AGENTS[record.agent]
+
+
+def _child_reporter(
+    host: SubAgentHost, child_id: str
+) -> Callable[[str, TurnOutcome], Awaitable[None]]:
+    async def report(turn_id: str, outcome: TurnOutcome) -> None:
+        await host.child_finished(child_id, turn_id, outcome)
+
+    return report

@@ -25,6 +25,7 @@ from openwork_core.session.errors import (
 from openwork_core.skills.selection import SkillSelectionError
 from openwork_core.storage import RecordNotFound
 from openwork_core.storage.postgres.compactions import NoCheckpoint, TranscriptQueryInvalid
+from openwork_core.sub_agents import SubAgentModeFixed
 
 _STATUS: dict[type[Exception], int] = {
     RecordNotFound: 404,
@@ -37,6 +38,7 @@ _STATUS: dict[type[Exception], int] = {
     TurnNotActive: 409,
     PermissionNotPending: 409,
     SessionActive: 409,
+    SubAgentModeFixed: 409,
     ActorStopped: 503,
 }
 

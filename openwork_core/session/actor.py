@@ -14,6 +14,7 @@ from typing import TypeVar
 
 import structlog
 
+from openwork_core.agents import AgentMessage, TurnSlot, check_deliverable
 from openwork_core.context.builder import SystemContextBuilder
 from openwork_core.session.approval import PermissionDecision
 from openwork_core.session.compaction import (
@@ -64,6 +65,10 @@ log = structlog.get_logger(__name__)
 T = TypeVar("T")
 _QUEUE_CAPACITY = 64
 
+TurnFinishedHook = Callable[[str, TurnOutcome], Awaitable[None]]
+"""Called by the actor with ``(turn_id, outcome)`` after a Turn ended and the session is idle
+again: a sub-agent reports its outcome to its parent here (multi-agent.md §6, no watcher)."""
+
 
 @dataclass(frozen=True, slots=True)
 class TurnAccepted:
@@ -77,6 +82,7 @@ class _ActiveTurn:
     client_request_id: str
     cancel: asyncio.Event
     permission: PermissionSlot
+    slot: TurnSlot | None = None
     task: asyncio.Task[TurnOutcome] | None = None
 
 
@@ -96,8 +102,10 @@ class SessionActor:
         mode: SandboxMode,
         sandbox: SandboxStatus,
         store: PostgresStore,
+        on_turn_finished: TurnFinishedHook | None = None,
     ) -> None:
         self.session_id = session_id
+        self._on_turn_finished = on_turn_finished
         self._services = services
         self._hub = hub
         self._mode = mode
@@ -157,6 +165,13 @@ class SessionActor:
         await self._queue.put(_Command(run, reply))
         return await reply  # type: ignore[return-value]
 
+    async def post(self, run: Callable[[], Awaitable[None]]) -> None:
+        """Enqueue a command without waiting for it to run (``DeliverAgentMessage``)."""
+        if self._task is None or self._task.done():
+            raise ActorStopped()
+        reply: asyncio.Future[object] = asyncio.get_running_loop().create_future()
+        await self._queue.put(_Command(run, reply))
+
     # -- updates -----------------------------------------------------------------------------
     def _emit(self, turn_id: str | None, update: SessionUpdate) -> None:
         envelope = self._hub.emit(turn_id, update)
@@ -177,7 +192,7 @@ class SessionActor:
         if self._active is not None:
             raise Busy(self._active.turn_id)
         active = _ActiveTurn(
-            spec.turn_id, spec.client_request_id, asyncio.Event(), PermissionSlot()
+            spec.turn_id, spec.client_request_id, asyncio.Event(), PermissionSlot(), spec.turn_slot
         )
         self._active = active
         self._accepted[spec.client_request_id] = spec.turn_id
@@ -199,6 +214,9 @@ class SessionActor:
         return TurnAccepted(spec.turn_id, spec.client_request_id)
 
     def _on_runner_done(self, active: _ActiveTurn, task: asyncio.Task[TurnOutcome]) -> None:
+        if active.slot is not None:
+            active.slot.release()  # however the Turn ended (multi-agent.md §7)
+
         async def finished() -> None:
             outcome: TurnOutcome
             if task.cancelled():
@@ -214,6 +232,11 @@ class SessionActor:
             if self._active is active:
                 self._active = None
                 self._idle.set()
+            if self._on_turn_finished is not None:
+                try:
+                    await self._on_turn_finished(active.turn_id, outcome)
+                except Exception as exc:  # the outcome stands; the hook only reports it
+                    log.warning("turn.finished_hook_failed", error=repr(exc))
 
         reply: asyncio.Future[object] = asyncio.get_running_loop().create_future()
         try:
@@ -271,6 +294,11 @@ class SessionActor:
     def _require_idle(self) -> None:
         if self._active is not None:
             raise SessionActive(self._active.turn_id)
+
+    async def _deliver(self, message: AgentMessage) -> None:
+        """``DeliverAgentMessage``: enqueue only; never creates a Turn (session-runtime.md §2)."""
+        if not self._services.mailbox.deliver(message):
+            log.info("agent_message.duplicate_dropped", message_id=message.id)
 
     async def _set_mode(self, mode: SandboxMode) -> None:
         await self._store.set_sandbox_mode(self.session_id, mode)
@@ -347,6 +375,13 @@ class SessionHandle:
 
     async def cancel_turn(self, turn_id: str) -> None:
         await self._actor.call(lambda: self._actor._cancel_turn(turn_id))
+
+    async def deliver_agent_message(self, message: AgentMessage) -> None:
+        """Check the envelope (``AgentMessageTooLarge``, code ``agent_delivery_failed``, at 4 000
+        tokens or more), then enqueue it into the mailbox without waiting; ``ActorStopped`` when
+        the session is gone."""
+        check_deliverable(message)
+        await self._actor.post(lambda: self._actor._deliver(message))
 
     async def set_permission_mode(self, mode: SandboxMode) -> None:
         await self._actor.call(lambda: self._actor._set_mode(mode))

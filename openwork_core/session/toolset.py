@@ -2,12 +2,9 @@
 
 The registry's ``FinalizedToolset`` first, in its order; then ``conversation_history`` when the
 agent registers it (compaction.md §8.4); then the control tools of the surface. A root session
-advertises ``update_plan``; a sub-agent advertises no control tool and cannot dispatch one.
-
-Not yet here (multi-agent is a later issue): the five sub-agent control tools ``spawn_agent``,
-``wait_agent``, ``list_agents``, ``followup_task``, ``interrupt_agent``. They belong to
-``RootSurface`` (with its ``max_active_sub_agent_turns``) and will resolve to an ``Agent`` variant
-of ``ResolvedTurnTool``; ``_control_entries`` is the one place that lists a surface's tools.
+advertises ``update_plan`` and then the five sub-agent control tools in ``AGENT_TOOL_NAMES`` order
+(multi-agent.md §5), which resolve to ``Agent``; a sub-agent advertises no control tool and cannot
+dispatch one. ``_control_entries`` is the one place that lists a surface's tools.
 
 Built once at session load and reused by every Turn. ``definitions`` and ``resolve`` read the same
 ordered selection, so every advertised name resolves and nothing else does.
@@ -22,6 +19,12 @@ from typing import ClassVar, Literal, TypeAlias, assert_never
 from pydantic import BaseModel, ConfigDict, Field
 
 from openwork_chat_state.messages import JsonObject, ToolDefinition
+from openwork_core.agents.control import DEFAULT_MAX_ACTIVE_SUB_AGENT_TURNS
+from openwork_core.agents.tools import (
+    AgentToolName,
+    agent_tool_definition,
+    sub_agent_prompt_rules,
+)
 from openwork_core.plan import (
     UPDATE_PLAN_PROMPT_RULES,
     update_plan_definition,
@@ -63,8 +66,10 @@ class DefinitionMismatch(TurnToolsetError):
 
 @dataclass(frozen=True, slots=True)
 class RootSurface:
-    """A root session: ``update_plan`` (later also the five sub-agent control tools)."""
+    """A root session: ``update_plan`` and the five sub-agent control tools, whose descriptions
+    and prompt rules state ``max_active_turns`` (``AgentControl.max_active_turns``)."""
 
+    max_active_turns: int = DEFAULT_MAX_ACTIVE_SUB_AGENT_TURNS
     kind: Literal["root"] = "root"
 
 
@@ -78,9 +83,13 @@ class SubAgentSurface:
 ControlToolSurface: TypeAlias = RootSurface | SubAgentSurface
 
 
-def control_surface(parent_session_id: str | None) -> ControlToolSurface:
+def control_surface(
+    parent_session_id: str | None, max_active_turns: int = DEFAULT_MAX_ACTIVE_SUB_AGENT_TURNS
+) -> ControlToolSurface:
     """Root for a session without a parent, sub-agent otherwise."""
-    return RootSurface() if parent_session_id is None else SubAgentSurface()
+    if parent_session_id is None:
+        return RootSurface(max_active_turns=max_active_turns)
+    return SubAgentSurface()
 
 
 # -- resolution ------------------------------------------------------------------------------
@@ -98,6 +107,15 @@ class ConversationHistory:
     """Parse with ``parse_conversation_history``; read the compaction transcript."""
 
     kind: Literal["conversation_history"] = "conversation_history"
+
+
+@dataclass(frozen=True, slots=True)
+class Agent:
+    """A sub-agent control tool (multi-agent.md §5): ``parse_agent_tool_args`` then the session's
+    ``AgentHost`` / mailbox; executed without the sandbox, trace source ``control_tool``."""
+
+    tool: AgentToolName
+    kind: Literal["agent"] = "agent"
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,7 +138,7 @@ class NotFound:
         return tool_not_found_text(self.name)
 
 
-ResolvedTurnTool: TypeAlias = UpdatePlan | ConversationHistory | Registered | NotFound
+ResolvedTurnTool: TypeAlias = UpdatePlan | ConversationHistory | Agent | Registered | NotFound
 
 # -- conversation_history ----------------------------------------------------------------------
 
@@ -205,8 +223,10 @@ class _Entry:
 
 def _control_entries(surface: ControlToolSurface) -> Iterator[_Entry]:
     match surface:
-        case RootSurface():
+        case RootSurface(max_active_turns=limit):
             yield _Entry(update_plan_definition(), UpdatePlan())
+            for tool in AgentToolName:  # AGENT_TOOL_NAMES order
+                yield _Entry(agent_tool_definition(tool, limit), Agent(tool))
         case SubAgentSurface():
             return
         case _:
@@ -281,7 +301,13 @@ class TurnToolset:
 
     def system_prompt(self) -> str:
         """Appended after the agent system prompt (also for context inspection): the
-        ``update_plan`` rules exactly when it is advertised, else empty."""
+        ``update_plan`` rules exactly when it is advertised, then (blank line) the sub-agent
+        delegation rules exactly when the control tools are advertised; else empty."""
+        parts: list[str] = []
         if any(isinstance(e.resolved, UpdatePlan) for e in self._entries):
-            return UPDATE_PLAN_PROMPT_RULES
-        return ""
+            parts.append(UPDATE_PLAN_PROMPT_RULES)
+        if any(isinstance(e.resolved, Agent) for e in self._entries):
+            surface = self._surface
+            assert isinstance(surface, RootSurface)
+            parts.append(sub_agent_prompt_rules(surface.max_active_turns))
+        return "\n\n".join(parts)

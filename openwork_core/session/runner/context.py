@@ -6,9 +6,11 @@ import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from openwork_chat_state import ChatStateHandle
 from openwork_core.agent import AgentDefinition
+from openwork_core.agents import AgentListEntry, AgentMailbox, TurnSlot
 from openwork_core.context.engine import ContextEngine
 from openwork_core.context.world_state import WorldStateSources
 from openwork_core.models.capabilities import ModelCapabilities
@@ -22,6 +24,7 @@ from openwork_core.session.toolset import TurnToolset
 from openwork_core.session.trace import TraceRecorder
 from openwork_core.session.updates import SessionUpdate
 from openwork_core.storage import PostgresStore
+from openwork_core.storage.postgres.agents import AgentStore
 from openwork_core.storage.postgres.compactions import CompactionStore
 from openwork_core.storage.postgres.plans import PlanStore
 from openwork_core.storage.records import ProviderModel, ProviderRecord
@@ -44,6 +47,30 @@ class TurnSpec:
     input: PreparedTurnInput
     model: ResolvedModel
     disabled_skill_names: frozenset[str] = frozenset()
+    turn_slot: TurnSlot | None = None
+    """A sub-agent Turn's share of its root's limit (multi-agent.md §7); the actor returns it
+    however the Turn ends."""
+
+
+class AgentHost(Protocol):
+    """What a root session's control tools ask of Core (multi-agent.md §2, §5). Each method raises
+    an ``AgentError`` (its ``body`` is the failed tool result); the parent Turn continues."""
+
+    async def spawn(self, task_name: str, message: str, *, spawn_span_id: str | None) -> None:
+        """Reserve the name, take a slot, create and start the child; its Turn is running."""
+        ...
+
+    async def followup(self, task_name: str, message: str) -> None:
+        """Start a new Turn on an idle child."""
+        ...
+
+    async def interrupt(self, task_name: str) -> None:
+        """Cancel the child's active Turn."""
+        ...
+
+    async def list_agents(self) -> tuple[AgentListEntry, ...]:
+        """Every child of the root with its status and the start of its latest Turn."""
+        ...
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -64,8 +91,13 @@ class SessionServices:
     world_state_sources: Callable[[frozenset[str]], WorldStateSources]
     trace: TraceRecorder
     compaction_history: CompactionHistory
+    agent_store: AgentStore
     summary_settings: SummarySettings = field(default_factory=SummarySettings)
     interactive: bool = True
+    mailbox: AgentMailbox = field(default_factory=AgentMailbox)
+    """Agent messages not yet drained (multi-agent.md §6); in memory only."""
+    agents: AgentHost | None = None
+    """Root sessions only: the host of their sub-agents."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

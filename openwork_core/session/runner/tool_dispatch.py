@@ -23,6 +23,7 @@ from openwork_chat_state.messages import (
     ToolResultBlock,
     ToolResultState,
 )
+from openwork_core.agents import AgentToolName
 from openwork_core.plan import PlanError, TurnPlan, read_update_plan
 from openwork_core.plan.model import steps_to_json
 from openwork_core.plan.tool import PLAN_UPDATED_TEXT
@@ -45,6 +46,7 @@ from openwork_core.session.outcome import (
     TurnFailure,
     TurnOutcome,
 )
+from openwork_core.session.runner.agent_tools import AgentToolRunner
 from openwork_core.session.runner.cancellation import until_cancelled
 from openwork_core.session.runner.context import TurnContext
 from openwork_core.session.runner.tool_step import (
@@ -56,6 +58,7 @@ from openwork_core.session.runner.tool_step import (
     text_result,
 )
 from openwork_core.session.toolset import (
+    Agent,
     ConversationHistory,
     NotFound,
     Registered,
@@ -124,6 +127,7 @@ class ToolCallRunner:
     def __init__(self, turn: TurnContext) -> None:
         self._turn = turn
         self._doom = DoomLoopCounter(turn.services.agent.doom_loop_threshold)
+        self._agents = AgentToolRunner(turn)
         self.current_plan: TurnPlan | None = None
         self._previous_denial: str | None = None
 
@@ -169,7 +173,9 @@ class ToolCallRunner:
             block = text_result(call, resolved.text, ToolResultState.ERROR)
             await self._finish(call, tool_call_id, span, block, "failed")
             return None
-        if self._doom.observe(call.name, normalized):
+        if isinstance(resolved, Agent) and resolved.tool is AgentToolName.WAIT_AGENT:
+            self._doom.reset()  # excluded from the identical-call count (multi-agent.md §5)
+        elif self._doom.observe(call.name, normalized):
             block = text_result(call, doom_loop_text(call.name), ToolResultState.ERROR)
             await self._finish(call, tool_call_id, span, block, "failed")
             threshold = turn.services.agent.doom_loop_threshold
@@ -182,6 +188,11 @@ class ToolCallRunner:
                 return await self._update_plan(call, tool_call_id, span)
             case ConversationHistory():
                 return await self._conversation_history(call, tool_call_id, span)
+            case Agent(tool=tool):
+                result = await self._agents.run(tool, call.input, span)
+                block = text_result(call, result.text, result.state)
+                await self._finish(call, tool_call_id, span, block, result.status, control=True)
+                return result.terminal
             case Registered(name=name):
                 return await self._registered(call, name, tool_call_id, span)
 

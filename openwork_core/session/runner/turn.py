@@ -141,6 +141,7 @@ class TurnRunner:
         for model_call in range(1, services.agent.max_model_calls + 1):
             if self._cancel.is_set():
                 raise TurnCancelled()
+            await self._drain_mailbox()
             self._emit(PhaseChanged(phase=SessionPhase.RUNNING_MODEL))
             await world_state.sample(self._spec.turn_id, model_call, 1)
             message = await self._model_call(system, world_state, model_call)
@@ -177,6 +178,22 @@ class TurnRunner:
             ) from exc
         self._row_written = True
         await self._append([to_item(s) for s in stored])
+
+    async def _drain_mailbox(self) -> None:
+        """Step 3b (multi-agent.md §6): every queued agent message is written (``ON CONFLICT (id)
+        DO NOTHING``, one transaction), then only the rows written now join Chat State. Runs after
+        all tool results of the previous step, so it never splits calls from their results."""
+        services = self._services
+        drained = services.mailbox.drain()
+        if not drained:
+            return
+        stored = await self._persist(
+            services.agent_store.persist_agent_messages(
+                self._spec.session_id, self._spec.turn_id, drained
+            )
+        )
+        log.info("agent_messages.drained", queued=len(drained), written=len(stored))
+        await self._append([to_item(row) for row in stored])
 
     async def _prepare(self, system: ResolvedSystemContext) -> PreparedModelCall:
         spec = self._spec

@@ -8,10 +8,17 @@ from pathlib import Path
 import orjson
 import pytest
 
+from openwork_core.agents import (
+    AGENT_TOOL_NAMES,
+    AgentToolName,
+    agent_tool_definitions,
+    sub_agent_prompt_rules,
+)
 from openwork_core.plan import UPDATE_PLAN_PROMPT_RULES, update_plan_definition
 from openwork_core.session import toolset as toolset_module
 from openwork_core.session.toolset import (
     CONVERSATION_HISTORY_DESCRIPTION,
+    Agent,
     ConversationHistory,
     ConversationHistoryArgs,
     DefinitionMismatch,
@@ -81,10 +88,56 @@ def test_a_root_session_advertises_update_plan_once_after_the_registry_tools(
 ) -> None:
     """update-plan.md §3, tools.md §3: control tools are appended after the toolset."""
     toolset = TurnToolset.new(_builtin(tmp_path), RootSurface(), conversation_history=False)
-    assert toolset.names == (*DEFAULT_IDS, "update_plan")
+    assert toolset.names == (*DEFAULT_IDS, "update_plan", *AGENT_TOOL_NAMES)
     assert [d.name for d in toolset.definitions] == list(toolset.names)
-    assert toolset.definitions[-1] == update_plan_definition()
+    assert toolset.definitions[len(DEFAULT_IDS)] == update_plan_definition()
     assert toolset.names.count("update_plan") == 1
+
+
+def test_a_root_session_advertises_the_five_agent_tools_after_update_plan_in_spec_order(
+    tmp_path: Path,
+) -> None:
+    """multi-agent.md §5, context-window.md §5: root surfaces carry the control tools, their
+    descriptions state the surface's limit."""
+    toolset = TurnToolset.new(
+        _builtin(tmp_path), RootSurface(max_active_turns=5), conversation_history=True
+    )
+    assert toolset.names[-5:] == AGENT_TOOL_NAMES
+    assert toolset.definitions[-5:] == agent_tool_definitions(5)
+    for tool in AgentToolName:
+        assert toolset.resolve(tool.value) == Agent(tool)
+
+
+def test_a_sub_agent_neither_advertises_nor_dispatches_the_agent_tools(tmp_path: Path) -> None:
+    """multi-agent.md §5: sub-agents get none of the five tools, advertised or dispatched."""
+    ids = ("read", "grep", "glob", "list", "bash")
+    toolset = TurnToolset.new(
+        _builtin(tmp_path, ids), SubAgentSurface(), conversation_history=False
+    )
+    for name in AGENT_TOOL_NAMES:
+        assert toolset.resolve(name) == NotFound(name)
+        assert not toolset.advertises(name)
+
+
+def test_an_agent_tool_named_like_a_registry_tool_fails_construction(tmp_path: Path) -> None:
+    """context-window.md §5: a control tool colliding with a registry tool stops the load."""
+    with pytest.raises(NameCollision) as caught:
+        TurnToolset.new(
+            _with_tool(tmp_path, "wait_agent"), RootSurface(), conversation_history=False
+        )
+    assert caught.value.name == "wait_agent"
+
+
+def test_the_root_prompt_rules_are_the_plan_rules_a_blank_line_and_the_sub_agent_rules(
+    tmp_path: Path,
+) -> None:
+    """multi-agent.md §5: ``agent_prompt_rules`` appended to the root system prompt with the
+    limit of ``AgentControl.max_active_turns``."""
+    root = TurnToolset.new(
+        _builtin(tmp_path), RootSurface(max_active_turns=4), conversation_history=True
+    )
+    assert root.system_prompt() == UPDATE_PLAN_PROMPT_RULES + "\n\n" + sub_agent_prompt_rules(4)
+    assert "up to 4 read-only explorer turns" in root.system_prompt()
 
 
 def test_a_root_session_dispatches_update_plan(tmp_path: Path) -> None:
@@ -117,11 +170,11 @@ def test_an_unknown_name_resolves_to_not_found_with_the_tool_not_found_text(
 ) -> None:
     """context-window.md §5: a name that is not advertised returns ToolNotFound."""
     toolset = TurnToolset.new(_builtin(tmp_path), RootSurface(), conversation_history=True)
-    resolved = toolset.resolve("spawn_agent")
-    assert resolved == NotFound("spawn_agent")
+    resolved = toolset.resolve("spawn_worker")
+    assert resolved == NotFound("spawn_worker")
     assert isinstance(resolved, NotFound)
-    assert resolved.text == "tool not found: spawn_agent"
-    assert not toolset.advertises("spawn_agent")
+    assert resolved.text == "tool not found: spawn_worker"
+    assert not toolset.advertises("spawn_worker")
 
 
 def test_every_advertised_name_resolves_and_nothing_else_does(tmp_path: Path) -> None:
@@ -147,7 +200,12 @@ def test_the_default_agent_registers_conversation_history_before_the_control_too
 ) -> None:
     """tools.md §3 table, compaction.md §8.4: Core-registered conversation_history."""
     toolset = TurnToolset.new(_builtin(tmp_path), RootSurface(), conversation_history=True)
-    assert toolset.names == (*DEFAULT_IDS, "conversation_history", "update_plan")
+    assert toolset.names == (
+        *DEFAULT_IDS,
+        "conversation_history",
+        "update_plan",
+        *AGENT_TOOL_NAMES,
+    )
     assert toolset.resolve("conversation_history") == ConversationHistory()
     definition = toolset.definitions[len(DEFAULT_IDS)]
     assert definition == conversation_history_definition()
@@ -200,7 +258,7 @@ def test_the_prompt_rules_are_the_update_plan_rules_exactly_when_it_is_advertise
     """update-plan.md §3: UPDATE_PLAN_PROMPT_RULES appended exactly when advertised."""
     root = TurnToolset.new(_builtin(tmp_path), RootSurface(), conversation_history=True)
     sub = TurnToolset.new(_builtin(tmp_path), SubAgentSurface(), conversation_history=True)
-    assert root.system_prompt() == UPDATE_PLAN_PROMPT_RULES
+    assert root.system_prompt().startswith(UPDATE_PLAN_PROMPT_RULES + "\n\n")
     assert root.system_prompt().startswith("## Task checklists\n\nYou have an `update_plan`")
     assert sub.system_prompt() == ""
 
@@ -208,6 +266,7 @@ def test_the_prompt_rules_are_the_update_plan_rules_exactly_when_it_is_advertise
 def test_the_surface_of_a_session_follows_its_parent() -> None:
     """update-plan.md §1: root sessions have no parent; sub-agents do."""
     assert control_surface(None) == RootSurface()
+    assert control_surface(None, 2) == RootSurface(max_active_turns=2)
     assert control_surface("parent") == SubAgentSurface()
 
 

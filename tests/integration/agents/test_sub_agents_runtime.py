@@ -1,0 +1,468 @@
+"""Sub-agents in real turns on PostgreSQL (multi-agent.md §2–§8, §10; session-runtime.md §2, §4
+step 3b; context-window.md §5): the five control tools on root sessions, explorer children on the
+same run loop, terminal delivery through the parent's mailbox, reconciliation after a restart.
+
+One ``ScriptedModel`` serves parent and children; ``_Router`` sends each request to the script of
+its session (a child is recognised by the explorer prompt, and named by its first user text)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from typing import TypeAlias
+
+import orjson
+import pytest
+
+from openwork_chat_state import MessageKind
+from openwork_chat_state.messages import Role, TextBlock, ToolResultBlock
+from openwork_core.agent import EXPLORER_AGENT_PROMPT
+from openwork_core.agents import (
+    AGENT_TOOL_NAMES,
+    LIVE_INTERRUPTED_BODY,
+    RESTART_INTERRUPTED_BODY,
+    AgentMessage,
+    AgentMessageKind,
+    agent_message_id,
+    render_agent_message,
+    sub_agent_prompt_rules,
+)
+from openwork_core.daemon.errors import response_for
+from openwork_core.models.adapters.scripted import ScriptedModel, ScriptedResponse, scripted_events
+from openwork_core.models.port import ModelEvent, ModelRequest
+from openwork_core.session.input import TextInput
+from openwork_core.storage import PostgresStore
+from openwork_core.storage.codec import decode_message
+from openwork_core.storage.records import TurnStatus
+from openwork_core.sub_agents import SubAgentModeFixed
+from openwork_tools import SandboxMode
+from tests.support.runtime import Runtime, runtime
+
+Step: TypeAlias = ScriptedResponse | Callable[[ModelRequest], AsyncIterator[ModelEvent]]
+BOUND_S = 20
+
+
+def _text(message_content: object) -> str:
+    assert isinstance(message_content, tuple)
+    return "".join(b.text for b in message_content if isinstance(b, TextBlock))
+
+
+def _system(request: ModelRequest) -> str:
+    return _text(request.messages[0].content)
+
+
+def _user_texts(request: ModelRequest) -> list[str]:
+    return [_text(m.content) for m in request.messages if m.role is Role.USER]
+
+
+def _is_child(request: ModelRequest) -> bool:
+    return EXPLORER_AGENT_PROMPT in _system(request)
+
+
+class _Router:
+    """Per-session scripts behind one ``ScriptedModel``."""
+
+    def __init__(self) -> None:
+        self.parent: deque[Step] = deque()
+        self.children: dict[str, deque[Step]] = {}
+        self.parent_requests: list[ModelRequest] = []
+        self.child_requests: dict[str, list[ModelRequest]] = {}
+
+    def model(self, calls: int = 40) -> ScriptedModel:
+        return ScriptedModel([self._step] * calls)
+
+    def child(self, assignment: str, *steps: Step) -> None:
+        self.children.setdefault(assignment, deque()).extend(steps)
+
+    async def _step(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        if _is_child(request):
+            key = _user_texts(request)[0]
+            self.child_requests.setdefault(key, []).append(request)
+            step = self.children[key].popleft()
+        else:
+            self.parent_requests.append(request)
+            step = self.parent.popleft()
+        if isinstance(step, ScriptedResponse):
+            for event in scripted_events(step):
+                yield event
+            return
+        async for event in step(request):
+            yield event
+
+
+def _held(release: asyncio.Event, then: ScriptedResponse) -> Step:
+    """A model step that waits (bounded) for ``release`` before answering."""
+
+    async def step(_request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        async with asyncio.timeout(BOUND_S):
+            await release.wait()
+        for event in scripted_events(then):
+            yield event
+
+    return step
+
+
+def _after(action: Callable[[], None], then: ScriptedResponse) -> Step:
+    async def step(_request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        action()
+        for event in scripted_events(then):
+            yield event
+
+    return step
+
+
+def _call(call_id: str, name: str, args: dict[str, object] | None = None) -> ScriptedResponse:
+    return ScriptedResponse(tool_calls=((call_id, name, orjson.dumps(args or {}).decode()),))
+
+
+async def _results(store: PostgresStore, sid: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for row in await store.load_session_messages(sid):
+        for block in decode_message(row).tool_results:
+            out[block.id] = "".join(b.text for b in block.output if isinstance(b, TextBlock))
+    return out
+
+
+async def _result_blocks(store: PostgresStore, sid: str) -> dict[str, ToolResultBlock]:
+    return {
+        b.id: b
+        for row in await store.load_session_messages(sid)
+        for b in decode_message(row).tool_results
+    }
+
+
+async def _agent_messages(store: PostgresStore, sid: str) -> list[tuple[str, str]]:
+    return [
+        (row.id, _text(decode_message(row).content))
+        for row in await store.load_session_messages(sid)
+        if row.kind is MessageKind.AGENT_MESSAGE
+    ]
+
+
+async def _child_finishes(rt: Runtime, parent: str, count: int, start: Awaitable[object]) -> None:
+    """Run ``start`` and wait (bounded) until ``count`` child turns have finished."""
+    subscription = rt.core.global_updates.subscribe()
+    try:
+        await start
+        seen = 0
+        async with asyncio.timeout(BOUND_S):
+            while seen < count:
+                envelope = await subscription.queue.get()
+                if envelope.sessionId != parent and envelope.update.type == "turn_finished":
+                    seen += 1
+    finally:
+        subscription.close()
+
+
+async def _only_child(rt: Runtime, parent: str) -> tuple[str, str]:
+    (child,) = await rt.core.agent_store.list_children(parent)
+    return child.id, child.task_name
+
+
+async def test_spawn_starts_an_explorer_turn_and_its_final_answer_reaches_the_parent_before_the_next_model_call(
+    store: PostgresStore, tmp_path: Path
+) -> None:
+    """multi-agent.md §1, §4, §5, §6, §10: the root advertises the five tools and carries the
+    rules; the child is an explorer without control tools; spawn returns the task name; wait
+    delivers; the final answer is a user-role agent_message drained before the next model call,
+    stored under ``agent-msg:{child}:{turn}:final_answer`` once."""
+    router = _Router()
+    release = asyncio.Event()
+    router.parent.extend(
+        [
+            _call("s1", "spawn_agent", {"task_name": "scan", "message": "find the parser"}),
+            _after(release.set, _call("w1", "wait_agent")),
+            ScriptedResponse(text="parent done"),
+            ScriptedResponse(text="second turn done"),
+        ]
+    )
+    router.child("find the parser", _held(release, ScriptedResponse(text="parser.py:10")))
+    async with runtime(store, tmp_path, router.model()) as rt:
+        parent = await rt.new_session()
+        _, updates = await rt.run_turn(parent, "delegate")
+        assert updates[-1].update.outcome == {"status": "completed", "finalText": "parent done"}  # type: ignore[union-attr]
+        child_id, task = await _only_child(rt, parent)
+        child_turn = (await rt.core.store.load_session_messages(child_id))[0].turn_id
+        assert child_turn is not None
+        assert (await rt.core.turn_view(child_id, child_turn)).final_text == "parser.py:10"
+        await rt.run_turn(parent, "again")
+        child = await rt.core.get_session(child_id)
+        listed = [s.id for s in await rt.core.list_sessions()]
+
+    first, _, third, fourth = router.parent_requests
+    assert [t.name for t in first.tools][-6:] == ["update_plan", *AGENT_TOOL_NAMES]
+    assert _system(first).endswith("\n\n" + sub_agent_prompt_rules(3))
+    (child_request,) = router.child_requests["find the parser"]
+    assert [t.name for t in child_request.tools] == ["read", "grep", "glob", "list", "bash"]
+    assert "Sub-agent delegation" not in _system(child_request)
+    assert (child.agent, child.sandbox_mode, task) == ("explorer", SandboxMode.ACCEPT_EDITS, "scan")
+    assert child.working_directory == str(rt.workspace.resolve())
+    assert child_id not in listed and parent in listed
+
+    results = await _results(store, parent)
+    assert results["s1"] == '{"task_name":"scan"}'
+    assert results["w1"] == '{"delivered":true,"timed_out":false}'
+    envelope = render_agent_message(
+        AgentMessage(
+            id="",
+            task_name="scan",
+            kind=AgentMessageKind.FINAL_ANSWER,
+            body="parser.py:10",
+        )
+    )
+    assert third.messages[-1].role is Role.USER
+    assert _user_texts(third)[-1] == envelope
+    assert _user_texts(fourth).count(envelope) == 1
+    message_id = agent_message_id(child_id, child_turn, AgentMessageKind.FINAL_ANSWER)
+    assert await _agent_messages(store, parent) == [(message_id, envelope)]
+
+
+async def test_a_duplicate_task_name_is_a_failed_result_and_the_parent_turn_continues(
+    store: PostgresStore, tmp_path: Path
+) -> None:
+    """multi-agent.md §3, §5: the second spawn under one name fails ``duplicate_task_name``."""
+    router = _Router()
+    spawn = {"task_name": "scan", "message": "look"}
+    router.parent.extend(
+        [
+            ScriptedResponse(
+                tool_calls=(
+                    ("s1", "spawn_agent", orjson.dumps(spawn).decode()),
+                    ("s2", "spawn_agent", orjson.dumps(spawn).decode()),
+                )
+            ),
+            ScriptedResponse(text="continued"),
+        ]
+    )
+    router.child("look", ScriptedResponse(text="seen"))
+    async with runtime(store, tmp_path, router.model()) as rt:
+        parent = await rt.new_session()
+        await _child_finishes(rt, parent, 1, rt.run_turn(parent, "go"))
+        children = await rt.core.agent_store.list_children(parent)
+    results = await _results(store, parent)
+    assert results["s1"] == '{"task_name":"scan"}'
+    assert results["s2"].startswith("duplicate_task_name: ")
+    assert len(router.parent_requests) == 2
+    assert [c.task_name for c in children] == ["scan"]
+
+
+async def test_a_fourth_concurrent_spawn_is_refused_with_agent_limit_reached(
+    store: PostgresStore, tmp_path: Path
+) -> None:
+    """multi-agent.md §7, §10: three explorer turns run at once; the fourth spawn fails
+    ``agent_limit_reached``, frees its name and writes no row."""
+    router = _Router()
+    release = asyncio.Event()
+    calls = tuple(
+        (f"s{i}", "spawn_agent", orjson.dumps({"task_name": n, "message": f"q {n}"}).decode())
+        for i, n in enumerate(("a", "b", "c", "d"))
+    )
+    router.parent.extend([ScriptedResponse(tool_calls=calls), ScriptedResponse(text="ok")])
+    for name in ("a", "b", "c"):
+        router.child(f"q {name}", _held(release, ScriptedResponse(text=name)))
+    async with runtime(store, tmp_path, router.model()) as rt:
+        parent = await rt.new_session()
+        await rt.run_turn(parent, "fan out")
+        children = await rt.core.agent_store.list_children(parent)
+        await _child_finishes(rt, parent, 3, _set(release))
+    results = await _results(store, parent)
+    assert [results[f"s{i}"] for i in range(3)] == [f'{{"task_name":"{n}"}}' for n in "abc"]
+    assert results["s3"].startswith("agent_limit_reached: ")
+    assert [c.task_name for c in children] == ["a", "b", "c"]
+
+
+async def _set(event: asyncio.Event) -> None:
+    event.set()
+
+
+async def test_interrupt_agent_cancels_a_held_child_and_the_parent_hears_interrupted_once(
+    store: PostgresStore, tmp_path: Path
+) -> None:
+    """multi-agent.md §5, §6, §8: interrupt cancels the child's Turn; its live ``interrupted``
+    message is drained before a later parent model call (this Turn's or, once the parent is
+    idle, the next user Turn's) and is not reported again as ``failed`` by reconciliation."""
+    router = _Router()
+    never = asyncio.Event()
+    router.parent.extend(
+        [
+            _call("s1", "spawn_agent", {"task_name": "slow", "message": "take long"}),
+            _call("i1", "interrupt_agent", {"task_name": "slow"}),
+            _call("i2", "interrupt_agent", {"task_name": "ghost"}),
+            ScriptedResponse(text="stopped"),
+            ScriptedResponse(text="heard"),
+        ]
+    )
+    router.child("take long", _held(never, ScriptedResponse(text="never")))
+    async with runtime(store, tmp_path, router.model()) as rt:
+        parent = await rt.new_session()
+        await _child_finishes(rt, parent, 1, rt.run_turn(parent, "go"))
+        child_id, _ = await _only_child(rt, parent)
+        await rt.run_turn(parent, "next")
+        (child_turn,) = {m.turn_id for m in await store.load_session_messages(child_id)}
+        assert child_turn is not None
+        view = await rt.core.turn_view(child_id, child_turn)
+    assert view.status is TurnStatus.CANCELLED
+    results = await _results(store, parent)
+    assert results["i1"] == "Interrupt requested"
+    assert results["i2"].startswith("unknown_agent: ")
+    envelope = render_agent_message(
+        AgentMessage(
+            id="", task_name="slow", kind=AgentMessageKind.INTERRUPTED, body=LIVE_INTERRUPTED_BODY
+        )
+    )
+    message_id = agent_message_id(child_id, child_turn, AgentMessageKind.INTERRUPTED)
+    assert await _agent_messages(store, parent) == [(message_id, envelope)]
+    assert _user_texts(router.parent_requests[-1]).count(envelope) == 1
+
+
+async def test_followup_on_a_running_child_fails_and_an_idle_child_takes_a_followup(
+    store: PostgresStore, tmp_path: Path
+) -> None:
+    """multi-agent.md §5, §10: ``followup_task`` on a running child → ``agent_turn_start_failed``;
+    ``list_agents`` shows it running; once idle, a follow-up starts a new Turn in its context."""
+    router = _Router()
+    release = asyncio.Event()
+    router.parent.extend(
+        [
+            _call("s1", "spawn_agent", {"task_name": "scan", "message": "first question"}),
+            _call("f1", "followup_task", {"task_name": "scan", "message": "too early"}),
+            _call("l1", "list_agents"),
+            ScriptedResponse(text="later"),
+            _call("f2", "followup_task", {"task_name": "scan", "message": "second question"}),
+            ScriptedResponse(text="done"),
+        ]
+    )
+    router.child(
+        "first question",
+        _held(release, ScriptedResponse(text="answer one")),
+        ScriptedResponse(text="answer two"),
+    )
+    async with runtime(store, tmp_path, router.model()) as rt:
+        parent = await rt.new_session()
+        await rt.run_turn(parent, "go")
+        await _child_finishes(rt, parent, 1, _set(release))
+        await _child_finishes(rt, parent, 1, rt.run_turn(parent, "follow up"))
+    results = await _results(store, parent)
+    assert results["f1"].startswith("agent_turn_start_failed: ")
+    (entry,) = orjson.loads(results["l1"])
+    assert (entry["task_name"], entry["status"]) == ("scan", "running")
+    assert results["f2"] == "Follow-up task started"
+    _first, second = router.child_requests["first question"]
+    assert "second question" in _user_texts(second)
+    assert "answer one" in [_text(m.content) for m in second.messages if m.role is Role.ASSISTANT]
+
+
+async def test_cancelling_the_parent_ends_its_wait_and_the_turn_is_cancelled(
+    store: PostgresStore, tmp_path: Path
+) -> None:
+    """multi-agent.md §5, session-runtime.md §13: cancellation interrupts ``wait_agent``."""
+    router = _Router()
+    router.parent.append(_call("w1", "wait_agent", {"timeout_ms": 600_000}))
+    async with runtime(store, tmp_path, router.model()) as rt:
+        parent = await rt.new_session()
+        _replay, subscription = await rt.core.subscribe(parent, None)
+        try:
+            accepted = await rt.core.start_turn(
+                parent, client_request_id="wait", inputs=[TextInput(text="wait")]
+            )
+            async with asyncio.timeout(BOUND_S):
+                while True:
+                    envelope = await subscription.queue.get()
+                    update = envelope.update
+                    if update.type == "tool_call_started":
+                        await rt.core.cancel_turn(parent, accepted.turn_id)
+                    if update.type == "turn_finished":
+                        assert update.outcome == {"status": "cancelled"}
+                        break
+        finally:
+            subscription.close()
+    (block,) = (await _result_blocks(store, parent)).values()
+    assert block.state.value == "interrupted"
+
+
+async def test_set_permission_mode_on_a_child_is_refused_with_sub_agent_mode_fixed(
+    store: PostgresStore, tmp_path: Path
+) -> None:
+    """permissions-sandbox.md §1, session-runtime.md §2: a child keeps its snapshotted mode;
+    multi-agent.md §5: interrupting an idle child fails ``agent_interrupt_failed``."""
+    router = _Router()
+    router.parent.extend(
+        [
+            _call("s1", "spawn_agent", {"task_name": "scan", "message": "look"}),
+            ScriptedResponse(text="ok"),
+            _call("i1", "interrupt_agent", {"task_name": "scan"}),
+            ScriptedResponse(text="ok again"),
+        ]
+    )
+    router.child("look", ScriptedResponse(text="seen"))
+    async with runtime(store, tmp_path, router.model()) as rt:
+        parent = await rt.new_session()
+        await _child_finishes(rt, parent, 1, rt.run_turn(parent, "go"))
+        child_id, _ = await _only_child(rt, parent)
+        with pytest.raises(SubAgentModeFixed) as caught:
+            await rt.core.set_permission_mode(child_id, SandboxMode.AUTO)
+        assert (await rt.core.get_session(child_id)).sandbox_mode is SandboxMode.ACCEPT_EDITS
+        await rt.run_turn(parent, "stop it")
+    assert (await _results(store, parent))["i1"].startswith("agent_interrupt_failed: ")
+    assert caught.value.code == "sub_agent_mode_fixed"
+    assert str(caught.value) == (
+        f"A sub-agent keeps the sandbox mode it was started with: {child_id}"
+    )
+    assert response_for(caught.value).status_code == 409
+
+
+async def test_after_a_restart_reconciliation_delivers_an_interrupted_child_once_on_the_next_turn(
+    store: PostgresStore, tmp_path: Path
+) -> None:
+    """multi-agent.md §8, §10: a child Turn marked ``interrupted`` at startup is reported with the
+    fixed restart body before the parent's next model call, exactly once, without creating a
+    parent Turn; the restored child can still be listed."""
+    router = _Router()
+    never = asyncio.Event()
+    router.parent.extend(
+        [
+            _call("s1", "spawn_agent", {"task_name": "scan", "message": "long look"}),
+            ScriptedResponse(text="left running"),
+        ]
+    )
+    router.child("long look", _held(never, ScriptedResponse(text="never")))
+    model = router.model()
+    async with runtime(store, tmp_path, model) as rt:
+        parent = await rt.new_session()
+        await rt.run_turn(parent, "go")
+        await model.wait_for_requests(3, BOUND_S)
+        child_id, _ = await _only_child(rt, parent)
+    # the crash: the child's Turn never got its terminal write
+    child_turn = await store.pool.fetchval("SELECT id FROM turns WHERE session_id = $1", child_id)
+    await store.pool.execute(
+        "UPDATE turns SET status = 'running', ended_at = NULL WHERE id = $1", child_turn
+    )
+
+    after = _Router()
+    after.parent.extend(
+        [_call("l1", "list_agents"), ScriptedResponse(text="noted"), ScriptedResponse(text="fine")]
+    )
+    async with runtime(store, tmp_path, after.model()) as rt:
+        await rt.run_turn(parent, "after restart")
+        await rt.run_turn(parent, "once more")
+        turns = await store.pool.fetchval(
+            "SELECT count(*) FROM turns WHERE session_id = $1", parent
+        )
+    envelope = render_agent_message(
+        AgentMessage(
+            id="",
+            task_name="scan",
+            kind=AgentMessageKind.INTERRUPTED,
+            body=RESTART_INTERRUPTED_BODY,
+        )
+    )
+    message_id = agent_message_id(child_id, child_turn, AgentMessageKind.INTERRUPTED)
+    assert await _agent_messages(store, parent) == [(message_id, envelope)]
+    first, _, third = after.parent_requests
+    assert _user_texts(first).count(envelope) == 1
+    assert _user_texts(third).count(envelope) == 1
+    (entry,) = orjson.loads((await _results(store, parent))["l1"])
+    assert (entry["task_name"], entry["status"]) == ("scan", "cancelled")
+    assert turns == 3
