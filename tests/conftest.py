@@ -32,3 +32,21 @@ async def store(database_url: str) -> AsyncIterator[PostgresStore]:
         yield PostgresStore(pool)
     finally:
         await pool.close()
+
+
+@pytest.fixture(autouse=True)
+async def _fail_on_unhandled_loop_exceptions() -> AsyncIterator[None]:
+    """House style (DESIGN.md §4.8): an exception nobody handled on the loop fails the test."""
+    loop = asyncio.get_running_loop()
+    unhandled: list[str] = []
+
+    def record(_loop: asyncio.AbstractEventLoop, context: dict[str, object]) -> None:
+        unhandled.append(f"{context.get('message')}: {context.get('exception')!r}")
+
+    previous = loop.get_exception_handler()
+    loop.set_exception_handler(record)
+    try:
+        yield
+    finally:
+        loop.set_exception_handler(previous)
+    assert not unhandled, "unhandled exceptions on the event loop:\n" + "\n".join(unhandled)
