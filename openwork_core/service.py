@@ -6,13 +6,12 @@ from __future__ import annotations
 import asyncio
 import os
 import uuid
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import structlog
 
-from openwork_chat_state import ChatStateActor, ChatStateError
 from openwork_chat_state.item import MessageKind
 from openwork_chat_state.messages import user_text
 from openwork_core.agent import AGENTS, AgentDefinition
@@ -21,15 +20,13 @@ from openwork_core.context.builder import SystemContextBuilder
 from openwork_core.context.engine import ContextEngine
 from openwork_core.context.inspection import ContextInspection, build_context_inspection
 from openwork_core.context.limits import ModelContextLimits
-from openwork_core.context.world_state import WorldStateSources
 from openwork_core.models.capabilities import ModelCapabilities
 from openwork_core.models.port import ModelPort
-from openwork_core.session.actor import SessionActor, SessionHandle, TurnAccepted
+from openwork_core.session.actor import SessionHandle, TurnAccepted
 from openwork_core.session.approval import PermissionDecision
 from openwork_core.session.compaction import (
     CompactionResult,
     SummarySettings,
-    load_conversation_items,
 )
 from openwork_core.session.errors import (
     InvalidWorkspace,
@@ -44,16 +41,13 @@ from openwork_core.session.input import (
     UserInput,
     visible_user_message,
 )
-from openwork_core.session.outcome import TurnOutcome
-from openwork_core.session.runner import ResolvedModel, SessionServices, TurnSpec, WorldStateTracker
-from openwork_core.session.runner.history import CompactionHistory
-from openwork_core.session.snapshot import SessionSnapshot, TerminalRuntime
-from openwork_core.session.toolset import TurnToolset, control_surface
+from openwork_core.session.runner import ResolvedModel, TurnSpec
+from openwork_core.session.snapshot import SessionSnapshot
 from openwork_core.session.trace import TraceRecorder
-from openwork_core.session.updates import GlobalUpdates, Replay, Subscription, UpdateHub
+from openwork_core.session.updates import GlobalUpdates, Replay, Subscription
+from openwork_core.session_build import SessionDeps, build_session_handle
 from openwork_core.skills.selection import select_skills, skill_snapshot_text
 from openwork_core.storage import PostgresStore, RecordNotFound
-from openwork_core.storage.codec import content_text
 from openwork_core.storage.postgres.agents import AgentStore
 from openwork_core.storage.postgres.compactions import CompactionStore, TranscriptPage
 from openwork_core.storage.postgres.plans import PlanStore
@@ -61,15 +55,12 @@ from openwork_core.storage.records import (
     ProviderRecord,
     SessionRecord,
     StoredMessage,
-    TurnRecord,
-    TurnStatus,
 )
 from openwork_core.sub_agents import SubAgentHost, SubAgentModeFixed
+from openwork_core.turn_views import TurnView, read_turn_view
 from openwork_tools import (
     SandboxMode,
     SandboxStatus,
-    ToolSessionContext,
-    ToolsetConfig,
     builtin_registry,
 )
 
@@ -77,16 +68,6 @@ log = structlog.get_logger(__name__)
 
 ModelPortFactory = Callable[[ProviderRecord, str | None], ModelPort]
 """Builds the port for a provider, given the API key read from its environment variable."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class TurnView:
-    turn_id: str
-    status: TurnStatus
-    error_code: str | None
-    message: str | None
-    final_text: str | None
-    model_calls: int
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -217,70 +198,25 @@ class OpenWorkCore:
         return host
 
     async def _load(self, session_id: str) -> SessionHandle:
+        """``build_session_handle`` (multi-agent.md §1): roots and children alike."""
         record = await self.store.get_session(session_id)
-        agent = AGENTS[record.agent]
-        root_id = record.parent_session_id or record.id
-        host = await self.agent_host(root_id)
-        loaded = await load_conversation_items(self._compactions, session_id)
-        chat = ChatStateActor.spawn()
-        try:
-            await chat.load(loaded.items, loaded.watermark)
-        except ChatStateError:
-            await chat.stop()
-            raise
-        spill_dir = self.home / "spill" / session_id
-        tool_session = ToolSessionContext(
-            working_directory=Path(record.working_directory),
-            sandbox=self.sandbox,
-            spill_dir=spill_dir,
-            protected_roots=tuple(p for p in (self.home, self.skill_root) if p is not None),
-        )
-        toolset = TurnToolset.new(
-            self._registry.finalize(ToolsetConfig(agent.tool_ids), tool_session),
-            control_surface(record.parent_session_id, host.control.max_active_turns),
-            conversation_history=agent.registers_conversation_history,
-        )
-        actor_box: list[SessionActor] = []
-        services = SessionServices(
+        host = await self.agent_host(record.parent_session_id or record.id)
+        deps = SessionDeps(
             store=self.store,
             plans=self._plans,
             compactions=self._compactions,
             agent_store=self.agent_store,
-            agents=host if record.parent_session_id is None else None,
-            interactive=record.parent_session_id is None,
-            chat=chat,
-            toolset=toolset,
             engine=self._engine,
-            agent=agent,
-            spill_dir=spill_dir,
-            app_version=self.app_version,
-            sandbox_mode=lambda: actor_box[0].mode,
-            world_state=WorldStateTracker(),
+            registry=self._registry,
             trace=self.trace,
-            compaction_history=CompactionHistory(),
-            summary_settings=self._summary_settings,
-            world_state_sources=lambda disabled: WorldStateSources(
-                working_directory=Path(record.working_directory),
-                skill_root=self.skill_root,
-                disabled_skill_names=disabled,
-                sandbox_mode=actor_box[0].mode,
-                sandbox=self.sandbox,
-            ),
-        )
-        actor = SessionActor(
-            session_id=session_id,
-            services=services,
-            hub=UpdateHub(session_id, self.global_updates),
-            mode=record.sandbox_mode,
+            home=self.home,
             sandbox=self.sandbox,
-            store=self.store,
-            on_turn_finished=None
-            if record.parent_session_id is None
-            else _child_reporter(host, session_id),
+            skill_root=self.skill_root,
+            app_version=self.app_version,
+            summary_settings=self._summary_settings,
+            global_updates=self.global_updates,
         )
-        actor_box.append(actor)
-        log.info("session.loaded", session_id=session_id, items=len(loaded.items))
-        return actor.spawn()
+        return await build_session_handle(deps, record, host)
 
     # -- turns -------------------------------------------------------------------------------
     async def start_turn(
@@ -357,66 +293,7 @@ class OpenWorkCore:
 
     async def turn_view(self, session_id: str, turn_id: str) -> TurnView:
         """A turn exists from acceptance: running before the runner has written its row."""
-        handle = self._handles.get(session_id)
-        if handle is not None and await handle.active_turn_id() == turn_id:
-            try:
-                row = await self.store.get_turn(session_id, turn_id)
-                calls = row.model_call_count
-            except RecordNotFound:
-                calls = 0
-            return TurnView(
-                turn_id=turn_id,
-                status=TurnStatus.RUNNING,
-                error_code=None,
-                message=None,
-                final_text=None,
-                model_calls=calls,
-            )
-        try:
-            row = await self.store.get_turn(session_id, turn_id)
-        except RecordNotFound:
-            remembered = await self._terminal_in_memory(session_id, turn_id)
-            if remembered is None:
-                raise
-            return remembered
-        return await self._view_of(row)
-
-    async def _terminal_in_memory(self, session_id: str, turn_id: str) -> TurnView | None:
-        """A turn whose row could not be written still has its outcome in the actor's snapshot."""
-        handle = self._handles.get(session_id)
-        if handle is None:
-            return None
-        runtime = (await handle.snapshot()).runtime
-        if not isinstance(runtime, TerminalRuntime) or runtime.turnId != turn_id:
-            return None
-        outcome = runtime.outcome
-        assert isinstance(outcome, dict)
-        status = TurnStatus(str(outcome["status"]))
-        code = outcome.get("code")
-        message = outcome.get("message")
-        final = outcome.get("finalText")
-        return TurnView(
-            turn_id=turn_id,
-            status=status,
-            error_code=None if code is None else str(code),
-            message=None if message is None else str(message),
-            final_text=None if final is None else str(final),
-            model_calls=0,
-        )
-
-    async def _view_of(self, row: TurnRecord) -> TurnView:
-        final_text: str | None = None
-        if row.status is TurnStatus.COMPLETED:
-            content = await self.store.last_assistant_content(row.id)
-            final_text = None if content is None else content_text(content)
-        return TurnView(
-            turn_id=row.id,
-            status=row.status,
-            error_code=row.error_code,
-            message=row.error_message,
-            final_text=final_text,
-            model_calls=row.model_call_count,
-        )
+        return await read_turn_view(self.store, self._handles.get(session_id), session_id, turn_id)
 
     async def cancel_turn(self, session_id: str, turn_id: str) -> None:
         await self.store.get_session(session_id)
@@ -507,12 +384,3 @@ class OpenWorkCore:
 
     def agent_of(self, record: SessionRecord) -> AgentDefinition:
         return AGENTS[record.agent]
-
-
-def _child_reporter(
-    host: SubAgentHost, child_id: str
-) -> Callable[[str, TurnOutcome], Awaitable[None]]:
-    async def report(turn_id: str, outcome: TurnOutcome) -> None:
-        await host.child_finished(child_id, turn_id, outcome)
-
-    return report

@@ -14,7 +14,7 @@ from typing import TypeVar
 
 import structlog
 
-from openwork_core.agents import AgentMessage, TurnSlot, check_deliverable
+from openwork_core.agents import AgentMessage, TurnSlot
 from openwork_core.context.builder import SystemContextBuilder
 from openwork_core.session.approval import PermissionDecision
 from openwork_core.session.compaction import (
@@ -31,6 +31,7 @@ from openwork_core.session.errors import (
     SessionActive,
     TurnNotActive,
 )
+from openwork_core.session.handle import SessionHandle as SessionHandle
 from openwork_core.session.outcome import Cancelled, Failed, FailureCode, TurnOutcome
 from openwork_core.session.runner import (
     PermissionSlot,
@@ -350,63 +351,3 @@ class SessionActor:
         await self._queue.put(None)
         await self._task
         await self._services.chat.stop()
-
-
-class SessionHandle:
-    """The small object callers hold for one session."""
-
-    def __init__(self, actor: SessionActor) -> None:
-        self._actor = actor
-
-    @property
-    def session_id(self) -> str:
-        return self._actor.session_id
-
-    @property
-    def reload_required(self) -> bool:
-        return self._actor.reload_required
-
-    @property
-    def services(self) -> SessionServices:
-        return self._actor.services
-
-    async def start_turn(self, spec: TurnSpec) -> TurnAccepted:
-        return await self._actor.call(lambda: self._actor._start_turn(spec))
-
-    async def cancel_turn(self, turn_id: str) -> None:
-        await self._actor.call(lambda: self._actor._cancel_turn(turn_id))
-
-    async def deliver_agent_message(self, message: AgentMessage) -> None:
-        """Check the envelope (``AgentMessageTooLarge``, code ``agent_delivery_failed``, at 4 000
-        tokens or more), then enqueue it into the mailbox without waiting; ``ActorStopped`` when
-        the session is gone."""
-        check_deliverable(message)
-        await self._actor.post(lambda: self._actor._deliver(message))
-
-    async def set_permission_mode(self, mode: SandboxMode) -> None:
-        await self._actor.call(lambda: self._actor._set_mode(mode))
-
-    async def compact(self, model: ResolvedModel) -> CompactionResult:
-        return await self._actor.call(lambda: self._actor._compact(model))
-
-    async def rewind(self, compaction_id: str, model: ResolvedModel) -> CompactionResult:
-        return await self._actor.call(lambda: self._actor._rewind(compaction_id, model))
-
-    async def resolve_permission(
-        self, turn_id: str, tool_call_id: str, decision: PermissionDecision
-    ) -> None:
-        await self._actor.call(
-            lambda: self._actor._resolve_permission(turn_id, tool_call_id, decision)
-        )
-
-    async def snapshot(self) -> SessionSnapshot:
-        return await self._actor.call(self._actor._snapshot)
-
-    async def subscribe(self, after_sequence: int | None) -> tuple[Replay, Subscription]:
-        return await self._actor.call(lambda: self._actor._subscribe(after_sequence))
-
-    async def active_turn_id(self) -> str | None:
-        return await self._actor.call(self._actor._active_turn_id)
-
-    async def shutdown(self) -> None:
-        await self._actor.shutdown()

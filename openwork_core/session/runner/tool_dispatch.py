@@ -6,21 +6,16 @@ from __future__ import annotations
 
 import asyncio
 import time
-import uuid
-from collections.abc import Awaitable
 from datetime import UTC, datetime
-from typing import TypeVar
 
 import orjson
 from pydantic import JsonValue
 
-from openwork_chat_state import ChatStateError, ConversationItem, MessageKind
+from openwork_chat_state import MessageKind
 from openwork_chat_state.messages import (
     Message,
     Role,
-    TextBlock,
     ToolCallBlock,
-    ToolResultBlock,
     ToolResultState,
 )
 from openwork_core.agents import AgentToolName
@@ -43,14 +38,17 @@ from openwork_core.session.outcome import (
     Failed,
     FailureCode,
     TurnCancelled,
-    TurnFailure,
     TurnOutcome,
 )
 from openwork_core.session.runner.agent_tools import AgentToolRunner
 from openwork_core.session.runner.cancellation import until_cancelled
 from openwork_core.session.runner.context import TurnContext
+from openwork_core.session.runner.tool_results import (
+    ToolResultWriter,
+    control_attrs,
+    new_id,
+)
 from openwork_core.session.runner.tool_step import (
-    TERMINATED_TEXT,
     DoomLoopCounter,
     doom_loop_text,
     invalid_input_text,
@@ -67,37 +65,16 @@ from openwork_core.session.toolset import (
 )
 from openwork_core.session.trace import SpanFinish
 from openwork_core.session.updates import (
-    LiveToolCall,
     PermissionRequested,
     PermissionResolved,
     PhaseChanged,
     PlanUpdated,
     SessionPhase,
-    ToolCallFinished,
-    ToolCallStarted,
 )
 from openwork_core.storage import StorageError
 from openwork_core.storage.codec import decode_message, new_message, to_item
 from openwork_core.storage.postgres.compactions import TranscriptPage
-from openwork_tools import SandboxPolicy, ToolCallContext, ToolResult, ToolStatus
-
-T = TypeVar("T")
-
-_SPAN_STATUS = {
-    ToolStatus.SUCCEEDED: "succeeded",
-    ToolStatus.FAILED: "failed",
-    ToolStatus.DENIED: "denied",
-    ToolStatus.CANCELLED: "cancelled",
-    ToolStatus.OUTCOME_UNKNOWN: "outcome_unknown",
-}
-
-
-def _new_id(prefix: str) -> str:
-    return f"{prefix}_{uuid.uuid4().hex}"
-
-
-def _block_text(block: ToolResultBlock) -> str:
-    return "".join(b.text for b in block.output if isinstance(b, TextBlock))
+from openwork_tools import SandboxPolicy, ToolCallContext, ToolStatus
 
 
 def transcript_text(page: TranscriptPage) -> str:
@@ -121,11 +98,11 @@ def transcript_text(page: TranscriptPage) -> str:
     ).decode()
 
 
-class ToolCallRunner:
+class ToolCallRunner(ToolResultWriter):
     """One turn's tool execution state: doom-loop streak, current plan, last sandbox denial."""
 
     def __init__(self, turn: TurnContext) -> None:
-        self._turn = turn
+        super().__init__(turn)
         self._doom = DoomLoopCounter(turn.services.agent.doom_loop_threshold)
         self._agents = AgentToolRunner(turn)
         self.current_plan: TurnPlan | None = None
@@ -137,7 +114,7 @@ class ToolCallRunner:
         terminal: TurnOutcome | None = None
         for call in calls:
             if terminal is not None:
-                await self._terminated(call, _new_id("tc"), start=True)
+                await self._terminated(call, new_id("tc"), start=True)
                 continue
             terminal = await self._run(call)
         return terminal
@@ -145,7 +122,7 @@ class ToolCallRunner:
     # -- one call ----------------------------------------------------------------------------
     async def _run(self, call: ToolCallBlock) -> TurnOutcome | None:
         turn = self._turn
-        tool_call_id = _new_id("tc")
+        tool_call_id = new_id("tc")
         self._started(call, tool_call_id)
         span = turn.services.trace.open_span(
             kind="tool_call",
@@ -290,7 +267,7 @@ class ToolCallRunner:
             return None
         block = text_result(call, PLAN_UPDATED_TEXT, ToolResultState.SUCCESS)
         row = new_message(
-            _new_id("msg"), Message(role=Role.TOOL, content=(block,)), MessageKind.NORMAL
+            new_id("msg"), Message(role=Role.TOOL, content=(block,)), MessageKind.NORMAL
         )
         stored = await self._persist(
             turn.services.plans.commit_plan_update(
@@ -306,7 +283,7 @@ class ToolCallRunner:
             )
         )
         self._finished_update(call, tool_call_id, block, "succeeded", ())
-        turn.services.trace.close_span(span, SpanFinish("succeeded", attributes=_control_attrs()))
+        turn.services.trace.close_span(span, SpanFinish("succeeded", attributes=control_attrs()))
         return None
 
     async def _conversation_history(
@@ -332,157 +309,6 @@ class ToolCallRunner:
         block = text_result(call, transcript_text(page), ToolResultState.SUCCESS)
         await self._finish(call, tool_call_id, span, block, "succeeded", control=True)
         return None
-
-    # -- results -----------------------------------------------------------------------------
-    def _started(self, call: ToolCallBlock, tool_call_id: str) -> None:
-        self._turn.emit(
-            ToolCallStarted(
-                toolCall=LiveToolCall(
-                    toolCallId=tool_call_id,
-                    providerCallId=call.id,
-                    name=call.name,
-                    input=call.input,
-                    status="validating",
-                )
-            )
-        )
-
-    async def _terminated(
-        self,
-        call: ToolCallBlock,
-        tool_call_id: str,
-        *,
-        span: str | None = None,
-        start: bool = False,
-    ) -> None:
-        if start:
-            self._started(call, tool_call_id)
-        block = text_result(call, TERMINATED_TEXT, ToolResultState.INTERRUPTED)
-        if span is None:
-            await self._record(call, tool_call_id, block, "cancelled", ())
-        else:
-            await self._finish(
-                call,
-                tool_call_id,
-                span,
-                block,
-                "cancelled",
-                attributes={
-                    "permissionDecision": "cancelled",
-                    "permissionDecisionSource": "system",
-                },
-            )
-
-    async def _finish_result(
-        self,
-        call: ToolCallBlock,
-        tool_call_id: str,
-        span: str,
-        result: ToolResult,
-        decision_source: str,
-        wait_ms: int | None,
-    ) -> None:
-        block = result.to_block(call.id, call.name)
-        artifacts: tuple[JsonValue, ...] = tuple(a.to_json() for a in result.artifacts)
-        await self._record(call, tool_call_id, block, result.status.value, artifacts)
-        self._turn.services.trace.close_span(
-            span,
-            SpanFinish(
-                _SPAN_STATUS[result.status],
-                error_code=None if result.error is None else result.error.code.value,
-                error_message=None if result.error is None else result.error.message[:1000],
-                resolved_tool_name=call.name,
-                attributes={
-                    "sandboxMode": self._turn.services.sandbox_mode().value,
-                    "permissionDecision": "allow",
-                    "permissionDecisionSource": decision_source,
-                    "sandboxDenied": result.sandbox_denied,
-                    **({"permissionWaitMs": wait_ms} if wait_ms is not None else {}),
-                },
-            ),
-        )
-
-    async def _finish(
-        self,
-        call: ToolCallBlock,
-        tool_call_id: str,
-        span: str,
-        block: ToolResultBlock,
-        status: str,
-        *,
-        control: bool = False,
-        attributes: dict[str, JsonValue] | None = None,
-        permission_wait_ms: int | None = None,
-    ) -> None:
-        await self._record(call, tool_call_id, block, status, ())
-        extra = _control_attrs() if control else (attributes or {})
-        if permission_wait_ms is not None:
-            extra = {**extra, "permissionWaitMs": permission_wait_ms}
-        self._turn.services.trace.close_span(
-            span,
-            SpanFinish(
-                {"succeeded": "succeeded", "failed": "failed", "denied": "denied"}.get(
-                    status, "cancelled"
-                ),
-                attributes=extra,
-            ),
-        )
-
-    async def _record(
-        self,
-        call: ToolCallBlock,
-        tool_call_id: str,
-        block: ToolResultBlock,
-        status: str,
-        artifacts: tuple[JsonValue, ...],
-    ) -> None:
-        """DB → Chat State → tool_call_finished (session-runtime.md §5 step 9)."""
-        turn = self._turn
-        message = Message(role=Role.TOOL, content=(block,))
-        row = new_message(_new_id("msg"), message, MessageKind.NORMAL, artifacts)
-        (stored,) = await self._persist(
-            turn.services.store.append_messages(turn.spec.session_id, turn.spec.turn_id, (row,))
-        )
-        await self._append(to_item(stored))
-        self._finished_update(call, tool_call_id, block, status, artifacts)
-
-    def _finished_update(
-        self,
-        call: ToolCallBlock,
-        tool_call_id: str,
-        block: ToolResultBlock,
-        status: str,
-        artifacts: tuple[JsonValue, ...],
-    ) -> None:
-        self._turn.emit(
-            ToolCallFinished(
-                toolCallId=tool_call_id,
-                providerCallId=call.id,
-                toolName=call.name,
-                status=status,
-                output=_block_text(block),
-                isError=block.state is not ToolResultState.SUCCESS,
-                artifacts=list(artifacts) or None,
-            )
-        )
-
-    async def _persist(self, write: Awaitable[T]) -> T:
-        try:
-            return await write
-        except Exception as exc:
-            raise TurnFailure(
-                FailureCode.PERSISTENCE_ERROR, f"could not persist a tool result: {exc}"
-            ) from exc
-
-    async def _append(self, item: ConversationItem) -> None:
-        try:
-            await self._turn.services.chat.append(item)
-        except ChatStateError as exc:
-            raise TurnFailure(FailureCode.CHAT_STATE_ERROR, f"{exc.code}: {exc}") from exc
-
-
-def _control_attrs() -> dict[str, JsonValue]:
-    return {"permissionDecision": "allow", "permissionDecisionSource": "control_tool"}
 
 
 async def _wait(future: asyncio.Future[PermissionDecision]) -> PermissionDecision:

@@ -466,3 +466,43 @@ async def test_after_a_restart_reconciliation_delivers_an_interrupted_child_once
     (entry,) = orjson.loads((await _results(store, parent))["l1"])
     assert (entry["task_name"], entry["status"]) == ("scan", "cancelled")
     assert turns == 3
+
+
+async def test_identical_wait_calls_are_not_a_doom_loop_and_the_drain_follows_all_tool_results(
+    store: PostgresStore, tmp_path: Path
+) -> None:
+    """multi-agent.md §5, §6, §10; session-runtime.md §4: three identical ``wait_agent`` calls
+    with a message queued all deliver at once (excluded from the identical-call count); the
+    message is drained after all three results, so the next request ends with it as a user item."""
+    router = _Router()
+    holder: list[Runtime] = []
+
+    async def waits_once_mail_is_queued(_request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        rt = holder[0]
+        (parent,) = [s.id for s in await rt.core.list_sessions()]
+        handle = rt.core.loaded_handle(parent)
+        assert handle is not None
+        assert await handle.services.mailbox.wait(BOUND_S)
+        calls = tuple((f"w{i}", "wait_agent", "{}") for i in range(3))
+        for event in scripted_events(ScriptedResponse(tool_calls=calls)):
+            yield event
+
+    router.parent.extend(
+        [
+            _call("s1", "spawn_agent", {"task_name": "scan", "message": "quick"}),
+            waits_once_mail_is_queued,
+            ScriptedResponse(text="all in"),
+        ]
+    )
+    router.child("quick", ScriptedResponse(text="quick answer"))
+    async with runtime(store, tmp_path, router.model()) as rt:
+        holder.append(rt)
+        parent = await rt.new_session()
+        _, updates = await rt.run_turn(parent, "go")
+    assert updates[-1].update.outcome == {"status": "completed", "finalText": "all in"}  # type: ignore[union-attr]
+    results = await _results(store, parent)
+    assert [results[f"w{i}"] for i in range(3)] == ['{"delivered":true,"timed_out":false}'] * 3
+    last = router.parent_requests[-1]
+    assert last.messages[-1].role is Role.USER
+    assert _text(last.messages[-1].content).startswith("<agent_message>\n<task>scan</task>")
+    assert last.messages[-2].role is Role.TOOL

@@ -1,0 +1,202 @@
+"""Writing a tool call's result (session-runtime.md §5 step 9): DB → Chat State →
+``tool_call_finished``, and closing its span. A failed write fails the Turn."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Awaitable
+from typing import TypeVar
+
+from pydantic import JsonValue
+
+from openwork_chat_state import ChatStateError, ConversationItem, MessageKind
+from openwork_chat_state.messages import (
+    Message,
+    Role,
+    TextBlock,
+    ToolCallBlock,
+    ToolResultBlock,
+    ToolResultState,
+)
+from openwork_core.session.outcome import FailureCode, TurnFailure
+from openwork_core.session.runner.context import TurnContext
+from openwork_core.session.runner.tool_step import TERMINATED_TEXT, text_result
+from openwork_core.session.trace import SpanFinish
+from openwork_core.session.updates import LiveToolCall, ToolCallFinished, ToolCallStarted
+from openwork_core.storage.codec import new_message, to_item
+from openwork_tools import ToolResult, ToolStatus
+
+T = TypeVar("T")
+
+_SPAN_STATUS = {
+    ToolStatus.SUCCEEDED: "succeeded",
+    ToolStatus.FAILED: "failed",
+    ToolStatus.DENIED: "denied",
+    ToolStatus.CANCELLED: "cancelled",
+    ToolStatus.OUTCOME_UNKNOWN: "outcome_unknown",
+}
+
+
+def new_id(prefix: str) -> str:
+    return f"{prefix}_{uuid.uuid4().hex}"
+
+
+def _block_text(block: ToolResultBlock) -> str:
+    return "".join(b.text for b in block.output if isinstance(b, TextBlock))
+
+
+def control_attrs() -> dict[str, JsonValue]:
+    return {"permissionDecision": "allow", "permissionDecisionSource": "control_tool"}
+
+
+class ToolResultWriter:
+    """Records results for one Turn; ``ToolCallRunner`` runs the calls."""
+
+    def __init__(self, turn: TurnContext) -> None:
+        self._turn = turn
+
+    def _started(self, call: ToolCallBlock, tool_call_id: str) -> None:
+        self._turn.emit(
+            ToolCallStarted(
+                toolCall=LiveToolCall(
+                    toolCallId=tool_call_id,
+                    providerCallId=call.id,
+                    name=call.name,
+                    input=call.input,
+                    status="validating",
+                )
+            )
+        )
+
+    async def _terminated(
+        self,
+        call: ToolCallBlock,
+        tool_call_id: str,
+        *,
+        span: str | None = None,
+        start: bool = False,
+    ) -> None:
+        if start:
+            self._started(call, tool_call_id)
+        block = text_result(call, TERMINATED_TEXT, ToolResultState.INTERRUPTED)
+        if span is None:
+            await self._record(call, tool_call_id, block, "cancelled", ())
+        else:
+            await self._finish(
+                call,
+                tool_call_id,
+                span,
+                block,
+                "cancelled",
+                attributes={
+                    "permissionDecision": "cancelled",
+                    "permissionDecisionSource": "system",
+                },
+            )
+
+    async def _finish_result(
+        self,
+        call: ToolCallBlock,
+        tool_call_id: str,
+        span: str,
+        result: ToolResult,
+        decision_source: str,
+        wait_ms: int | None,
+    ) -> None:
+        block = result.to_block(call.id, call.name)
+        artifacts: tuple[JsonValue, ...] = tuple(a.to_json() for a in result.artifacts)
+        await self._record(call, tool_call_id, block, result.status.value, artifacts)
+        self._turn.services.trace.close_span(
+            span,
+            SpanFinish(
+                _SPAN_STATUS[result.status],
+                error_code=None if result.error is None else result.error.code.value,
+                error_message=None if result.error is None else result.error.message[:1000],
+                resolved_tool_name=call.name,
+                attributes={
+                    "sandboxMode": self._turn.services.sandbox_mode().value,
+                    "permissionDecision": "allow",
+                    "permissionDecisionSource": decision_source,
+                    "sandboxDenied": result.sandbox_denied,
+                    **({"permissionWaitMs": wait_ms} if wait_ms is not None else {}),
+                },
+            ),
+        )
+
+    async def _finish(
+        self,
+        call: ToolCallBlock,
+        tool_call_id: str,
+        span: str,
+        block: ToolResultBlock,
+        status: str,
+        *,
+        control: bool = False,
+        attributes: dict[str, JsonValue] | None = None,
+        permission_wait_ms: int | None = None,
+    ) -> None:
+        await self._record(call, tool_call_id, block, status, ())
+        extra = control_attrs() if control else (attributes or {})
+        if permission_wait_ms is not None:
+            extra = {**extra, "permissionWaitMs": permission_wait_ms}
+        self._turn.services.trace.close_span(
+            span,
+            SpanFinish(
+                {"succeeded": "succeeded", "failed": "failed", "denied": "denied"}.get(
+                    status, "cancelled"
+                ),
+                attributes=extra,
+            ),
+        )
+
+    async def _record(
+        self,
+        call: ToolCallBlock,
+        tool_call_id: str,
+        block: ToolResultBlock,
+        status: str,
+        artifacts: tuple[JsonValue, ...],
+    ) -> None:
+        """DB → Chat State → tool_call_finished (session-runtime.md §5 step 9)."""
+        turn = self._turn
+        message = Message(role=Role.TOOL, content=(block,))
+        row = new_message(new_id("msg"), message, MessageKind.NORMAL, artifacts)
+        (stored,) = await self._persist(
+            turn.services.store.append_messages(turn.spec.session_id, turn.spec.turn_id, (row,))
+        )
+        await self._append(to_item(stored))
+        self._finished_update(call, tool_call_id, block, status, artifacts)
+
+    def _finished_update(
+        self,
+        call: ToolCallBlock,
+        tool_call_id: str,
+        block: ToolResultBlock,
+        status: str,
+        artifacts: tuple[JsonValue, ...],
+    ) -> None:
+        self._turn.emit(
+            ToolCallFinished(
+                toolCallId=tool_call_id,
+                providerCallId=call.id,
+                toolName=call.name,
+                status=status,
+                output=_block_text(block),
+                isError=block.state is not ToolResultState.SUCCESS,
+                artifacts=list(artifacts) or None,
+            )
+        )
+
+    async def _persist(self, write: Awaitable[T]) -> T:
+        try:
+            return await write
+        except Exception as exc:
+            raise TurnFailure(
+                FailureCode.PERSISTENCE_ERROR, f"could not persist a tool result: {exc}"
+            ) from exc
+
+    async def _append(self, item: ConversationItem) -> None:
+        try:
+            await self._turn.services.chat.append(item)
+        except ChatStateError as exc:
+            raise TurnFailure(FailureCode.CHAT_STATE_ERROR, f"{exc.code}: {exc}") from exc

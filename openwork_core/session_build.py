@@ -1,0 +1,130 @@
+"""Building one session's actor and handle from its row (multi-agent.md §1: a sub-agent is built by
+the same code; only its surface, approval mode and outcome reporting differ)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import structlog
+
+from openwork_chat_state import ChatStateActor, ChatStateError
+from openwork_core.agent import AGENTS
+from openwork_core.context.engine import ContextEngine
+from openwork_core.context.world_state import WorldStateSources
+from openwork_core.session.actor import SessionActor, SessionHandle
+from openwork_core.session.compaction import SummarySettings, load_conversation_items
+from openwork_core.session.outcome import TurnOutcome
+from openwork_core.session.runner import SessionServices, WorldStateTracker
+from openwork_core.session.runner.history import CompactionHistory
+from openwork_core.session.toolset import TurnToolset, control_surface
+from openwork_core.session.trace import TraceRecorder
+from openwork_core.session.updates import GlobalUpdates, UpdateHub
+from openwork_core.storage import PostgresStore
+from openwork_core.storage.postgres.agents import AgentStore
+from openwork_core.storage.postgres.compactions import CompactionStore
+from openwork_core.storage.postgres.plans import PlanStore
+from openwork_core.storage.records import SessionRecord
+from openwork_core.sub_agents import SubAgentHost
+from openwork_tools import SandboxStatus, ToolRegistry, ToolSessionContext, ToolsetConfig
+
+log = structlog.get_logger(__name__)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SessionDeps:
+    """What Core shares with every session it builds."""
+
+    store: PostgresStore
+    plans: PlanStore
+    compactions: CompactionStore
+    agent_store: AgentStore
+    engine: ContextEngine
+    registry: ToolRegistry
+    trace: TraceRecorder
+    home: Path
+    sandbox: SandboxStatus
+    skill_root: Path | None
+    app_version: str
+    summary_settings: SummarySettings
+    global_updates: GlobalUpdates
+
+
+def _child_reporter(
+    host: SubAgentHost, child_id: str
+) -> Callable[[str, TurnOutcome], Awaitable[None]]:
+    async def report(turn_id: str, outcome: TurnOutcome) -> None:
+        await host.child_finished(child_id, turn_id, outcome)
+
+    return report
+
+
+async def build_session_handle(
+    deps: SessionDeps, record: SessionRecord, host: SubAgentHost
+) -> SessionHandle:
+    """Load the Conversation, build the Tool Surface and services, spawn the actor. A root gets
+    the control tools and the host; a child is non-interactive and reports each Turn's outcome
+    to its parent."""
+    session_id = record.id
+    agent = AGENTS[record.agent]
+    loaded = await load_conversation_items(deps.compactions, session_id)
+    chat = ChatStateActor.spawn()
+    try:
+        await chat.load(loaded.items, loaded.watermark)
+    except ChatStateError:
+        await chat.stop()
+        raise
+    spill_dir = deps.home / "spill" / session_id
+    tool_session = ToolSessionContext(
+        working_directory=Path(record.working_directory),
+        sandbox=deps.sandbox,
+        spill_dir=spill_dir,
+        protected_roots=tuple(p for p in (deps.home, deps.skill_root) if p is not None),
+    )
+    toolset = TurnToolset.new(
+        deps.registry.finalize(ToolsetConfig(agent.tool_ids), tool_session),
+        control_surface(record.parent_session_id, host.control.max_active_turns),
+        conversation_history=agent.registers_conversation_history,
+    )
+    actor_box: list[SessionActor] = []
+    services = SessionServices(
+        store=deps.store,
+        plans=deps.plans,
+        compactions=deps.compactions,
+        agent_store=deps.agent_store,
+        agents=host if record.parent_session_id is None else None,
+        interactive=record.parent_session_id is None,
+        chat=chat,
+        toolset=toolset,
+        engine=deps.engine,
+        agent=agent,
+        spill_dir=spill_dir,
+        app_version=deps.app_version,
+        sandbox_mode=lambda: actor_box[0].mode,
+        world_state=WorldStateTracker(),
+        trace=deps.trace,
+        compaction_history=CompactionHistory(),
+        summary_settings=deps.summary_settings,
+        world_state_sources=lambda disabled: WorldStateSources(
+            working_directory=Path(record.working_directory),
+            skill_root=deps.skill_root,
+            disabled_skill_names=disabled,
+            sandbox_mode=actor_box[0].mode,
+            sandbox=deps.sandbox,
+        ),
+    )
+    actor = SessionActor(
+        session_id=session_id,
+        services=services,
+        hub=UpdateHub(session_id, deps.global_updates),
+        mode=record.sandbox_mode,
+        sandbox=deps.sandbox,
+        store=deps.store,
+        on_turn_finished=None
+        if record.parent_session_id is None
+        else _child_reporter(host, session_id),
+    )
+    actor_box.append(actor)
+    log.info("session.loaded", session_id=session_id, items=len(loaded.items))
+    return actor.spawn()
