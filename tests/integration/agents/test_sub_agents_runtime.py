@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import TypeAlias
 
@@ -38,6 +38,7 @@ from openwork_core.storage.codec import decode_message
 from openwork_core.storage.records import TurnStatus
 from openwork_core.sub_agents import SubAgentModeFixed
 from openwork_tools import SandboxMode
+from openwork_tools.sandbox import probe_sandbox
 from tests.support.runtime import Runtime, runtime
 
 Step: TypeAlias = ScriptedResponse | Callable[[ModelRequest], AsyncIterator[ModelEvent]]
@@ -113,7 +114,7 @@ def _after(action: Callable[[], None], then: ScriptedResponse) -> Step:
     return step
 
 
-def _call(call_id: str, name: str, args: dict[str, object] | None = None) -> ScriptedResponse:
+def _call(call_id: str, name: str, args: Mapping[str, object] | None = None) -> ScriptedResponse:
     return ScriptedResponse(tool_calls=((call_id, name, orjson.dumps(args or {}).decode()),))
 
 
@@ -506,3 +507,67 @@ async def test_identical_wait_calls_are_not_a_doom_loop_and_the_drain_follows_al
     assert last.messages[-1].role is Role.USER
     assert _text(last.messages[-1].content).startswith("<agent_message>\n<task>scan</task>")
     assert last.messages[-2].role is Role.TOOL
+
+
+async def test_an_explorer_cannot_write_the_workspace_and_its_escalation_is_denied_without_a_card(
+    store: PostgresStore, tmp_path: Path
+) -> None:
+    """multi-agent.md §4, §7, §10; permissions-sandbox.md §1, §5: the explorer runs bash in
+    ``accept-edits`` (the kernel denies a workspace write) and, being non-interactive, an
+    escalation is denied with the nobody-can-approve text and no ``permission_requested``."""
+    sandbox = await probe_sandbox()
+    assert sandbox.available, f"bubblewrap sandbox unavailable: {sandbox.reason}"
+    router = _Router()
+    holder: list[Runtime] = []
+    parents: list[str] = []
+    target = tmp_path / "workspace" / "made_by_child.txt"
+    escalated = {
+        "command": f"echo x > {target}",
+        "sandboxPermissions": {
+            "paths": [{"path": str(target.parent.resolve()), "access": "write", "scope": "subtree"}]
+        },
+        "justification": "The explorer wants to leave a note.",
+    }
+
+    async def answer_after_mail(_request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        handle = holder[0].core.loaded_handle(parents[0])
+        assert handle is not None
+        assert await handle.services.mailbox.wait(BOUND_S)
+        for event in scripted_events(ScriptedResponse(text="parent done")):
+            yield event
+
+    router.parent.extend(
+        [
+            _call("s1", "spawn_agent", {"task_name": "writer", "message": "try writing"}),
+            answer_after_mail,
+            ScriptedResponse(text="noted"),
+        ]
+    )
+    router.child(
+        "try writing",
+        _call("b1", "bash", {"command": f"echo x > {target}"}),
+        _call("b2", "bash", escalated),
+        ScriptedResponse(text="could not write"),
+    )
+    async with runtime(store, tmp_path, router.model(), sandbox=sandbox) as rt:
+        subscription = rt.core.global_updates.subscribe()
+        holder.append(rt)
+        parents.append(await rt.new_session())
+        await rt.run_turn(parents[0], "go")
+        child_id, _ = await _only_child(rt, parents[0])
+        await rt.run_turn(parents[0], "again")
+    kinds: list[str] = []
+    while not subscription.queue.empty():
+        envelope = subscription.queue.get_nowait()
+        if envelope.sessionId == child_id:
+            kinds.append(envelope.update.type)
+    subscription.close()
+    assert "permission_requested" not in kinds
+    assert not target.exists()
+    blocks = await _result_blocks(store, child_id)
+    texts = {
+        k: "".join(b.text for b in v.output if isinstance(b, TextBlock)) for k, v in blocks.items()
+    }
+    assert "[sandbox: file access denied under accept-edits mode]" in texts["b1"]
+    assert blocks["b2"].state.value == "denied"
+    assert "nobody can approve" in texts["b2"]
