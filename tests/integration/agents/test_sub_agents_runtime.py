@@ -180,7 +180,8 @@ async def test_spawn_starts_an_explorer_turn_and_its_final_answer_reaches_the_pa
         ]
     )
     router.child("find the parser", _held(release, ScriptedResponse(text="parser.py:10")))
-    async with runtime(store, tmp_path, router.model()) as rt:
+    model = router.model()
+    async with runtime(store, tmp_path, model) as rt:
         parent = await rt.new_session()
         _, updates = await rt.run_turn(parent, "delegate")
         assert updates[-1].update.outcome == {"status": "completed", "finalText": "parent done"}  # type: ignore[union-attr]
@@ -218,6 +219,7 @@ async def test_spawn_starts_an_explorer_turn_and_its_final_answer_reaches_the_pa
     assert _user_texts(fourth).count(envelope) == 1
     message_id = agent_message_id(child_id, child_turn, AgentMessageKind.FINAL_ANSWER)
     assert await _agent_messages(store, parent) == [(message_id, envelope)]
+    model.assert_invariants()
 
 
 async def test_a_duplicate_task_name_is_a_failed_result_and_the_parent_turn_continues(
@@ -571,3 +573,42 @@ async def test_an_explorer_cannot_write_the_workspace_and_its_escalation_is_deni
     assert "[sandbox: file access denied under accept-edits mode]" in texts["b1"]
     assert blocks["b2"].state.value == "denied"
     assert "nobody can approve" in texts["b2"]
+
+
+async def test_a_failed_spawn_frees_its_name_and_slot_so_the_same_name_can_be_spawned_again(
+    store: PostgresStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """multi-agent.md §5: a spawn whose child row cannot be written fails ``agent_start_failed``
+    and releases the name and the slot; the parent Turn continues."""
+    router = _Router()
+    spawn = orjson.dumps({"task_name": "scan", "message": "look"}).decode()
+    router.parent.extend(
+        [
+            ScriptedResponse(
+                tool_calls=(("s1", "spawn_agent", spawn), ("s2", "spawn_agent", spawn))
+            ),
+            ScriptedResponse(text="ok"),
+        ]
+    )
+    router.child("look", ScriptedResponse(text="seen"))
+    async with runtime(store, tmp_path, router.model()) as rt:
+        agent_store = rt.core.agent_store
+        real = agent_store.create_child_session
+        failures = [RuntimeError("the database refused the row")]
+
+        async def flaky(**kwargs: object) -> object:
+            if failures:
+                raise failures.pop()
+            return await real(**kwargs)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(agent_store, "create_child_session", flaky)
+        parent = await rt.new_session()
+        await _child_finishes(rt, parent, 1, rt.run_turn(parent, "go"))
+        host = await rt.core.agent_host(parent)
+        active = host.control.slots.active
+        children = await agent_store.list_children(parent)
+    results = await _results(store, parent)
+    assert results["s1"] == "agent_start_failed: RuntimeError: the database refused the row"
+    assert results["s2"] == '{"task_name":"scan"}'
+    assert [c.task_name for c in children] == ["scan"]
+    assert active == 0
