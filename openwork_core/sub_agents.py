@@ -35,7 +35,7 @@ from openwork_core.agents import (
     TurnSlot,
     agent_message_id,
     agent_status,
-    check_deliverable,
+    fit_for_delivery,
     terminal_agent_message,
 )
 from openwork_core.session.errors import ActorStopped, Busy, SessionError, TurnNotActive
@@ -254,7 +254,7 @@ class SubAgentHost:
             log.warning("agent_message.parent_gone", message_id=message.id)
             return
         try:
-            await parent.deliver_agent_message(message)
+            await parent.deliver_agent_message(fit_for_delivery(message))
         except (AgentMessageTooLarge, ActorStopped) as exc:
             log.warning("agent_message.delivery_failed", message_id=message.id, error=str(exc))
             return
@@ -266,7 +266,7 @@ class SubAgentHost:
         """Before a user Turn of the root: delete turnless orphans and release their names, then
         check and enqueue every terminal child outcome the parent has not stored. Skipped while
         the root has an active Turn (its spawns are in flight; ``start_turn`` answers Busy).
-        ``AgentMessageTooLarge`` makes ``start_turn`` fail."""
+        An oversized message is replaced by its ``failed`` notice (``fit_for_delivery``)."""
         core = self._core()
         if await parent.active_turn_id() is not None:
             return
@@ -279,8 +279,7 @@ class SubAgentHost:
         for message in plan.messages:
             if message.kind is AgentMessageKind.FAILED and self._interrupt_reported(message.id):
                 continue
-            check_deliverable(message)
-            await parent.deliver_agent_message(message)
+            await parent.deliver_agent_message(fit_for_delivery(message))
         if plan.deleted or plan.messages:
             log.info(
                 "sub_agents.reconciled",

@@ -12,7 +12,12 @@ from dataclasses import dataclass
 from typing import Literal, TypeAlias, assert_never
 
 from openwork_chat_state.messages import Message, user_text
-from openwork_core.context.item_limits import check_agent_message
+from openwork_core.context.errors import AgentMessageTooLarge
+from openwork_core.context.item_limits import (
+    AGENT_MESSAGE_TOKEN_LIMIT,
+    check_agent_message,
+    estimate_text_item_tokens,
+)
 
 
 class AgentMessageKind(enum.StrEnum):
@@ -82,6 +87,34 @@ def check_deliverable(message: AgentMessage) -> int:
     """The envelope's token estimate; raises ``AgentMessageTooLarge`` (code
     ``agent_delivery_failed``) at 4 000 tokens or more (§6, context-window.md §7.3)."""
     return check_agent_message(render_agent_message(message))
+
+
+def oversized_notice(message: AgentMessage, tokens: int) -> AgentMessage:
+    """What the parent receives instead of a message at or over the cap: a ``failed`` message
+    under the same id (so delivery stays idempotent) that tells the model what happened."""
+    return AgentMessage(
+        id=message.id,
+        task_name=message.task_name,
+        kind=AgentMessageKind.FAILED,
+        body=(
+            f"agent_delivery_failed: the sub-agent's {message.kind.value} message is estimated at "
+            f"{tokens} tokens; agent messages must stay under {AGENT_MESSAGE_TOKEN_LIMIT}. "
+            "Ask it for a shorter answer with followup_task."
+        ),
+    )
+
+
+def fit_for_delivery(message: AgentMessage) -> AgentMessage:
+    """The message itself when it is under the 4 000-token cap, else its oversized notice.
+
+    A decision beyond the spec (docs/multi-agent.md): refusing an oversized answer outright
+    would leave it undeliverable forever and make every later turn of the parent fail its
+    reconciliation; the notice keeps the parent usable and lets the model follow up."""
+    try:
+        check_deliverable(message)
+    except AgentMessageTooLarge:
+        return oversized_notice(message, estimate_text_item_tokens(render_agent_message(message)))
+    return message
 
 
 # -- live terminal delivery (§6) -------------------------------------------------------------

@@ -612,3 +612,36 @@ async def test_a_failed_spawn_frees_its_name_and_slot_so_the_same_name_can_be_sp
     assert results["s2"] == '{"task_name":"scan"}'
     assert [c.task_name for c in children] == ["scan"]
     assert active == 0
+
+
+async def test_an_oversized_final_answer_reaches_the_parent_as_a_failed_notice_and_the_parent_goes_on(
+    store: PostgresStore, tmp_path: Path
+) -> None:
+    """multi-agent.md §6 + context-window.md §7.3 (a decision beyond the spec): an answer at or
+    over 4 000 tokens is never delivered as is; the parent gets a ``failed`` message under the
+    same id telling the model to ask for a shorter answer, and its next turn still starts."""
+    router = _Router()
+    release = asyncio.Event()
+    router.parent.extend(
+        [
+            _call("s1", "spawn_agent", {"task_name": "dump", "message": "dump everything"}),
+            _after(release.set, _call("w1", "wait_agent")),
+            ScriptedResponse(text="parent done"),
+            ScriptedResponse(text="next turn"),
+        ]
+    )
+    router.child("dump everything", _held(release, ScriptedResponse(text="z" * 20_000)))
+    model = router.model()
+    async with runtime(store, tmp_path, model) as rt:
+        parent = await rt.new_session()
+        await rt.run_turn(parent, "delegate")
+        child_id, _ = await _only_child(rt, parent)
+        child_turn = (await rt.core.store.load_session_messages(child_id))[0].turn_id
+        assert child_turn is not None
+        turn_id, _ = await rt.run_turn(parent, "and then?")
+        assert (await rt.core.turn_view(parent, turn_id)).final_text == "next turn"
+    ((message_id, envelope),) = await _agent_messages(store, parent)
+    assert message_id == agent_message_id(child_id, child_turn, AgentMessageKind.FINAL_ANSWER)
+    assert "<kind>failed</kind>" in envelope
+    assert "agent_delivery_failed: the sub-agent's final_answer message is estimated at" in envelope
+    assert "z" * 100 not in envelope

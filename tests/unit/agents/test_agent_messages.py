@@ -163,3 +163,27 @@ def test_the_fixed_bodies_are_the_texts_of_sections_6_and_8() -> None:
     assert failure_body(CANCELLED_ERROR_CODE, CANCELLED_ERROR_MESSAGE) == (
         "cancelled: Sub-agent turn was cancelled."
     )
+
+
+def test_a_message_under_the_cap_is_delivered_as_is_and_one_over_it_becomes_a_failed_notice() -> (
+    None
+):
+    """multi-agent.md §6, context-window.md §7.3 (decision: never an undeliverable message)."""
+    from openwork_core.agents import AgentMessage, AgentMessageKind, fit_for_delivery
+
+    small = AgentMessage(
+        id="agent-msg:c:t:final_answer",
+        task_name="scan",
+        kind=AgentMessageKind.FINAL_ANSWER,
+        body="ok",
+    )
+    assert fit_for_delivery(small) is small
+    huge = AgentMessage(
+        id=small.id, task_name="scan", kind=AgentMessageKind.FINAL_ANSWER, body="x" * 20_000
+    )
+    notice = fit_for_delivery(huge)
+    assert (notice.id, notice.task_name, notice.kind) == (small.id, "scan", AgentMessageKind.FAILED)
+    assert notice.body.startswith(
+        "agent_delivery_failed: the sub-agent's final_answer message is estimated at "
+    )
+    assert fit_for_delivery(notice) is notice
