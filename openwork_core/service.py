@@ -14,7 +14,7 @@ import structlog
 
 from openwork_chat_state.item import MessageKind
 from openwork_chat_state.messages import user_text
-from openwork_core.agent import AGENTS, AgentDefinition
+from openwork_core.agent import AGENTS
 from openwork_core.agents import AgentControl
 from openwork_core.context.builder import SystemContextBuilder
 from openwork_core.context.engine import ContextEngine
@@ -47,6 +47,7 @@ from openwork_core.session.trace import TraceRecorder
 from openwork_core.session.updates import GlobalUpdates, Replay, Subscription
 from openwork_core.session_build import SessionDeps, build_session_handle
 from openwork_core.skills.selection import select_skills, skill_snapshot_text
+from openwork_core.spill_retention import sweep_spill_dirs
 from openwork_core.storage import PostgresStore, RecordNotFound
 from openwork_core.storage.postgres.agents import AgentStore
 from openwork_core.storage.postgres.compactions import CompactionStore, TranscriptPage
@@ -115,6 +116,9 @@ class OpenWorkCore:
         corrected = await self.store.mark_running_interrupted()
         if corrected:
             log.info("restart.corrected", interrupted_turns=corrected)
+        removed = await asyncio.to_thread(sweep_spill_dirs, self.home / "spill")
+        if removed:
+            log.info("spill.swept", directories=len(removed))
         self.trace.start()
 
     async def shutdown(self) -> None:
@@ -381,6 +385,3 @@ class OpenWorkCore:
         return build_context_inspection(
             prepared, ModelContextLimits.from_capabilities(model.capabilities)
         )
-
-    def agent_of(self, record: SessionRecord) -> AgentDefinition:
-        return AGENTS[record.agent]
