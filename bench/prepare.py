@@ -53,7 +53,7 @@ TOOLS = tuple(
 def _text(seed: int, size: int) -> str:
     """Text with quotes, newlines and non-ASCII characters whose JSON encoding is at most
     ``size`` bytes (within a few bytes)."""
-    line = f"line {seed}: some source code with \"quotes\" and ünïcode — {seed * 7}\n"
+    line = f'line {seed}: some source code with "quotes" and ünïcode — {seed * 7}\n'
     text = line * (size // len(line) + 1)
     while (excess := len(orjson.dumps(text)) - 2 - size) > 0:
         text = text[: len(text) - max(1, excess // 3)]
@@ -152,9 +152,15 @@ def main() -> None:
     print(f"history: {len(items)} items, {history_bytes / 1e6:.2f} MB stored")
     print(f"request: {request_bytes / 1e6:.2f} MB after pruning {watermark}-sequence watermark")
     print(f"orjson.dumps(request):  {dump * 1e3:8.2f} ms  (the physical limit)")
-    print(f"prepare, cold (first):  {cold * 1e3:8.2f} ms  median {statistics.median(colds) * 1e3:.2f}")
-    print(f"prepare, warm (second): {warm * 1e3:8.2f} ms  median {statistics.median(warms) * 1e3:.2f}")
-    print(f"prepare, +1 item:       {append * 1e3:8.2f} ms  median {statistics.median(appends) * 1e3:.2f}")
+    print(
+        f"prepare, cold (first):  {cold * 1e3:8.2f} ms  median {statistics.median(colds) * 1e3:.2f}"
+    )
+    print(
+        f"prepare, warm (second): {warm * 1e3:8.2f} ms  median {statistics.median(warms) * 1e3:.2f}"
+    )
+    print(
+        f"prepare, +1 item:       {append * 1e3:8.2f} ms  median {statistics.median(appends) * 1e3:.2f}"
+    )
     print()
     print(f"warm prepare / dumps(request)   = {warm / dump:5.2f}   (goal <= 2.00)")
     print(f"cold prepare / dumps(request)   = {cold / dump:5.2f}   (info)")

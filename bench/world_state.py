@@ -54,7 +54,8 @@ def build(base: Path) -> WorldStateSources:
         (d / "SKILL.md").write_text(
             f"---\nname: skill-{i:02d}\ndescription: Does task number {i} in a careful and "
             "repeatable way, with scripts.\nallowed-tools: [bash, read]\n---\n\n"
-            + "Step by step instructions.\n" * 40,
+            + "Step by step instructions.\n"
+            * 40,
             encoding="utf-8",
         )
     return WorldStateSources(
@@ -92,8 +93,9 @@ def per_call(fn: Callable[[], object]) -> float:
     return min(rounds)
 
 
-async def per_call_async(sources: WorldStateSources, baseline: WorldStateBaseline,
-                         retained: RetainedSections) -> float:
+async def per_call_async(
+    sources: WorldStateSources, baseline: WorldStateBaseline, retained: RetainedSections
+) -> float:
     rounds = []
     for _ in range(ROUNDS):
         start = time.perf_counter()

@@ -106,7 +106,6 @@ class FileChange:
             "undone": self.undone,
         }
 
-
     @classmethod
     def from_json(cls, data: JsonObject) -> FileChange:
         """Rebuild a stored artifact (diffs survive reload, tools.md §10)."""

@@ -49,9 +49,7 @@ def spill_path(spill_dir: str, tool_call_id: str) -> str:
 def prune_marker(omitted: int, tool_call_id: str, spill_dir: str | None) -> str:
     if spill_dir is None:
         return PRUNE_MARKER_WITHOUT_SPILL.format(omitted=omitted)
-    return PRUNE_MARKER_WITH_SPILL.format(
-        omitted=omitted, path=spill_path(spill_dir, tool_call_id)
-    )
+    return PRUNE_MARKER_WITH_SPILL.format(omitted=omitted, path=spill_path(spill_dir, tool_call_id))
 
 
 def result_text(result: ToolResultBlock) -> str:
@@ -69,9 +67,7 @@ def prune_tool_result(result: ToolResultBlock, spill_dir: str | None) -> ToolRes
         f"{text[:PRUNE_HEAD_CHARS]}\n{prune_marker(omitted, result.id, spill_dir)}\n"
         f"{text[-PRUNE_TAIL_CHARS:]}"
     )
-    data: tuple[ToolOutputBlock, ...] = tuple(
-        b for b in result.output if isinstance(b, DataBlock)
-    )
+    data: tuple[ToolOutputBlock, ...] = tuple(b for b in result.output if isinstance(b, DataBlock))
     return ToolResultBlock(
         id=result.id,
         name=result.name,

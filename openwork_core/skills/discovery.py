@@ -139,9 +139,7 @@ def parse_skill_text(text: str) -> ParsedSkillFile:
     lines = text.splitlines(keepends=True)
     if not lines or lines[0].rstrip() != _FRONTMATTER_FENCE:
         raise SkillParseError(REASON_NO_FRONTMATTER)
-    close = next(
-        (i for i in range(1, len(lines)) if lines[i].rstrip() == _FRONTMATTER_FENCE), None
-    )
+    close = next((i for i in range(1, len(lines)) if lines[i].rstrip() == _FRONTMATTER_FENCE), None)
     if close is None:
         raise SkillParseError(REASON_FRONTMATTER_UNCLOSED)
     try:

@@ -48,9 +48,7 @@ def _key(words: list[str]) -> str | None:
     if not words:
         return None
     name, args = words[0], words[1:]
-    if name == "rm" and any(
-        _short_flag(w, "rRf") or w in ("--recursive", "--force") for w in args
-    ):
+    if name == "rm" and any(_short_flag(w, "rRf") or w in ("--recursive", "--force") for w in args):
         return "rm_recursive_or_force"
     if name == "find" and (
         "-delete" in args or any(a == "-exec" and b == "rm" for a, b in itertools.pairwise(args))

@@ -55,8 +55,15 @@ def catalog_line(skill: SkillSummary) -> str:
 
 def _assemble(lines: list[str]) -> str:
     return "\n".join(
-        [SKILL_CATALOG_TAG, SKILL_CATALOG_HEADER, "", *lines, "", *SKILL_CATALOG_FOOTER,
-         SKILL_CATALOG_CLOSE_TAG]
+        [
+            SKILL_CATALOG_TAG,
+            SKILL_CATALOG_HEADER,
+            "",
+            *lines,
+            "",
+            *SKILL_CATALOG_FOOTER,
+            SKILL_CATALOG_CLOSE_TAG,
+        ]
     )
 
 

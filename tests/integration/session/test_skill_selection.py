@@ -59,7 +59,9 @@ async def test_a_selected_skill_body_is_stored_before_the_visible_message_and_su
     async with runtime(store, tmp_path, model, skill_root=root) as rt:
         await rt.run_turn(sid, "and again")
     resumed = model.requests[-1]
-    texts = ["".join(b.text for b in m.content if isinstance(b, TextBlock)) for m in resumed.messages]
+    texts = [
+        "".join(b.text for b in m.content if isinstance(b, TextBlock)) for m in resumed.messages
+    ]
     assert any("Run make deploy." in t for t in texts)
     assert not any("Run rm -rf /." in t for t in texts if t.startswith("<skill>"))
 

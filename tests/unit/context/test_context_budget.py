@@ -26,7 +26,7 @@ def _metric(value: object) -> int:
 
 def _rich_history() -> History:
     h = History()
-    h.user("ünïcödé 😀 \"quoted\" <tags> \n newline", MessageKind.WORLD_STATE)
+    h.user('ünïcödé 😀 "quoted" <tags> \n newline', MessageKind.WORLD_STATE)
     h.user("go")
     h.assistant("", ("a", "read"), ("b", "read"))
     h.result("a", "x" * 9_000)
@@ -51,7 +51,10 @@ def test_the_estimate_equals_a_re_measurement_of_the_prepared_request() -> None:
     assert budget.conversation_tokens == _metric(list(conversation))
     assert budget.conversation_tokens == estimate_conversation_tokens(conversation)
     assert budget.tool_surface_tokens == _metric(
-        [{"name": t.name, "description": t.description, "parameters": t.parameters} for t in request.tools]
+        [
+            {"name": t.name, "description": t.description, "parameters": t.parameters}
+            for t in request.tools
+        ]
     )
     assert budget.estimated_input_tokens == (
         budget.system_context_tokens + budget.conversation_tokens + budget.tool_surface_tokens

@@ -210,7 +210,12 @@ def test_chat_state_receives_no_model_system_prompt_or_tool_definitions() -> Non
     from openwork_chat_state import ChatStateHandle
 
     forbidden_names = {"model", "system", "system_prompt", "tools", "capabilities"}
-    forbidden_types = ("ModelRequest", "ToolDefinition", "ResolvedSystemContext", "ModelCapabilities")
+    forbidden_types = (
+        "ModelRequest",
+        "ToolDefinition",
+        "ResolvedSystemContext",
+        "ModelCapabilities",
+    )
     for name, method in inspect.getmembers(ChatStateHandle, inspect.isfunction):
         if name.startswith("_"):
             continue

@@ -26,7 +26,7 @@ def _text_of_tokens(tokens: int, role: Role = Role.USER) -> str:
 
 def test_the_estimate_of_a_text_item_is_its_message_json_bytes_over_four() -> None:
     """§7.1, §7.3: the same metric as the budget."""
-    text = "héllo \"world\"\n"
+    text = 'héllo "world"\n'
     message = Message(role=Role.USER, content=(TextBlock(text=text),))
     assert estimate_text_item_tokens(text) == -(-len(orjson.dumps(message)) // 4)
     assert estimate_text_item_tokens(_text_of_tokens(123)) == 123

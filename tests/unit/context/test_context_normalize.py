@@ -79,7 +79,12 @@ def test_results_arrive_in_call_order_even_when_stored_in_completion_order() -> 
     h.result("a", "A")
     prepared = prepare(h.view())
     assert _ids(prepared.conversation) == ["a", "b"]
-    assert [p.sequence for p in prepared.provenance if isinstance(p, RealProvenance)] == [1, 2, 4, 3]
+    assert [p.sequence for p in prepared.provenance if isinstance(p, RealProvenance)] == [
+        1,
+        2,
+        4,
+        3,
+    ]
 
 
 def test_a_misplaced_result_after_a_user_message_is_dropped_and_the_call_synthesized() -> None:
@@ -121,7 +126,9 @@ def test_a_result_before_any_assistant_message_is_an_orphan() -> None:
     h.user("hello")
     prepared = prepare(h.view())
     assert [m.role for m in prepared.conversation] == [Role.USER]
-    assert prepared.provenance == (RealProvenance(message_id="m2", sequence=2, kind=MessageKind.NORMAL),)
+    assert prepared.provenance == (
+        RealProvenance(message_id="m2", sequence=2, kind=MessageKind.NORMAL),
+    )
 
 
 def test_data_blocks_in_real_user_input_fail_when_the_model_accepts_none() -> None:

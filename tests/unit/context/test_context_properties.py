@@ -116,9 +116,7 @@ def cases(draw: st.DrawFn) -> Case:
 
 
 def _prepare(case: Case, view: ConversationContextView | None = None) -> PreparedModelCall:
-    return prepare(
-        view or case.view, capabilities=case.capabilities, spill_dir=case.spill_dir
-    )
+    return prepare(view or case.view, capabilities=case.capabilities, spill_dir=case.spill_dir)
 
 
 def assert_legal(conversation: tuple[Message, ...]) -> None:

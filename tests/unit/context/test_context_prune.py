@@ -26,10 +26,8 @@ def test_a_result_over_8192_characters_below_the_watermark_keeps_head_marker_and
     _tool_turn(h, "call-1", text)
     prepared = prepare(h.view(watermark=h.last_sequence), spill_dir="/home/u/.openwork/spill/s1")
     expected = (
-        text[:4096]
-        + "\n... [tool result pruned: 4880 characters omitted. Full result at "
-        "/home/u/.openwork/spill/s1/call-1.txt — read it if you still need it]\n"
-        + text[-1024:]
+        text[:4096] + "\n... [tool result pruned: 4880 characters omitted. Full result at "
+        "/home/u/.openwork/spill/s1/call-1.txt — read it if you still need it]\n" + text[-1024:]
     )
     assert only_text(prepared.conversation[2]) == expected
     assert prepared.projection.pruned == 1

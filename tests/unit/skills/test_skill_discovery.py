@@ -47,13 +47,17 @@ def test_a_missing_name_defaults_to_the_directory_name(tmp_path: Path) -> None:
     assert found.warnings == ()
 
 
-def test_a_frontmatter_name_equal_to_the_directory_after_normalising_whitespace_is_accepted(tmp_path: Path) -> None:
+def test_a_frontmatter_name_equal_to_the_directory_after_normalising_whitespace_is_accepted(
+    tmp_path: Path,
+) -> None:
     """§1: the name is whitespace-normalised, then must equal the directory name."""
     write_skill(tmp_path, "alpha", '---\nname: "  alpha  "\ndescription: x\n---\n')
     assert [s.name for s in discover_skills(tmp_path).skills] == ["alpha"]
 
 
-def test_a_frontmatter_name_that_differs_from_the_directory_is_skipped_with_a_warning(tmp_path: Path) -> None:
+def test_a_frontmatter_name_that_differs_from_the_directory_is_skipped_with_a_warning(
+    tmp_path: Path,
+) -> None:
     """§1, §8: frontmatter name mismatch warned."""
     path = write_skill(tmp_path, "alpha", skill_md(name="beta"))
     found = discover_skills(tmp_path)
@@ -89,7 +93,9 @@ def test_the_description_is_truncated_to_1024_characters(tmp_path: Path) -> None
 
 def test_unknown_frontmatter_keys_are_ignored(tmp_path: Path) -> None:
     """§1, §8: other keys are neither an error nor kept."""
-    write_skill(tmp_path, "alpha", skill_md(extra="allowed-tools: [bash]\nmodel: x\nmetadata: {a: 1}\n"))
+    write_skill(
+        tmp_path, "alpha", skill_md(extra="allowed-tools: [bash]\nmodel: x\nmetadata: {a: 1}\n")
+    )
     found = discover_skills(tmp_path)
     assert [s.name for s in found.skills] == ["alpha"]
     assert found.warnings == ()
@@ -161,7 +167,11 @@ def test_a_symlinked_missing_or_non_regular_skill_file_is_warned(tmp_path: Path)
     (root / "linked" / "SKILL.md").symlink_to(target)
     (root / "missing").mkdir()
     (root / "nested" / "SKILL.md").mkdir(parents=True)
-    assert reasons(root) == [d.REASON_FILE_SYMLINK, d.REASON_FILE_MISSING, d.REASON_FILE_NOT_REGULAR]
+    assert reasons(root) == [
+        d.REASON_FILE_SYMLINK,
+        d.REASON_FILE_MISSING,
+        d.REASON_FILE_NOT_REGULAR,
+    ]
 
 
 @pytest.mark.parametrize(
@@ -179,7 +189,9 @@ def test_a_symlinked_missing_or_non_regular_skill_file_is_warned(tmp_path: Path)
         ("---\n---\n", d.REASON_DESCRIPTION_MISSING),
     ],
 )
-def test_each_frontmatter_failure_has_its_own_reason(tmp_path: Path, text: str, reason: str) -> None:
+def test_each_frontmatter_failure_has_its_own_reason(
+    tmp_path: Path, text: str, reason: str
+) -> None:
     """§1: must start with `---`, close with `---`, be valid YAML; name/description are strings."""
     write_skill(tmp_path, "alpha", text)
     assert reasons(tmp_path) == [reason]
@@ -250,9 +262,13 @@ def test_the_root_is_canonicalised_and_the_result_is_sorted_and_stable(tmp_path:
     assert discover_skills(link) == first
 
 
-def test_the_selected_skill_body_is_the_text_after_the_frontmatter_without_outer_blank_lines(tmp_path: Path) -> None:
+def test_the_selected_skill_body_is_the_text_after_the_frontmatter_without_outer_blank_lines(
+    tmp_path: Path,
+) -> None:
     """§1, §4: body = text after the frontmatter, leading and trailing blank lines removed."""
-    path = write_skill(tmp_path, "alpha", "---\ndescription: x\n---\n\n  \n  Step one.\n\nStep two.\n\n \n")
+    path = write_skill(
+        tmp_path, "alpha", "---\ndescription: x\n---\n\n  \n  Step one.\n\nStep two.\n\n \n"
+    )
     assert read_skill_body(path) == "  Step one.\n\nStep two."
 
 

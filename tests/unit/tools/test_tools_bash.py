@@ -48,7 +48,9 @@ def bash_toolset(session: ToolSessionContext) -> FinalizedToolset:
 
 
 async def bash(
-    toolset: FinalizedToolset, command: str, ctx: ToolCallContext | None = None,
+    toolset: FinalizedToolset,
+    command: str,
+    ctx: ToolCallContext | None = None,
     timeout_ms: int | None = None,
 ) -> ToolResult:
     payload: dict[str, object] = {"command": command}
@@ -115,7 +117,8 @@ async def test_credential_dirs_are_invisible_and_temp_dirs_writable(
     temp = session.temp_dirs[0]
     for mode in SandboxMode:
         result = await bash(
-            toolset, f"ls -A {home}/.ssh; cat {home}/.ssh/id_rsa; echo t > {temp}/t-{mode}",
+            toolset,
+            f"ls -A {home}/.ssh; cat {home}/.ssh/id_rsa; echo t > {temp}/t-{mode}",
             call_ctx(mode=mode),
         )
         assert "SECRET" not in result.text and "id_rsa\n" not in result.text
@@ -154,8 +157,19 @@ async def test_environment_holds_only_the_six_host_variables_and_gocache(
     result = await bash(bash_toolset(session), "env")
     names = {line.split("=", 1)[0] for line in result.text.splitlines() if "=" in line}
     assert "OPENWORK_LEAK_CHECK" not in names
-    assert names <= {"PATH", "HOME", "SHELL", "LANG", "LC_ALL", "TMPDIR", "GOCACHE", "PWD",
-                     "SHLVL", "_", "OLDPWD"}
+    assert names <= {
+        "PATH",
+        "HOME",
+        "SHELL",
+        "LANG",
+        "LC_ALL",
+        "TMPDIR",
+        "GOCACHE",
+        "PWD",
+        "SHLVL",
+        "_",
+        "OLDPWD",
+    }
     assert "GOCACHE" in names
 
 
@@ -241,11 +255,9 @@ async def test_large_output_keeps_head_and_tail_and_spills_the_rest(
         f"... ({omitted} bytes omitted. Full output saved at {spilled} — "
         "use read with offset/limit, or grep, to look at it.)"
     )
-    expected = (
-        full[:2048].decode() + "\n" + note + "\n" + full[-14336:].decode()
-    )
+    expected = full[:2048].decode() + "\n" + note + "\n" + full[-14336:].decode()
     assert result.text.startswith(expected)
-    assert re.fullmatch(rf"\[exit 0; {DURATION}\]", result.text[len(expected):])
+    assert re.fullmatch(rf"\[exit 0; {DURATION}\]", result.text[len(expected) :])
 
 
 async def test_spilled_output_is_readable_but_not_writable(
@@ -274,9 +286,7 @@ async def test_failed_run_deletes_its_partial_spill(
     assert re.search(r"\n\.\.\. \(\d+ bytes omitted\.\)\n", result.text)
 
 
-async def test_unavailable_sandbox_runs_nothing(
-    make_session: object, workspace: Path
-) -> None:
+async def test_unavailable_sandbox_runs_nothing(make_session: object, workspace: Path) -> None:
     """permissions-sandbox.md §2: bash never runs; fixed `sandbox_unavailable` text."""
     session = make_session(sandbox=UNAVAILABLE)  # type: ignore[operator]
     result = await bash(bash_toolset(session), "touch ran.txt")
@@ -366,8 +376,14 @@ async def test_timeout_leaves_no_sandboxed_process_behind(
 )
 @pytest.mark.parametrize("mode", list(SandboxMode))
 async def test_fence_and_sandbox_agree(
-    toolset: FinalizedToolset, session: ToolSessionContext, workspace: Path, home: Path,
-    outside: Path, where: str, expected_writable: bool, mode: SandboxMode,
+    toolset: FinalizedToolset,
+    session: ToolSessionContext,
+    workspace: Path,
+    home: Path,
+    outside: Path,
+    where: str,
+    expected_writable: bool,
+    mode: SandboxMode,
 ) -> None:
     """tools.md §10: the file-tool fence and the bash sandbox give the same verdict for the
     same call policy (outside the workspace, where only the mode's bash rule differs)."""

@@ -32,7 +32,8 @@ def test_openwork_tools_imports_neither_core_nor_chat_state_internals() -> None:
                 names = [node.module]
             for name in names:
                 if name.startswith("openwork_core") or (
-                    name.startswith("openwork_chat_state") and name != "openwork_chat_state.messages"
+                    name.startswith("openwork_chat_state")
+                    and name != "openwork_chat_state.messages"
                 ):
                     offenders.append(f"{source.name}: {name}")
     assert offenders == []
@@ -40,15 +41,26 @@ def test_openwork_tools_imports_neither_core_nor_chat_state_internals() -> None:
 
 def test_modules_stay_under_the_soft_line_limit() -> None:
     """DESIGN.md §3: soft limit 400 lines per module."""
-    long = {p.name: n for p in PACKAGE.rglob("*.py") if (n := len(p.read_text().splitlines())) > 400}
+    long = {
+        p.name: n for p in PACKAGE.rglob("*.py") if (n := len(p.read_text().splitlines())) > 400
+    }
     assert long == {}
 
 
 def test_public_names_are_re_exported() -> None:
     """DESIGN.md §4.9: the package `__init__` re-exports the public names with `__all__`."""
-    for name in ("builtin_registry", "ToolRegistry", "FinalizedToolset", "ToolsetConfig",
-                 "ToolSessionContext", "ToolCallContext", "SandboxPolicy", "ToolResult",
-                 "resolve_path", "probe_sandbox"):
+    for name in (
+        "builtin_registry",
+        "ToolRegistry",
+        "FinalizedToolset",
+        "ToolsetConfig",
+        "ToolSessionContext",
+        "ToolCallContext",
+        "SandboxPolicy",
+        "ToolResult",
+        "resolve_path",
+        "probe_sandbox",
+    ):
         assert name in openwork_tools.__all__, name
         assert hasattr(openwork_tools, name)
 
@@ -69,7 +81,9 @@ def test_session_context_copies_only_six_host_variables_and_defaults_credentials
     from openwork_tools import SandboxStatus
 
     session = ToolSessionContext(
-        working_directory=tmp_path, sandbox=SandboxStatus(True), home=tmp_path,
+        working_directory=tmp_path,
+        sandbox=SandboxStatus(True),
+        home=tmp_path,
         environment={"PATH": "/bin", "AWS_SECRET_ACCESS_KEY": "x", "LANG": "C"},
     )
     assert dict(session.environment) == {"PATH": "/bin", "LANG": "C"}

@@ -34,22 +34,61 @@ def snapshot(root: Path, skip: Path) -> dict[str, str]:
 Attempt = Callable[[Path, Path, Path], tuple[str, str]]
 
 ATTEMPTS: dict[str, Attempt] = {
-    "write-dotdot": lambda h, ws, out: ("write", '{"path": "../../outside/victim.txt", "content": "pwned"}'),
-    "write-dotdot-new": lambda h, ws, out: ("write", '{"path": "../../outside/new.txt", "content": "pwned"}'),
-    "write-absolute": lambda h, ws, out: ("write", f'{{"path": "{out}/victim.txt", "content": "pwned"}}'),
+    "write-dotdot": lambda h, ws, out: (
+        "write",
+        '{"path": "../../outside/victim.txt", "content": "pwned"}',
+    ),
+    "write-dotdot-new": lambda h, ws, out: (
+        "write",
+        '{"path": "../../outside/new.txt", "content": "pwned"}',
+    ),
+    "write-absolute": lambda h, ws, out: (
+        "write",
+        f'{{"path": "{out}/victim.txt", "content": "pwned"}}',
+    ),
     "write-symlink-file": lambda h, ws, out: ("write", '{"path": "to_victim", "content": "pwned"}'),
-    "write-symlinked-parent": lambda h, ws, out: ("write", '{"path": "to_outside/new.txt", "content": "pwned"}'),
-    "write-dangling-symlink": lambda h, ws, out: ("write", '{"path": "dangling", "content": "pwned"}'),
-    "write-through-dangling-dir": lambda h, ws, out: ("write", '{"path": "dangling_dir/x.txt", "content": "pwned"}'),
-    "write-credential": lambda h, ws, out: ("write", f'{{"path": "{h}/.ssh/authorized_keys", "content": "pwned"}}'),
-    "write-openwork-home": lambda h, ws, out: ("write", f'{{"path": "{h}/.openwork/config", "content": "pwned"}}'),
+    "write-symlinked-parent": lambda h, ws, out: (
+        "write",
+        '{"path": "to_outside/new.txt", "content": "pwned"}',
+    ),
+    "write-dangling-symlink": lambda h, ws, out: (
+        "write",
+        '{"path": "dangling", "content": "pwned"}',
+    ),
+    "write-through-dangling-dir": lambda h, ws, out: (
+        "write",
+        '{"path": "dangling_dir/x.txt", "content": "pwned"}',
+    ),
+    "write-credential": lambda h, ws, out: (
+        "write",
+        f'{{"path": "{h}/.ssh/authorized_keys", "content": "pwned"}}',
+    ),
+    "write-openwork-home": lambda h, ws, out: (
+        "write",
+        f'{{"path": "{h}/.openwork/config", "content": "pwned"}}',
+    ),
     "write-home-dotdot": lambda h, ws, out: ("write", '{"path": "../.bashrc", "content": "pwned"}'),
-    "edit-symlink-file": lambda h, ws, out: ("edit", '{"filePath": "to_victim", "oldString": "untouched", "newString": "pwned"}'),
-    "edit-absolute": lambda h, ws, out: ("edit", f'{{"filePath": "{out}/victim.txt", "oldString": "untouched", "newString": "pwned"}}'),
-    "edit-create-symlinked-parent": lambda h, ws, out: ("edit", '{"filePath": "to_outside/e.txt", "oldString": "", "newString": "pwned"}'),
-    "edit-create-dangling": lambda h, ws, out: ("edit", '{"filePath": "dangling", "oldString": "", "newString": "pwned"}'),
+    "edit-symlink-file": lambda h, ws, out: (
+        "edit",
+        '{"filePath": "to_victim", "oldString": "untouched", "newString": "pwned"}',
+    ),
+    "edit-absolute": lambda h, ws, out: (
+        "edit",
+        f'{{"filePath": "{out}/victim.txt", "oldString": "untouched", "newString": "pwned"}}',
+    ),
+    "edit-create-symlinked-parent": lambda h, ws, out: (
+        "edit",
+        '{"filePath": "to_outside/e.txt", "oldString": "", "newString": "pwned"}',
+    ),
+    "edit-create-dangling": lambda h, ws, out: (
+        "edit",
+        '{"filePath": "dangling", "oldString": "", "newString": "pwned"}',
+    ),
     "read-credential-symlink": lambda h, ws, out: ("read", '{"path": "to_ssh/id_rsa"}'),
-    "grep-credential-symlink": lambda h, ws, out: ("grep", '{"pattern": "SECRET", "path": "to_ssh"}'),
+    "grep-credential-symlink": lambda h, ws, out: (
+        "grep",
+        '{"pattern": "SECRET", "path": "to_ssh"}',
+    ),
     "list-credential-dotdot": lambda h, ws, out: ("list", '{"path": "../.ssh"}'),
 }
 
@@ -57,8 +96,13 @@ ATTEMPTS: dict[str, Attempt] = {
 @pytest.mark.parametrize("mode", list(SandboxMode))
 @pytest.mark.parametrize("attempt", list(ATTEMPTS.values()), ids=list(ATTEMPTS))
 async def test_no_escape_changes_anything_outside_the_workspace(
-    toolset: FinalizedToolset, tmp_path: Path, home: Path, workspace: Path, outside: Path,
-    attempt: Attempt, mode: SandboxMode,
+    toolset: FinalizedToolset,
+    tmp_path: Path,
+    home: Path,
+    workspace: Path,
+    outside: Path,
+    attempt: Attempt,
+    mode: SandboxMode,
 ) -> None:
     """tools.md §10: symlink/`..`/absolute escapes for writes denied, credential reads denied,
     dangling symlink on create denied — and nothing outside the workspace changes."""

@@ -23,8 +23,13 @@ from openwork_tools import (
 AUTO = SandboxPolicy(SandboxMode.AUTO)
 
 
-def check_write(given: str, session: ToolSessionContext, policy: SandboxPolicy = AUTO,
-                *, can_escalate: bool = True) -> CheckedPath | ToolResult:
+def check_write(
+    given: str,
+    session: ToolSessionContext,
+    policy: SandboxPolicy = AUTO,
+    *,
+    can_escalate: bool = True,
+) -> CheckedPath | ToolResult:
     return resolve_path(
         given, Access.WRITE, PathIntent.MAY_CREATE, policy, session, can_escalate=can_escalate
     )
@@ -96,7 +101,9 @@ def test_hard_protected_paths_are_never_writable_even_with_a_grant(
         assert isinstance(result, ToolResult) and result.status is ToolStatus.DENIED
         assert not result.sandbox_denied
         assert result.text.startswith("[sandbox: ")
-        assert result.text.endswith(" is protected and cannot be written in any mode; do not retry]")
+        assert result.text.endswith(
+            " is protected and cannot be written in any mode; do not retry]"
+        )
 
 
 def test_a_write_grant_widens_only_that_call(session: ToolSessionContext, outside: Path) -> None:

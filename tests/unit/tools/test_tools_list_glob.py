@@ -39,7 +39,10 @@ async def test_list_pages_with_a_stable_offset_footer(
     for i in range(7):
         (workspace / f"f{i}").write_text("")
     first = await run(toolset, "list", '{"limit": 3}')
-    assert first == "f0\nf1\nf2\n\n[showing 3 entries from offset 0; more entries available at offset 3]"
+    assert (
+        first
+        == "f0\nf1\nf2\n\n[showing 3 entries from offset 0; more entries available at offset 3]"
+    )
     second = await run(toolset, "list", '{"offset": 3, "limit": 3}')
     assert second.endswith("[showing 3 entries from offset 3; more entries available at offset 6]")
     assert await run(toolset, "list", '{"offset": 6, "limit": 3}') == "f6"
@@ -63,8 +66,17 @@ async def test_glob_lists_files_newest_first_and_skips_hidden_and_ignored(
 ) -> None:
     """tools.md §7 glob: files only, newest mtime first, .gitignore + hidden skipped."""
     (workspace / "src" / "sub").mkdir(parents=True)
-    for i, name in enumerate(["src/old.py", "src/sub/new.py", "top.py", "build/gen.py",
-                              ".hidden/x.py", "src/.secret.py", "notes.txt"]):
+    for i, name in enumerate(
+        [
+            "src/old.py",
+            "src/sub/new.py",
+            "top.py",
+            "build/gen.py",
+            ".hidden/x.py",
+            "src/.secret.py",
+            "notes.txt",
+        ]
+    ):
         path = workspace / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("")

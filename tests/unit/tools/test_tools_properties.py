@@ -31,15 +31,22 @@ def _tree(root: Path) -> ToolSessionContext:
     (ws / "a" / "b").mkdir(parents=True, exist_ok=True)
     (home / ".ssh").mkdir(exist_ok=True)
     (root / "elsewhere").mkdir(exist_ok=True)
-    for name, target in [("out", root / "elsewhere"), ("in", ws / "a"),
-                         ("dangling", root / "elsewhere" / "nothing"), ("key", home / ".ssh")]:
+    for name, target in [
+        ("out", root / "elsewhere"),
+        ("in", ws / "a"),
+        ("dangling", root / "elsewhere" / "nothing"),
+        ("key", home / ".ssh"),
+    ]:
         link = ws / "a" / name
         if not os.path.lexists(link):
             link.symlink_to(target)
         if not os.path.lexists(ws / name):
             (ws / name).symlink_to(target)
     return ToolSessionContext(
-        working_directory=ws, sandbox=SandboxStatus(True), home=home, temp_dirs=(),
+        working_directory=ws,
+        sandbox=SandboxStatus(True),
+        home=home,
+        temp_dirs=(),
         protected_roots=(home / ".openwork",),
     )
 

@@ -172,8 +172,9 @@ async def test_read_outside_the_workspace_is_allowed(
     assert (status, text) == (ToolStatus.SUCCEEDED, "1\tuntouched")
 
 
-async def test_read_never_spills(toolset: FinalizedToolset, session: ToolSessionContext,
-                                 workspace: Path) -> None:
+async def test_read_never_spills(
+    toolset: FinalizedToolset, session: ToolSessionContext, workspace: Path
+) -> None:
     """tools.md §8: read never spills; its own caps keep it under 32,000 bytes."""
     (workspace / "huge.txt").write_text(("q" * 1999 + "\n") * 500)
     result = await toolset.call("read", '{"path": "huge.txt"}', call_ctx())

@@ -181,9 +181,9 @@ async def test_oversized_result_is_cut_with_spill_footer(session: ToolSessionCon
     """tools.md §8: any result over 32,000 bytes gets the fallback cut and the spill footer."""
     toolset = ToolRegistry([EchoTool()]).finalize(ToolsetConfig(("echo",)), session)
     line = "x" * 99 + "\n"
-    result = await toolset.call("echo", f'{{"text": "{line!s}", "repeat": 1000}}'.replace(
-        "\n", "\\n"
-    ), call_ctx("call/9"))
+    result = await toolset.call(
+        "echo", f'{{"text": "{line!s}", "repeat": 1000}}'.replace("\n", "\\n"), call_ctx("call/9")
+    )
     text = result.text
     assert len(text.encode()) <= RESULT_TEXT_LIMIT
     assert session.spill_dir is not None
@@ -230,8 +230,16 @@ def test_status_maps_to_model_visible_state(status: ToolStatus, state: ToolResul
 def test_artifacts_never_reach_the_model_block() -> None:
     """tools.md §8: only text goes to the model; artifacts are UI-only."""
     change = FileChange(
-        change_id="c1", path="a.txt", kind="created", additions=1, deletions=0, hunks=(),
-        before_hash=None, after_hash="h", before_content=None, after_content="SECRET-ARTIFACT",
+        change_id="c1",
+        path="a.txt",
+        kind="created",
+        additions=1,
+        deletions=0,
+        hunks=(),
+        before_hash=None,
+        after_hash="h",
+        before_content=None,
+        after_content="SECRET-ARTIFACT",
     )
     block = ToolResult.ok("Created a.txt (+1)", (change,)).to_block("c1", "write")
     assert "SECRET-ARTIFACT" not in repr(block)

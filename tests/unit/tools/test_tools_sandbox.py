@@ -28,11 +28,15 @@ async def test_missing_bwrap_is_unavailable_with_a_reason(tmp_path: Path) -> Non
     ("script", "reason"),
     [
         ("#!/bin/sh\nexit 0\n", "bwrap failed its self-check: exit 0"),
-        ("#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n",
-         "bwrap failed its self-check: bwrap: No permissions to create new namespace"),
+        (
+            "#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n",
+            "bwrap failed its self-check: bwrap: No permissions to create new namespace",
+        ),
         # a "wrapper" that runs the command unsandboxed: the forbidden write succeeds
-        ('#!/bin/sh\nwhile [ "$1" != "--" ]; do shift; done; shift; exec "$@"\n',
-         "bwrap failed its self-check: a forbidden write succeeded"),
+        (
+            '#!/bin/sh\nwhile [ "$1" != "--" ]; do shift; done; shift; exec "$@"\n',
+            "bwrap failed its self-check: a forbidden write succeeded",
+        ),
     ],
     ids=["does-nothing", "cannot-create-namespace", "no-isolation"],
 )

@@ -27,8 +27,9 @@ UNDO, REAPPLY = ChangeDirection.UNDO, ChangeDirection.REAPPLY
 AUTO = SandboxMode.AUTO
 
 
-async def change(toolset: FinalizedToolset, name: str, payload: dict[str, object],
-                 call_id: str) -> FileChange:
+async def change(
+    toolset: FinalizedToolset, name: str, payload: dict[str, object], call_id: str
+) -> FileChange:
     result = await toolset.call(name, json.dumps(payload), call_ctx(call_id))
     (artifact,) = result.artifacts
     return artifact
@@ -38,14 +39,20 @@ async def test_diffs_survive_reload(toolset: FinalizedToolset, workspace: Path) 
     """tools.md §10: the stored artifact JSON rebuilds the same change."""
     (workspace / "d.txt").write_text("a\nb\nc\nd\ne\nf\ng\nh\n")
     await toolset.call("read", '{"path": "d.txt"}', call_ctx())
-    artifact = await change(toolset, "edit", {"filePath": "d.txt", "oldString": "e\n",
-                                              "newString": "E\nE2\n"}, "c1")
+    artifact = await change(
+        toolset, "edit", {"filePath": "d.txt", "oldString": "e\n", "newString": "E\nE2\n"}, "c1"
+    )
     stored = orjson.loads(orjson.dumps(artifact.to_json()))
     assert FileChange.from_json(stored) == artifact
-    assert [h.to_json() for h in artifact.hunks] == [{
-        "oldStart": 2, "oldLines": 7, "newStart": 2, "newLines": 8,
-        "lines": [" b\n", " c\n", " d\n", "-e\n", "+E\n", "+E2\n", " f\n", " g\n", " h\n"],
-    }]
+    assert [h.to_json() for h in artifact.hunks] == [
+        {
+            "oldStart": 2,
+            "oldLines": 7,
+            "newStart": 2,
+            "newLines": 8,
+            "lines": [" b\n", " c\n", " d\n", "-e\n", "+E\n", "+E2\n", " f\n", " g\n", " h\n"],
+        }
+    ]
 
 
 async def test_undo_and_reapply_several_changes_to_one_path_in_order(
@@ -53,8 +60,12 @@ async def test_undo_and_reapply_several_changes_to_one_path_in_order(
 ) -> None:
     """tools.md §8: undo in reverse order, reapply in order; created undo removes the file."""
     c1 = await change(toolset, "write", {"path": "u.txt", "content": "v1\n"}, "c1")
-    c2 = await change(toolset, "edit", {"filePath": "u.txt", "oldString": "v1", "newString": "v2"}, "c2")
-    c3 = await change(toolset, "edit", {"filePath": "u.txt", "oldString": "v2", "newString": "v3"}, "c3")
+    c2 = await change(
+        toolset, "edit", {"filePath": "u.txt", "oldString": "v1", "newString": "v2"}, "c2"
+    )
+    c3 = await change(
+        toolset, "edit", {"filePath": "u.txt", "oldString": "v2", "newString": "v3"}, "c3"
+    )
     undone = await apply_file_changes(session, (c1, c2, c3), UNDO, AUTO)
     assert [c.undone for c in undone] == [True, True, True]
     assert not (workspace / "u.txt").exists()
@@ -91,21 +102,29 @@ async def test_partial_failure_rolls_back(
     assert (workspace / "b.txt").read_text() == "b changed by the user\n"
 
 
-async def test_undo_goes_through_the_fence(
-    session: ToolSessionContext, home: Path
-) -> None:
+async def test_undo_goes_through_the_fence(session: ToolSessionContext, home: Path) -> None:
     """tools.md §8: undo writes go through the file-tool fence; hard-protected stays protected."""
     target = home / ".openwork" / "x.txt"
     forged = FileChange(
-        change_id="f", path=str(target), kind="created", additions=1, deletions=0, hunks=(),
-        before_hash=None, after_hash="0" * 64, before_content=None, after_content="x",
+        change_id="f",
+        path=str(target),
+        kind="created",
+        additions=1,
+        deletions=0,
+        hunks=(),
+        before_hash=None,
+        after_hash="0" * 64,
+        before_content=None,
+        after_content="x",
     )
     with pytest.raises(ChangeDenied):
         await apply_file_changes(session, (forged,), UNDO, AUTO)
 
 
 async def test_failed_rollback_is_reported(
-    toolset: FinalizedToolset, session: ToolSessionContext, workspace: Path,
+    toolset: FinalizedToolset,
+    session: ToolSessionContext,
+    workspace: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """tools.md §8: rollback failure -> `RollbackFailed`."""
@@ -114,8 +133,9 @@ async def test_failed_rollback_is_reported(
     (workspace / "b.txt").write_text("b changed by the user\n")
     real_put = undo_module._put
 
-    def put_but_fail_rollbacks(checked: object, content: object, expected: object,
-                               verb: str) -> None:
+    def put_but_fail_rollbacks(
+        checked: object, content: object, expected: object, verb: str
+    ) -> None:
         if "rollback" in verb:
             raise OSError("disk gone")
         real_put(checked, content, expected, verb)  # type: ignore[arg-type]

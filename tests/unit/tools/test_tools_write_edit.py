@@ -18,7 +18,9 @@ def sha(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-async def call(toolset: FinalizedToolset, name: str, payload: str, call_id: str = "c1") -> ToolResult:
+async def call(
+    toolset: FinalizedToolset, name: str, payload: str, call_id: str = "c1"
+) -> ToolResult:
     return await toolset.call(name, payload, call_ctx(call_id))
 
 
@@ -32,12 +34,20 @@ async def test_write_creates_missing_file_and_parents_without_a_prior_read(
     (change,) = result.artifacts
     assert isinstance(change, FileChange)
     assert change.to_json() == {
-        "type": "file_change", "changeId": "c1", "path": "src/deep/new.rs", "kind": "created",
-        "additions": 2, "deletions": 0,
-        "hunks": [{"oldStart": 0, "oldLines": 0, "newStart": 1, "newLines": 2,
-                   "lines": ["+a\n", "+b\n"]}],
-        "beforeHash": None, "afterHash": sha("a\nb\n"), "beforeContent": None,
-        "afterContent": "a\nb\n", "undone": False,
+        "type": "file_change",
+        "changeId": "c1",
+        "path": "src/deep/new.rs",
+        "kind": "created",
+        "additions": 2,
+        "deletions": 0,
+        "hunks": [
+            {"oldStart": 0, "oldLines": 0, "newStart": 1, "newLines": 2, "lines": ["+a\n", "+b\n"]}
+        ],
+        "beforeHash": None,
+        "afterHash": sha("a\nb\n"),
+        "beforeContent": None,
+        "afterContent": "a\nb\n",
+        "undone": False,
     }
 
 
@@ -101,14 +111,20 @@ async def test_write_rejects_content_over_one_mib(toolset: FinalizedToolset) -> 
     ],
 )
 async def test_edit_summaries(
-    toolset: FinalizedToolset, workspace: Path, old: str, new: str, replace_all: bool,
+    toolset: FinalizedToolset,
+    workspace: Path,
+    old: str,
+    new: str,
+    replace_all: bool,
     expected: str,
 ) -> None:
     """tools.md §7 edit: one-line summaries with the new content's line range."""
     (workspace / "e.rs").write_text("line1\nline2\nline3\ndup\nline5\ndup\n")
     await call(toolset, "read", '{"path": "e.rs"}')
     flag = "true" if replace_all else "false"
-    payload = f'{{"filePath": "e.rs", "oldString": "{old}", "newString": "{new}", "replaceAll": {flag}}}'
+    payload = (
+        f'{{"filePath": "e.rs", "oldString": "{old}", "newString": "{new}", "replaceAll": {flag}}}'
+    )
     result = await call(toolset, "edit", payload)
     assert (result.status, result.text) == (ToolStatus.SUCCEEDED, expected)
 
@@ -117,7 +133,11 @@ async def test_edit_with_empty_old_string_creates_a_new_file(
     toolset: FinalizedToolset, workspace: Path
 ) -> None:
     """tools.md §7 edit: empty oldString = create; summary `Created src/new.rs (+4)`."""
-    result = await call(toolset, "edit", '{"filePath": "n/new.rs", "oldString": "", "newString": "1\\n2\\n3\\n4\\n"}')
+    result = await call(
+        toolset,
+        "edit",
+        '{"filePath": "n/new.rs", "oldString": "", "newString": "1\\n2\\n3\\n4\\n"}',
+    )
     assert result.text == "Created n/new.rs (+4)"
     assert (workspace / "n" / "new.rs").read_text() == "1\n2\n3\n4\n"
 
@@ -125,16 +145,26 @@ async def test_edit_with_empty_old_string_creates_a_new_file(
 @pytest.mark.parametrize(
     ("payload", "expected"),
     [
-        ('{"filePath": "f.txt", "oldString": "a", "newString": "a"}',
-         "oldString and newString are identical; nothing to change."),
-        ('{"filePath": "f.txt", "oldString": "zzz", "newString": "b"}',
-         "oldString not found in f.txt."),
-        ('{"filePath": "f.txt", "oldString": "a", "newString": "b"}',
-         "oldString occurs 2 times in f.txt;"),
-        ('{"filePath": "f.txt", "oldString": "", "newString": "b"}',
-         "oldString is empty but f.txt already exists;"),
-        ('{"filePath": "missing.txt", "oldString": "a", "newString": "b"}',
-         "File not found: missing.txt."),
+        (
+            '{"filePath": "f.txt", "oldString": "a", "newString": "a"}',
+            "oldString and newString are identical; nothing to change.",
+        ),
+        (
+            '{"filePath": "f.txt", "oldString": "zzz", "newString": "b"}',
+            "oldString not found in f.txt.",
+        ),
+        (
+            '{"filePath": "f.txt", "oldString": "a", "newString": "b"}',
+            "oldString occurs 2 times in f.txt;",
+        ),
+        (
+            '{"filePath": "f.txt", "oldString": "", "newString": "b"}',
+            "oldString is empty but f.txt already exists;",
+        ),
+        (
+            '{"filePath": "missing.txt", "oldString": "a", "newString": "b"}',
+            "File not found: missing.txt.",
+        ),
     ],
 )
 async def test_edit_failure_cases(
@@ -148,14 +178,14 @@ async def test_edit_failure_cases(
     assert (workspace / "f.txt").read_text() == "a\na\n"
 
 
-async def test_consecutive_edits_need_no_reread(
-    toolset: FinalizedToolset, workspace: Path
-) -> None:
+async def test_consecutive_edits_need_no_reread(toolset: FinalizedToolset, workspace: Path) -> None:
     """tools.md §7.4, §10: a successful edit updates the observation."""
     (workspace / "s.txt").write_text("one two three\n")
     await call(toolset, "read", '{"path": "s.txt"}')
     for old, new in [("one", "1"), ("two", "2"), ("three", "3")]:
-        result = await call(toolset, "edit", f'{{"filePath": "s.txt", "oldString": "{old}", "newString": "{new}"}}')
+        result = await call(
+            toolset, "edit", f'{{"filePath": "s.txt", "oldString": "{old}", "newString": "{new}"}}'
+        )
         assert result.status is ToolStatus.SUCCEEDED, result.text
     assert (workspace / "s.txt").read_text() == "1 2 3\n"
 
@@ -189,7 +219,9 @@ async def test_change_between_check_and_rename_is_detected(
         return current
 
     monkeypatch.setattr(mutation, "load_current", load_then_someone_writes)
-    result = await call(toolset, "edit", '{"filePath": "r.txt", "oldString": "base", "newString": "x"}')
+    result = await call(
+        toolset, "edit", '{"filePath": "r.txt", "oldString": "base", "newString": "x"}'
+    )
     assert result.text == "file changed while edit was being prepared"
     assert target.read_text() == "sneaky\n"
     assert os.listdir(workspace) == ["r.txt"]
@@ -258,5 +290,6 @@ async def test_filesystem_errors_are_results_with_the_path(
     monkeypatch.setattr(mutation, "atomic_replace", refuse)
     result = await call(toolset, "write", '{"path": "full.txt", "content": "x"}')
     assert (result.status, result.text) == (
-        ToolStatus.FAILED, "Cannot write full.txt: No space left on device"
+        ToolStatus.FAILED,
+        "Cannot write full.txt: No space left on device",
     )

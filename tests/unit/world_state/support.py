@@ -21,7 +21,9 @@ from openwork_core.context.world_state import (
 )
 from openwork_tools.modes import SandboxMode, SandboxStatus
 
-PROJECT = '<user_project_context format_version="1">\nworking_directory: /w\n</user_project_context>'
+PROJECT = (
+    '<user_project_context format_version="1">\nworking_directory: /w\n</user_project_context>'
+)
 AGENTS = "<project_instructions>\nBe nice.\n</project_instructions>"
 CATALOG = "<available_skills>\n- a: b (file: /s/a/SKILL.md)\n</available_skills>"
 POLICY = "<sandbox_policy>\nmode: auto\n</sandbox_policy>"

@@ -112,15 +112,21 @@ def test_an_over_budget_catalog_drops_whole_lines_from_the_end_with_one_warning_
     body = catalog.body or ""
     assert len(body) <= MAX_SKILL_CATALOG_CHARS
     kept = [line for line in body.splitlines() if line.startswith("- ")]
-    assert kept == [f"- s{i:03d}: {'x' * 900} (file: /s/s{i:03d}/SKILL.md)" for i in range(len(kept))]
-    dropped = skills[len(kept):]
+    assert kept == [
+        f"- s{i:03d}: {'x' * 900} (file: /s/s{i:03d}/SKILL.md)" for i in range(len(kept))
+    ]
+    dropped = skills[len(kept) :]
     assert dropped and [(w.path, w.reason) for w in catalog.warnings] == [
         (s.path, REASON_CATALOG_OVER_BUDGET) for s in dropped
     ]
     one_more = render_skill_catalog(SkillDiscovery(skills=skills[: len(kept) + 1]), ())
-    assert len(one_more.body or "") <= MAX_SKILL_CATALOG_CHARS < len(body) + len(
-        f"- {dropped[0].name}: {dropped[0].description} (file: {dropped[0].path})"
-    ) + 1
+    assert (
+        len(one_more.body or "")
+        <= MAX_SKILL_CATALOG_CHARS
+        < len(body)
+        + len(f"- {dropped[0].name}: {dropped[0].description} (file: {dropped[0].path})")
+        + 1
+    )
 
 
 def test_the_catalog_is_byte_stable_for_identical_input(tmp_path: Path) -> None:
@@ -131,7 +137,9 @@ def test_the_catalog_is_byte_stable_for_identical_input(tmp_path: Path) -> None:
     second = load_skill_catalog(tmp_path, frozenset())
     assert first.body is not None and first.body.encode() == (second.body or "").encode()
     assert [line[2:6] for line in first.body.splitlines() if line.startswith("- ")] == [
-        "alph", "mid:", "zeta"
+        "alph",
+        "mid:",
+        "zeta",
     ]
 
 
@@ -153,6 +161,7 @@ def test_an_unexpected_catalog_failure_is_a_skill_catalog_task_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """§3: the Turn fails with `skill_catalog_task_error`."""
+
     def boom(root: Path | None) -> SkillDiscovery:
         raise RuntimeError("scan crashed")
 
@@ -162,7 +171,9 @@ def test_an_unexpected_catalog_failure_is_a_skill_catalog_task_error(
     assert err.value.code == "skill_catalog_task_error"
 
 
-def test_had_a_catalog_now_none_sends_the_invalidation_and_always_none_sends_nothing(tmp_path: Path) -> None:
+def test_had_a_catalog_now_none_sends_the_invalidation_and_always_none_sends_nothing(
+    tmp_path: Path,
+) -> None:
     """skills.md §3 sampling table, §8: all-disabled sends the removal notice."""
     skills = tmp_path / "skills"
     write_skill(skills, "alpha", "A.")
@@ -170,7 +181,9 @@ def test_had_a_catalog_now_none_sends_the_invalidation_and_always_none_sends_not
     session = Session.fresh()
     session.sample(capture_world_state_sync(sources(tmp_path / "ws", skills)))
     off = capture_world_state_sync(sources(tmp_path / "ws", skills, disabled=frozenset({"alpha"})))
-    assert [u.text for u in session.sample(off)] == ["The previous skill catalog no longer applies."]
+    assert [u.text for u in session.sample(off)] == [
+        "The previous skill catalog no longer applies."
+    ]
     assert session.sample(off) == ()
     never = Session.fresh()
     assert SectionId.SKILL_CATALOG not in [u.section_id for u in never.sample(off)]
@@ -253,7 +266,9 @@ def test_capture_derives_the_bash_line_from_the_home_rule(
     assert "mode: accept-edits\n" in (unavailable.body(SectionId.SANDBOX_POLICY) or "")
 
 
-def test_an_agents_md_edit_is_seen_by_the_next_sampling_with_a_replacement_notice(tmp_path: Path) -> None:
+def test_an_agents_md_edit_is_seen_by_the_next_sampling_with_a_replacement_notice(
+    tmp_path: Path,
+) -> None:
     """§3, §11 item 23 (unit level): edit between two samplings -> notice + the new body."""
     ws, skills = make_workspace(tmp_path)
     session = Session.fresh()

@@ -36,7 +36,10 @@ def test_the_first_sampling_emits_every_section_in_a_fixed_order() -> None:
         (S.SANDBOX_POLICY, POLICY),
     ]
     assert SECTION_ORDER == (
-        S.USER_PROJECT_CONTEXT, S.PROJECT_INSTRUCTIONS, S.SKILL_CATALOG, S.SANDBOX_POLICY
+        S.USER_PROJECT_CONTEXT,
+        S.PROJECT_INSTRUCTIONS,
+        S.SKILL_CATALOG,
+        S.SANDBOX_POLICY,
     )
 
 
@@ -52,7 +55,8 @@ def test_a_fresh_session_stays_silent_about_sections_that_never_existed() -> Non
     """§3, §11 item 2: an absent section sends nothing, not an empty message nor a notice."""
     session = Session.fresh()
     assert [u.section_id for u in session.sample(capture(agents=None, catalog=None))] == [
-        S.USER_PROJECT_CONTEXT, S.SANDBOX_POLICY
+        S.USER_PROJECT_CONTEXT,
+        S.SANDBOX_POLICY,
     ]
     assert session.sample(capture(agents=None, catalog=None)) == ()
 
@@ -106,7 +110,9 @@ def test_a_compacted_away_section_that_is_now_absent_sends_nothing() -> None:
     session.sample(capture())
     session.items = []
     assert [u.section_id for u in session.sample(capture(agents=None))] == [
-        S.USER_PROJECT_CONTEXT, S.SKILL_CATALOG, S.SANDBOX_POLICY
+        S.USER_PROJECT_CONTEXT,
+        S.SKILL_CATALOG,
+        S.SANDBOX_POLICY,
     ]
 
 
@@ -129,7 +135,9 @@ def test_a_restarted_session_invalidates_a_retained_section_that_is_now_absent()
     session.sample(capture())
     restarted = session.restarted()
     updates = restarted.sample(capture(project=None, agents=None, catalog=None, policy=None))
-    assert [u.text for u in updates] == [SECTION_SPECS[s].invalidation_notice for s in SECTION_ORDER]
+    assert [u.text for u in updates] == [
+        SECTION_SPECS[s].invalidation_notice for s in SECTION_ORDER
+    ]
 
 
 def test_a_restart_after_an_invalidation_stays_silent_while_the_source_is_still_absent() -> None:
@@ -179,12 +187,16 @@ def test_scan_recognises_the_tag_the_replacement_form_and_the_invalidation_notic
     """permissions-sandbox.md §3: tag, notice + blank line + tag, or equal to the removal notice."""
     by_tag = items_of([WorldStateUpdate(S.SANDBOX_POLICY, POLICY)])
     by_notice = items_of([WorldStateUpdate(S.SANDBOX_POLICY, POLICY_SPEC.replacement(POLICY))])
-    invalidated = by_tag + items_of([WorldStateUpdate(S.SANDBOX_POLICY, POLICY_SPEC.invalidation_notice)], 5)
+    invalidated = by_tag + items_of(
+        [WorldStateUpdate(S.SANDBOX_POLICY, POLICY_SPEC.invalidation_notice)], 5
+    )
     assert S.SANDBOX_POLICY in RetainedSections.scan(by_tag)
     assert S.SANDBOX_POLICY in RetainedSections.scan(by_notice)
     assert S.SANDBOX_POLICY not in RetainedSections.scan(invalidated)
     assert S.SANDBOX_POLICY in RetainedSections.scan(invalidated + by_notice)
-    unrelated = items_of([WorldStateUpdate(S.SANDBOX_POLICY, "The sandbox policy below replaces it.")])
+    unrelated = items_of(
+        [WorldStateUpdate(S.SANDBOX_POLICY, "The sandbox policy below replaces it.")]
+    )
     assert RetainedSections.scan(unrelated) == RetainedSections()
 
 
@@ -227,6 +239,7 @@ def test_every_row_of_the_notice_table(
     baseline_body: str | None, retained: bool, body: str | None, expected: str | None
 ) -> None:
     """§3 table: baseline present/none × message present/gone × body/absent."""
+
     def catalog_body(tag: str | None) -> str | None:
         return None if tag is None else f"{CATALOG_SPEC.tag}\n{tag}\n</available_skills>"
 
@@ -236,8 +249,11 @@ def test_every_row_of_the_notice_table(
         else WorldStateBaseline.empty().advanced(capture(catalog=catalog_body(baseline_body)))
     )
     kept = RetainedSections(frozenset({S.SKILL_CATALOG}) if retained else frozenset())
-    updates = [u for u in render_diff(baseline, capture(catalog=catalog_body(body)), kept)
-               if u.section_id is S.SKILL_CATALOG]
+    updates = [
+        u
+        for u in render_diff(baseline, capture(catalog=catalog_body(body)), kept)
+        if u.section_id is S.SKILL_CATALOG
+    ]
     rendered = catalog_body(body)
     want = {
         None: [],
@@ -251,14 +267,22 @@ def test_every_row_of_the_notice_table(
 def test_the_notice_texts_are_the_fixed_english_sentences() -> None:
     """DESIGN.md §2 "Notice texts"; permissions-sandbox.md §3."""
     assert [(s.replacement_notice, s.invalidation_notice) for s in SECTION_SPECS.values()] == [
-        ("The project context below replaces the previous one.",
-         "The previous project context no longer applies."),
-        ("The following AGENTS.md instructions replace all previously provided AGENTS.md instructions.",
-         "The previously provided AGENTS.md instructions no longer apply."),
-        ("The skill catalog below replaces the previous one.",
-         "The previous skill catalog no longer applies."),
-        ("The sandbox policy below replaces the previous one.",
-         "The previous sandbox policy no longer applies."),
+        (
+            "The project context below replaces the previous one.",
+            "The previous project context no longer applies.",
+        ),
+        (
+            "The following AGENTS.md instructions replace all previously provided AGENTS.md instructions.",
+            "The previously provided AGENTS.md instructions no longer apply.",
+        ),
+        (
+            "The skill catalog below replaces the previous one.",
+            "The previous skill catalog no longer applies.",
+        ),
+        (
+            "The sandbox policy below replaces the previous one.",
+            "The previous sandbox policy no longer applies.",
+        ),
     ]
     assert POLICY_SPEC.replacement(POLICY) == (
         "The sandbox policy below replaces the previous one.\n\n" + POLICY
@@ -270,7 +294,9 @@ def test_the_message_id_names_turn_model_call_sample_and_section() -> None:
     assert world_state_message_id("t1", 3, 2, S.PROJECT_INSTRUCTIONS) == (
         "world-state:t1:3:2:project/AGENTS.md"
     )
-    assert world_state_message_id("t1", 1, 1, "skills/catalog") == "world-state:t1:1:1:skills/catalog"
+    assert (
+        world_state_message_id("t1", 1, 1, "skills/catalog") == "world-state:t1:1:1:skills/catalog"
+    )
 
 
 def test_error_codes_are_the_spec_codes_and_unique() -> None:
@@ -278,6 +304,8 @@ def test_error_codes_are_the_spec_codes_and_unique() -> None:
     subclasses = ws_errors.WorldStateError.__subclasses__()
     codes = [cls.code for cls in subclasses]
     assert sorted(codes) == [
-        "project_instruction_error", "skill_catalog_task_error", "user_project_context_error"
+        "project_instruction_error",
+        "skill_catalog_task_error",
+        "user_project_context_error",
     ]
     assert len({*codes, ws_errors.WorldStateError.code}) == len(codes) + 1

@@ -23,7 +23,9 @@ from openwork_tools.modes import SandboxMode, SandboxStatus
 # ---- runtime/user-project-context ----
 
 
-def test_the_project_context_lists_the_repository_root_sorted_with_directories_marked(tmp_path: Path) -> None:
+def test_the_project_context_lists_the_repository_root_sorted_with_directories_marked(
+    tmp_path: Path,
+) -> None:
     """§3: working directory, repository root (nearest `.git`), top-level entries sorted by name."""
     (tmp_path / ".git").mkdir()
     (tmp_path / "src" / "pkg").mkdir(parents=True)
@@ -66,7 +68,9 @@ def test_an_empty_root_is_listed_as_empty(tmp_path: Path) -> None:
     assert load_user_project_context(str(tmp_path)).endswith(":\n(empty)\n</user_project_context>")
 
 
-def test_at_most_64_entries_are_listed_and_the_rest_is_one_line_with_the_count(tmp_path: Path) -> None:
+def test_at_most_64_entries_are_listed_and_the_rest_is_one_line_with_the_count(
+    tmp_path: Path,
+) -> None:
     """§3: at most 64 entries; the excess as one line with the omitted count."""
     for i in range(70):
         (tmp_path / f"f{i:02d}").write_text("", encoding="utf-8")
