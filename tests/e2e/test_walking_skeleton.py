@@ -274,3 +274,54 @@ async def test_a_crash_while_a_tool_runs_leaves_an_interrupted_result_in_the_nex
         in str(synthesized["content"])
     )
     assert fake_provider.violations == []
+
+
+async def test_the_inspected_context_is_what_the_provider_receives_on_the_next_call(
+    tmp_path: Path, database_url: str, fake_provider: FakeProvider
+) -> None:
+    """context-window.md §8, §11 item 18 (a gap in the original): over HTTP, the inspection's
+    System part, Conversation and tools are the prefix of the very next provider request."""
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "notes.txt").write_text("remember the milk\n")
+    fake_provider.push(
+        Reply(tool_calls=(ToolCallSpec("call_r", "read", {"path": "notes.txt"}),)),
+        Reply(text="Milk."),
+        Reply(text="Still milk."),
+    )
+    daemon = await start_daemon(
+        home=tmp_path / "home", database_url=database_url, env=provider_env(fake_provider)
+    )
+    try:
+        async with daemon.client() as client:
+            sid = await _session(client, workspace)
+            await run_turn_and_wait(client, sid, "what is in my notes?", "req-1")
+            inspected = (await client.get(f"/v1/sessions/{sid}/context")).json()
+            await run_turn_and_wait(client, sid, "and again?", "req-2")
+    finally:
+        assert await daemon.stop() == 0
+    wire = fake_provider.bodies[-1]
+    messages = wire["messages"]
+    assert isinstance(messages, list)
+    system, *conversation = messages
+    assert system == {"role": "system", "content": inspected["system"][0]["content"]}
+    assert len(conversation) > len(inspected["conversation"])
+    for sent, seen in zip(conversation, inspected["conversation"], strict=False):
+        assert sent["role"] == seen["role"]
+        blocks = seen["content"]
+        if seen["role"] == "tool":
+            (result,) = blocks
+            assert sent["tool_call_id"] == result["id"]
+            assert sent["content"] == result["output"][0]["text"]
+        elif seen["role"] == "assistant":
+            calls = [b for b in blocks if b["type"] == "tool_call"]
+            assert [c["id"] for c in sent.get("tool_calls") or []] == [c["id"] for c in calls]
+        else:
+            texts = "".join(b["text"] for b in blocks if b["type"] == "text")
+            content = sent["content"]
+            assert (
+                content if isinstance(content, str) else "".join(p["text"] for p in content)
+            ) == texts
+    assert sorted(t["function"]["name"] for t in wire["tools"]) == sorted(  # type: ignore[union-attr]
+        t["name"] for t in inspected["tools"]
+    )
