@@ -23,14 +23,17 @@ from typing import Literal, Protocol, TypeAlias
 from openwork_chat_state.messages import JsonObject
 from openwork_tools import (
     Access,
+    Actor,
     DangerMatch,
     GrantScope,
     PathGrant,
     PreparedCall,
     SandboxMode,
+    SandboxPolicy,
     ToolSessionContext,
 )
 from openwork_tools.paths import is_credential, is_hard_protected
+from openwork_tools.sandbox import workspace_writable
 
 JUSTIFICATION_REQUIRED_TEXT = (
     "[sandbox: sandboxPermissions needs a one-sentence justification that the user will read; "
@@ -43,6 +46,11 @@ NON_INTERACTIVE_TEXT = (
 )
 USER_DENIED_TEXT = "[sandbox: the user denied this call]"
 NO_GRANTS_TEXT = "[sandbox: sandboxPermissions lists no usable paths]"
+
+
+NOTHING_NEW_ERROR = (
+    "sandboxPermissions asks for nothing this call cannot already do; retry without it"
+)
 
 
 def grant_error_text(error: str) -> str:
@@ -89,6 +97,32 @@ def session_path_classifier(session: ToolSessionContext) -> PathClassifier:
         return PathFacts(tier, _under(path, session.working_directory))
 
     return classify
+
+
+class GrantNovelty(Protocol):
+    def __call__(self, grant: PathGrant, actor: Actor) -> bool: ...
+
+
+def session_grant_novelty(session: ToolSessionContext, mode: SandboxMode) -> GrantNovelty:
+    """Whether a grant widens what ``actor`` may already do under ``mode`` (§1, §5 step 2):
+    reads are open everywhere but credential directories; file tools write the workspace in both
+    modes, bash only in auto (never when the workspace holds $HOME); temp dirs are writable."""
+    bash_writes_workspace = workspace_writable(session, SandboxPolicy(mode=mode))
+
+    def adds_access(grant: PathGrant, actor: Actor) -> bool:
+        path = grant.path
+        if grant.access is Access.READ:
+            return is_credential(path, session)
+        if _under(path, session.working_directory):  # the workspace rule wins over temp dirs
+            return actor is Actor.PROCESS and not bash_writes_workspace
+        return not any(_under(path, temp) for temp in session.temp_dirs)
+
+    return adds_access
+
+
+def _always_new(grant: PathGrant, actor: Actor) -> bool:
+    del grant, actor
+    return True
 
 
 # -- the card (camelCase wire names) -----------------------------------------------------------
@@ -245,6 +279,7 @@ def authorize(
     sandbox_available: bool,
     previous_denial: str | None,
     classify: PathClassifier,
+    novelty: GrantNovelty = _always_new,
 ) -> Verdict:
     """permissions-sandbox.md §5, in its order. ``prepared`` is None for read-only tools, unknown
     names and unparsable input (the tool itself then reports the input error)."""
@@ -262,6 +297,8 @@ def authorize(
             return RuleDenial(grant_error_text(escalation.error), DenialSource.BUILTIN)
         if not escalation.grants:
             return RuleDenial(NO_GRANTS_TEXT, DenialSource.BUILTIN)
+        if not any(novelty(grant, prepared.actor) for grant in escalation.grants):
+            return RuleDenial(grant_error_text(NOTHING_NEW_ERROR), DenialSource.BUILTIN)
         if not interactive:
             return RuleDenial(NON_INTERACTIVE_TEXT, DenialSource.NON_INTERACTIVE)
         card = ApprovalCard(

@@ -31,6 +31,7 @@ from openwork_core.session.approval import (
     Run,
     authorize,
     decide,
+    session_grant_novelty,
     session_path_classifier,
 )
 from openwork_core.session.outcome import (
@@ -185,6 +186,7 @@ class ToolCallRunner(ToolResultWriter):
             sandbox_available=registry.session.sandbox.available,
             previous_denial=self._previous_denial,
             classify=session_path_classifier(registry.session),
+            novelty=session_grant_novelty(registry.session, turn.services.sandbox_mode()),
         )
         wait_ms: int | None = None
         decision_source = "sandbox"

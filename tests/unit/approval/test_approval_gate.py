@@ -11,6 +11,7 @@ import pytest
 from openwork_core.session.approval import (
     JUSTIFICATION_REQUIRED_TEXT,
     NON_INTERACTIVE_TEXT,
+    NOTHING_NEW_ERROR,
     USER_DENIED_TEXT,
     ApprovalCard,
     CardDanger,
@@ -26,6 +27,8 @@ from openwork_core.session.approval import (
     Verdict,
     authorize,
     decide,
+    grant_error_text,
+    session_grant_novelty,
     session_path_classifier,
 )
 from openwork_tools import (
@@ -342,3 +345,71 @@ def test_the_session_classifier_reports_tier_and_workspace_membership(
     )
     classify = session_path_classifier(session)
     assert classify((tmp_path / relative).resolve()) == PathFacts(tier, in_workspace)
+
+
+# -- step 2: a grant must add something ----------------------------------------------------------
+
+
+def _novelty_session(tmp_path: Path) -> ToolSessionContext:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    return ToolSessionContext(
+        working_directory=ws,
+        sandbox=SandboxStatus(available=True),
+        home=tmp_path / "home",
+        temp_dirs=(tmp_path / "tmp",),
+    )
+
+
+@pytest.mark.parametrize(
+    ("where", "access", "actor", "mode", "new"),
+    [
+        ("ws", Access.WRITE, Actor.PROCESS, SandboxMode.AUTO, False),
+        ("ws", Access.WRITE, Actor.PROCESS, SandboxMode.ACCEPT_EDITS, True),
+        ("ws", Access.WRITE, Actor.FILE_TOOL, SandboxMode.ACCEPT_EDITS, False),
+        ("tmp", Access.WRITE, Actor.PROCESS, SandboxMode.ACCEPT_EDITS, False),
+        ("elsewhere", Access.WRITE, Actor.PROCESS, SandboxMode.AUTO, True),
+        ("elsewhere", Access.READ, Actor.PROCESS, SandboxMode.AUTO, False),
+        ("home/.ssh", Access.READ, Actor.FILE_TOOL, SandboxMode.AUTO, True),
+    ],
+)
+def test_a_grant_is_new_only_when_the_mode_does_not_already_allow_it(
+    tmp_path: Path, where: str, access: Access, actor: Actor, mode: SandboxMode, new: bool
+) -> None:
+    """permissions-sandbox.md §1, §5 step 2: reads are open but credential dirs; file tools write
+    the workspace in both modes, bash only in auto; temp dirs are writable."""
+    session = _novelty_session(tmp_path)
+    grant = PathGrant((tmp_path / where).resolve(), access, GrantScope.SUBTREE)
+    assert session_grant_novelty(session, mode)(grant, actor) is new
+
+
+def test_an_escalation_that_asks_for_nothing_new_is_denied_with_the_validation_text(
+    tmp_path: Path,
+) -> None:
+    """§5 step 2: "nothing new" is a grant validation failure → `[sandbox: <error>]`, no card."""
+    session = _novelty_session(tmp_path)
+    inside = PathGrant(session.working_directory, Access.WRITE, GrantScope.SUBTREE)
+    prepared = _bash(
+        "make",
+        escalation=Escalation(grants=(inside,), justification="The build writes its output."),
+    )
+    verdict = authorize(
+        prepared,
+        mode=SandboxMode.AUTO,
+        interactive=True,
+        sandbox_available=True,
+        previous_denial=None,
+        classify=_facts,
+        novelty=session_grant_novelty(session, SandboxMode.AUTO),
+    )
+    assert verdict == RuleDenial(grant_error_text(NOTHING_NEW_ERROR), DenialSource.BUILTIN)
+    asks = authorize(
+        prepared,
+        mode=SandboxMode.ACCEPT_EDITS,
+        interactive=True,
+        sandbox_available=True,
+        previous_denial=None,
+        classify=_facts,
+        novelty=session_grant_novelty(session, SandboxMode.ACCEPT_EDITS),
+    )
+    assert isinstance(asks, NeedsCard)
