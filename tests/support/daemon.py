@@ -43,15 +43,16 @@ class Daemon:
 
 
 async def start_daemon(
-    *, home: Path, database_url: str, env: dict[str, str] | None = None, timeout: float = 30
+    *, home: Path, database_url: str | None, env: dict[str, str] | None = None, timeout: float = 60
 ) -> Daemon:
+    """``database_url=None`` runs the daemon on its embedded PostgreSQL under ``home``."""
     full_env = {k: v for k, v in os.environ.items() if not k.startswith("OPENWORK_")} | {
         "OPENWORK_HOME": str(home),
-        "OPENWORK_DATABASE_URL": database_url,
         "OPENWORK_LISTEN": "127.0.0.1:0",
         "OPENWORK_TOKEN": TOKEN,
         "OPENWORK_LOG_FORMAT": "json",
         "HOME": str(home / "user-home"),
+        **({"OPENWORK_DATABASE_URL": database_url} if database_url is not None else {}),
         **(env or {}),
     }
     process = await asyncio.create_subprocess_exec(
