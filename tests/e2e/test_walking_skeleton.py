@@ -217,7 +217,6 @@ async def test_requests_without_the_token_from_other_hosts_or_origins_are_refuse
             )
     finally:
         assert await daemon.stop() == 0
-    await asyncio.sleep(0)
 
 
 async def test_a_crash_while_a_tool_runs_leaves_an_interrupted_result_in_the_next_request(
