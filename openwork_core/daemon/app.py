@@ -37,6 +37,7 @@ from openwork_core.daemon.schemas import (
 )
 from openwork_core.daemon.security import SecurityMiddleware
 from openwork_core.daemon.sse import global_events, session_events
+from openwork_core.models.capabilities import CapabilityError
 from openwork_core.service import OpenWorkCore
 from openwork_core.session.approval import PermissionDecision
 from openwork_core.session.compaction import CompactionError
@@ -138,6 +139,7 @@ def create_app(
         )
 
     for error_type in (
+        CapabilityError,
         CompactionError,
         SessionError,
         StorageError,

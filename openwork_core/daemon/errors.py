@@ -8,6 +8,7 @@ from starlette.responses import Response
 
 from openwork_chat_state import ChatStateError
 from openwork_core.context.errors import SkillTooLarge
+from openwork_core.models.capabilities import CapabilityError
 from openwork_core.session.compaction import CheckpointRejected, CompactionError, RewindRejected
 from openwork_core.session.errors import (
     ActorStopped,
@@ -63,6 +64,8 @@ def response_for(exc: Exception) -> JsonBytes:
         return error_response(404, "not_found", str(exc))
     if isinstance(exc, Busy):
         return error_response(409, exc.code, str(exc), {"turn_id": exc.turn_id})
+    if isinstance(exc, CapabilityError):
+        return error_response(400, exc.code, f"the provider's model is misconfigured: {exc}")
     if isinstance(exc, NoCheckpoint):
         return error_response(404, exc.code, str(exc))
     if isinstance(exc, TranscriptQueryInvalid):

@@ -6,8 +6,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator, model_validator
 
+from openwork_core.models.capabilities import ModelCapabilities
 from openwork_core.storage.records import ProviderKind
 from openwork_tools import SandboxMode
 
@@ -127,6 +128,16 @@ class ProviderModelBody(BaseModel):
     max_output_tokens: int = Field(default=16_384, gt=0)
     max_reasoning_tokens: int = Field(default=0, ge=0)
     accepts_data_blocks: bool = True
+
+    @model_validator(mode="after")
+    def _reserve_fits_the_window(self) -> ProviderModelBody:
+        """model-providers.md §4: output + reasoning must leave room in the window."""
+        ModelCapabilities(
+            context_window_tokens=self.context_window,
+            max_output_tokens=self.max_output_tokens,
+            max_reasoning_tokens=self.max_reasoning_tokens or None,
+        )
+        return self
 
 
 class ProviderBody(BaseModel):
