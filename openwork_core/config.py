@@ -10,6 +10,7 @@ import platformdirs
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from openwork_core.models.capabilities import ModelCapabilities
 from openwork_core.storage.records import ProviderKind, ProviderModel, ProviderRecord
 
 DEFAULT_PROVIDER_ID = "default"
@@ -65,6 +66,11 @@ class OpenWorkSettings(BaseSettings):
             return None
         models: tuple[ProviderModel, ...] = ()
         if self.model:
+            ModelCapabilities(  # fail at start, not at the first turn (model-providers.md §4)
+                context_window_tokens=self.model_context_window,
+                max_output_tokens=self.model_max_output_tokens,
+                max_reasoning_tokens=self.model_max_reasoning_tokens or None,
+            )
             models = (
                 ProviderModel(
                     name=self.model,
