@@ -46,12 +46,14 @@ from openwork_core.session.snapshot import SessionSnapshot
 from openwork_core.session.trace import TraceRecorder
 from openwork_core.session.updates import GlobalUpdates, Replay, Subscription
 from openwork_core.session_build import SessionDeps, build_session_handle
+from openwork_core.skills.enablement import SkillEnablement
 from openwork_core.skills.selection import select_skills, skill_snapshot_text
 from openwork_core.spill_retention import sweep_spill_dirs
 from openwork_core.storage import PostgresStore, RecordNotFound
 from openwork_core.storage.postgres.agents import AgentStore
 from openwork_core.storage.postgres.compactions import CompactionStore, TranscriptPage
 from openwork_core.storage.postgres.plans import PlanStore
+from openwork_core.storage.postgres.skills import SkillStatusStore
 from openwork_core.storage.records import (
     ProviderRecord,
     SessionRecord,
@@ -109,6 +111,7 @@ class OpenWorkCore:
         self.agent_store = AgentStore(store.pool)
         self._agent_hosts: dict[str, SubAgentHost] = {}
         self._summary_settings = summary_settings or SummarySettings()
+        self.skills = SkillEnablement(SkillStatusStore(store.pool), skill_root)
 
     # -- lifecycle ---------------------------------------------------------------------------
     async def start(self) -> None:
@@ -116,6 +119,7 @@ class OpenWorkCore:
         corrected = await self.store.mark_running_interrupted()
         if corrected:
             log.info("restart.corrected", interrupted_turns=corrected)
+        await self.skills.load()
         removed = await asyncio.to_thread(sweep_spill_dirs, self.home / "spill")
         if removed:
             log.info("spill.swept", directories=len(removed))
@@ -233,7 +237,8 @@ class OpenWorkCore:
     ) -> TurnAccepted:
         record = await self.store.get_session(session_id)
         visible = visible_user_message(tuple(inputs))
-        disabled = frozenset(disabled_skill_names)
+        # the persisted preference plus this request's (skills.md §6: snapshotted at turn start)
+        disabled = self.skills.disabled | frozenset(disabled_skill_names)
         skills = await asyncio.to_thread(
             select_skills,
             self.skill_root,

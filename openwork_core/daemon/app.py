@@ -30,6 +30,10 @@ from openwork_core.daemon.schemas import (
     SessionBody,
     SessionList,
     SessionWithSnapshot,
+    SkillBody,
+    SkillListBody,
+    SkillStatusBody,
+    SkillWarningBody,
     StartTurnBody,
     TextInputBody,
     TurnAcceptedBody,
@@ -43,6 +47,7 @@ from openwork_core.session.approval import PermissionDecision
 from openwork_core.session.compaction import CompactionError
 from openwork_core.session.errors import SessionError, TurnNotActive
 from openwork_core.session.input import SkillInput, TextInput, UserInput
+from openwork_core.skills.enablement import InvalidSkillName, SkillListing
 from openwork_core.skills.selection import SkillSelectionError
 from openwork_core.storage import StorageError
 from openwork_core.storage.records import (
@@ -81,6 +86,22 @@ def _provider_body(provider: ProviderRecord) -> ProviderBody:
             )
             for m in provider.models
         ],
+    )
+
+
+def _skill_list(listing: SkillListing) -> SkillListBody:
+    return SkillListBody(
+        skills=[
+            SkillBody(
+                source=s.source,
+                name=s.name,
+                description=s.description,
+                path=s.path,
+                disabled=s.disabled,
+            )
+            for s in listing.skills
+        ],
+        warnings=[SkillWarningBody(path=w.path, reason=w.reason) for w in listing.warnings],
     )
 
 
@@ -139,6 +160,7 @@ def create_app(
         )
 
     for error_type in (
+        InvalidSkillName,
         CapabilityError,
         CompactionError,
         SessionError,
@@ -182,6 +204,14 @@ def create_app(
             models=tuple(ProviderModel(**m.model_dump()) for m in body.models),
         )
         return _provider_body(await core.store.upsert_provider(record))
+
+    @app.get("/v1/skills", response_model=SkillListBody)
+    async def list_skills() -> SkillListBody:
+        return _skill_list(await core.skills.listing())
+
+    @app.put("/v1/skills/{name}", response_model=SkillListBody)
+    async def set_skill(name: str, body: SkillStatusBody) -> SkillListBody:
+        return _skill_list(await core.skills.set_disabled(name, body.disabled))
 
     @app.post("/v1/sessions", status_code=201, response_model=SessionBody)
     async def create_session(body: CreateSessionBody) -> SessionBody:

@@ -23,6 +23,7 @@ from openwork_core.session.errors import (
     TurnNotActive,
     UnknownAgent,
 )
+from openwork_core.skills.enablement import InvalidSkillName
 from openwork_core.skills.selection import SkillSelectionError
 from openwork_core.storage import RecordNotFound
 from openwork_core.storage.postgres.compactions import NoCheckpoint, TranscriptQueryInvalid
@@ -64,6 +65,8 @@ def response_for(exc: Exception) -> JsonBytes:
         return error_response(404, "not_found", str(exc))
     if isinstance(exc, Busy):
         return error_response(409, exc.code, str(exc), {"turn_id": exc.turn_id})
+    if isinstance(exc, InvalidSkillName):
+        return error_response(422, exc.code, str(exc))
     if isinstance(exc, CapabilityError):
         return error_response(400, exc.code, f"the provider's model is misconfigured: {exc}")
     if isinstance(exc, NoCheckpoint):

@@ -157,3 +157,26 @@ class HealthBody(BaseModel):
     status: Literal["ok", "degraded"]
     version: str
     database: Literal["ok", "error"]
+
+
+class SkillBody(BaseModel):
+    source: Literal["agents"]
+    name: str
+    description: str
+    path: str
+    disabled: bool
+
+
+class SkillWarningBody(BaseModel):
+    path: str
+    reason: str
+
+
+class SkillListBody(BaseModel):
+    skills: list[SkillBody]
+    warnings: list[SkillWarningBody]
+
+
+class SkillStatusBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    disabled: bool

@@ -140,3 +140,60 @@ async def test_the_catalog_lists_enabled_skills_and_leaves_out_disabled_ones(
     assert len(catalog) == 1
     assert "- alpha: first skill" in catalog[0]
     assert "beta" not in catalog[0]
+
+
+async def test_a_disabled_skill_stays_out_of_the_catalog_across_a_restart_until_re_enabled(
+    store: PostgresStore, tmp_path: Path
+) -> None:
+    """skills.md §6: the preference is stored (upsert, explicit false kept), loaded at startup,
+    applied to every turn; disabled skills are still listed."""
+    root = tmp_path / "skills"
+    _skill(root, "alpha", "a", description="first skill")
+    _skill(root, "beta", "b", description="second skill")
+    async with runtime(store, tmp_path, ScriptedModel(), skill_root=root) as rt:
+        listing = await rt.core.skills.set_disabled("beta", True)
+        assert [(s.name, s.disabled) for s in listing.skills] == [("alpha", False), ("beta", True)]
+    model = ScriptedModel([ScriptedResponse(text="one"), ScriptedResponse(text="two")])
+    async with runtime(store, tmp_path, model, skill_root=root) as rt:
+        sid = await rt.new_session()
+        await rt.run_turn(sid, "first")
+        await rt.core.skills.set_disabled("beta", False)
+        await rt.run_turn(sid, "second")
+        path = str((root / "beta" / "SKILL.md").resolve())
+        await rt.core.skills.set_disabled("beta", True)
+        with pytest.raises(SkillNotFound):
+            await rt.core.start_turn(
+                sid,
+                client_request_id="r3",
+                inputs=[SkillInput(name="beta", path=path), TextInput(text="use it")],
+            )
+    first_catalog = [t for t in _catalogs(model.requests[0]) if t.startswith(SKILL_CATALOG_TAG)]
+    assert "beta" not in first_catalog[0]
+    second_catalog = _catalogs(model.requests[1])[-1]
+    assert "- beta: second skill" in second_catalog
+    async with store.pool.acquire() as conn:
+        rows = await conn.fetch("SELECT name, disabled FROM skill_status ORDER BY name")
+    assert [(r["name"], r["disabled"]) for r in rows] == [("beta", True)]
+
+
+async def test_an_invalid_skill_name_cannot_be_disabled(
+    store: PostgresStore, tmp_path: Path
+) -> None:
+    from openwork_core.skills.enablement import InvalidSkillName
+
+    async with runtime(store, tmp_path, ScriptedModel(), skill_root=tmp_path / "skills") as rt:
+        with pytest.raises(InvalidSkillName):
+            await rt.core.skills.set_disabled("Not Valid", True)
+
+
+def _catalogs(request: object) -> list[str]:
+    from openwork_core.models.port import ModelRequest
+
+    assert isinstance(request, ModelRequest)
+    return [
+        "".join(b.text for b in m.content if isinstance(b, TextBlock))
+        for m in request.messages
+        if m.role is Role.USER
+        and "".join(b.text for b in m.content if isinstance(b, TextBlock)).find(SKILL_CATALOG_TAG)
+        >= 0
+    ]
