@@ -52,6 +52,7 @@ from openwork_core.spill_retention import sweep_spill_dirs
 from openwork_core.storage import PostgresStore, RecordNotFound
 from openwork_core.storage.postgres.agents import AgentStore
 from openwork_core.storage.postgres.compactions import CompactionStore, TranscriptPage
+from openwork_core.storage.postgres.file_changes import FileChangeStore
 from openwork_core.storage.postgres.plans import PlanStore
 from openwork_core.storage.postgres.skills import SkillStatusStore
 from openwork_core.storage.records import (
@@ -62,10 +63,12 @@ from openwork_core.storage.records import (
 from openwork_core.sub_agents import SubAgentHost, SubAgentModeFixed
 from openwork_core.turn_views import TurnView, read_turn_view
 from openwork_tools import (
+    FileChange,
     SandboxMode,
     SandboxStatus,
     builtin_registry,
 )
+from openwork_tools.undo import ChangeDirection
 
 log = structlog.get_logger(__name__)
 
@@ -112,6 +115,7 @@ class OpenWorkCore:
         self._agent_hosts: dict[str, SubAgentHost] = {}
         self._summary_settings = summary_settings or SummarySettings()
         self.skills = SkillEnablement(SkillStatusStore(store.pool), skill_root)
+        self._file_changes = FileChangeStore(store.pool)
 
     # -- lifecycle ---------------------------------------------------------------------------
     async def start(self) -> None:
@@ -345,6 +349,15 @@ class OpenWorkCore:
             has_more=len(rows) > limit,
             next_after_sequence=page[-1].sequence if page else after_sequence,
         )
+
+    # -- file changes ----------------------------------------------------------------------------
+    async def apply_file_changes(
+        self, session_id: str, change_ids: Sequence[str], direction: ChangeDirection
+    ) -> tuple[FileChange, ...]:
+        """Undo or reapply recorded ``file_change`` artifacts (tools.md §8); idle sessions only."""
+        await self.store.get_session(session_id)
+        handle = await self.handle(session_id)
+        return await handle.apply_file_changes(self._file_changes, tuple(change_ids), direction)
 
     # -- compaction ----------------------------------------------------------------------------
     async def compact(self, session_id: str) -> CompactionResult:

@@ -16,8 +16,11 @@ from openwork_chat_state import ChatStateError
 from openwork_core.context.errors import SkillTooLarge
 from openwork_core.daemon.errors import JsonBytes, error_response, response_for
 from openwork_core.daemon.schemas import (
+    AppliedChangeBody,
+    AppliedChangesBody,
     CompactionBody,
     CreateSessionBody,
+    FileChangesBody,
     HealthBody,
     MessageBody,
     MessagePageBody,
@@ -46,6 +49,7 @@ from openwork_core.service import OpenWorkCore
 from openwork_core.session.approval import PermissionDecision
 from openwork_core.session.compaction import CompactionError
 from openwork_core.session.errors import SessionError, TurnNotActive
+from openwork_core.session.file_changes import UnknownFileChange
 from openwork_core.session.input import SkillInput, TextInput, UserInput
 from openwork_core.skills.enablement import InvalidSkillName, SkillListing
 from openwork_core.skills.selection import SkillSelectionError
@@ -56,6 +60,8 @@ from openwork_core.storage.records import (
     SessionRecord,
     StoredMessage,
 )
+from openwork_tools.errors import FileChangeError
+from openwork_tools.undo import ChangeDirection
 
 
 def _session_body(record: SessionRecord) -> SessionBody:
@@ -160,6 +166,8 @@ def create_app(
         )
 
     for error_type in (
+        FileChangeError,
+        UnknownFileChange,
         InvalidSkillName,
         CapabilityError,
         CompactionError,
@@ -332,6 +340,18 @@ def create_app(
                 "has_more": page.has_more,
                 "next_after_sequence": page.next_after_sequence,
             }
+        )
+
+    @app.post("/v1/sessions/{sid}/file-changes/{direction}", response_model=AppliedChangesBody)
+    async def file_changes(
+        sid: str, direction: ChangeDirection, body: FileChangesBody
+    ) -> AppliedChangesBody:
+        applied = await core.apply_file_changes(sid, body.change_ids, direction)
+        return AppliedChangesBody(
+            changes=[
+                AppliedChangeBody(change_id=c.change_id, path=c.path, undone=c.undone)
+                for c in applied
+            ]
         )
 
     @app.get("/v1/sessions/{sid}/context")

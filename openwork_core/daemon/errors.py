@@ -23,11 +23,13 @@ from openwork_core.session.errors import (
     TurnNotActive,
     UnknownAgent,
 )
+from openwork_core.session.file_changes import UnknownFileChange
 from openwork_core.skills.enablement import InvalidSkillName
 from openwork_core.skills.selection import SkillSelectionError
 from openwork_core.storage import RecordNotFound
 from openwork_core.storage.postgres.compactions import NoCheckpoint, TranscriptQueryInvalid
 from openwork_core.sub_agents import SubAgentModeFixed
+from openwork_tools.errors import FileChangeError
 
 _STATUS: dict[type[Exception], int] = {
     RecordNotFound: 404,
@@ -65,6 +67,10 @@ def response_for(exc: Exception) -> JsonBytes:
         return error_response(404, "not_found", str(exc))
     if isinstance(exc, Busy):
         return error_response(409, exc.code, str(exc), {"turn_id": exc.turn_id})
+    if isinstance(exc, UnknownFileChange):
+        return error_response(404, exc.code, str(exc))
+    if isinstance(exc, FileChangeError):
+        return error_response(409, exc.code, str(exc))
     if isinstance(exc, InvalidSkillName):
         return error_response(422, exc.code, str(exc))
     if isinstance(exc, CapabilityError):

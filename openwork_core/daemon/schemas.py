@@ -180,3 +180,18 @@ class SkillListBody(BaseModel):
 class SkillStatusBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
     disabled: bool
+
+
+class FileChangesBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    change_ids: list[str] = Field(min_length=1, max_length=500)
+
+
+class AppliedChangeBody(BaseModel):
+    change_id: str
+    path: str
+    undone: bool
+
+
+class AppliedChangesBody(BaseModel):
+    changes: list[AppliedChangeBody]

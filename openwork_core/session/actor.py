@@ -31,6 +31,7 @@ from openwork_core.session.errors import (
     SessionActive,
     TurnNotActive,
 )
+from openwork_core.session.file_changes import apply_recorded_changes
 from openwork_core.session.handle import SessionHandle as SessionHandle
 from openwork_core.session.outcome import Cancelled, Failed, FailureCode, TurnOutcome
 from openwork_core.session.runner import (
@@ -60,7 +61,9 @@ from openwork_core.session.updates import (
 )
 from openwork_core.storage import PostgresStore
 from openwork_core.storage.postgres.compactions import CompactionKind
-from openwork_tools import SandboxMode, SandboxStatus
+from openwork_core.storage.postgres.file_changes import FileChangeStore
+from openwork_tools import FileChange, SandboxMode, SandboxStatus
+from openwork_tools.undo import ChangeDirection
 
 log = structlog.get_logger(__name__)
 T = TypeVar("T")
@@ -300,6 +303,20 @@ class SessionActor:
         """``DeliverAgentMessage``: enqueue only; never creates a Turn (session-runtime.md §2)."""
         if not self._services.mailbox.deliver(message):
             log.info("agent_message.duplicate_dropped", message_id=message.id)
+
+    async def _file_changes(
+        self, store: FileChangeStore, change_ids: tuple[str, ...], direction: ChangeDirection
+    ) -> tuple[FileChange, ...]:
+        """Undo / reapply is a user action: never while a turn runs (tools.md §8)."""
+        self._require_idle()
+        return await apply_recorded_changes(
+            store,
+            self.session_id,
+            self._services.toolset.registry_tools.session,
+            self._mode,
+            change_ids,
+            direction,
+        )
 
     async def _set_mode(self, mode: SandboxMode) -> None:
         await self._store.set_sandbox_mode(self.session_id, mode)

@@ -11,7 +11,9 @@ from openwork_core.session.compaction import CompactionResult
 from openwork_core.session.runner import ResolvedModel, SessionServices, TurnSpec
 from openwork_core.session.snapshot import SessionSnapshot
 from openwork_core.session.updates import Replay, Subscription
-from openwork_tools import SandboxMode
+from openwork_core.storage.postgres.file_changes import FileChangeStore
+from openwork_tools import FileChange, SandboxMode
+from openwork_tools.undo import ChangeDirection
 
 if TYPE_CHECKING:
     from openwork_core.session.actor import SessionActor, TurnAccepted
@@ -50,6 +52,13 @@ class SessionHandle:
 
     async def set_permission_mode(self, mode: SandboxMode) -> None:
         await self._actor.call(lambda: self._actor._set_mode(mode))
+
+    async def apply_file_changes(
+        self, store: FileChangeStore, change_ids: tuple[str, ...], direction: ChangeDirection
+    ) -> tuple[FileChange, ...]:
+        return await self._actor.call(
+            lambda: self._actor._file_changes(store, change_ids, direction)
+        )
 
     async def compact(self, model: ResolvedModel) -> CompactionResult:
         return await self._actor.call(lambda: self._actor._compact(model))

@@ -46,6 +46,26 @@ async def test_the_model_edits_a_file_and_runs_a_command_in_the_sandbox(
             turn = (await client.get(f"/v1/sessions/{sid}/turns/{turn_id}")).json()
             assert (turn["status"], turn["model_calls"]) == ("completed", 4)
             finished = [u["update"] for u in updates if u["update"]["type"] == "tool_call_finished"]  # type: ignore[index]
+            assert (workspace / "app.py").read_text() == "print('world')\n"
+            change_id = finished[1]["artifacts"][0]["changeId"]  # type: ignore[index]
+            undo = await client.post(
+                f"/v1/sessions/{sid}/file-changes/undo", json={"change_ids": [change_id]}
+            )
+            assert undo.json() == {
+                "changes": [{"change_id": change_id, "path": "app.py", "undone": True}]
+            }
+            assert (workspace / "app.py").read_text() == "print('hello')\n"
+            again = await client.post(
+                f"/v1/sessions/{sid}/file-changes/undo", json={"change_ids": [change_id]}
+            )
+            assert (again.status_code, again.json()["error"]["code"]) == (
+                409,
+                "change_state_mismatch",
+            )
+            redo = await client.post(
+                f"/v1/sessions/{sid}/file-changes/reapply", json={"change_ids": [change_id]}
+            )
+            assert redo.status_code == 200
     finally:
         assert await daemon.stop() == 0
     assert (workspace / "app.py").read_text() == "print('world')\n"

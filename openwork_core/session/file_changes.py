@@ -1,0 +1,35 @@
+"""Undo / reapply of recorded file changes (tools.md §8): a user action, refused while a turn
+runs; files first (with conflict checks and rollback), then the stored ``undone`` flags."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar
+
+from openwork_core.storage.postgres.file_changes import FileChangeStore
+from openwork_tools import FileChange, SandboxMode, ToolSessionContext
+from openwork_tools.undo import ChangeDirection, apply_file_changes
+
+
+class UnknownFileChange(LookupError):
+    code: ClassVar[str] = "not_found"
+
+
+async def apply_recorded_changes(
+    store: FileChangeStore,
+    session_id: str,
+    tool_session: ToolSessionContext,
+    mode: SandboxMode,
+    change_ids: Sequence[str],
+    direction: ChangeDirection,
+) -> tuple[FileChange, ...]:
+    """Undo (in reverse order) or reapply (in order) the named changes of this session."""
+    stored = await store.find(session_id, change_ids)
+    found = {s.artifact.get("changeId") for s in stored}
+    missing = [c for c in change_ids if c not in found]
+    if missing:
+        raise UnknownFileChange(f"unknown file change: {', '.join(missing)}")
+    changes = [FileChange.from_json(s.artifact) for s in stored]
+    applied = await apply_file_changes(tool_session, changes, direction, mode)
+    await store.set_undone(session_id, {c.change_id: c.undone for c in applied})
+    return applied
