@@ -107,3 +107,36 @@ async def test_model_call_spans_are_recorded_and_restart_marks_running_ones_unkn
     async with store.pool.acquire() as conn:
         row = await conn.fetchrow("SELECT status, error_code FROM trace_spans WHERE id = 'stale'")
     assert (row["status"], row["error_code"]) == ("outcome_unknown", "process_restart")
+
+
+async def test_killed_database_connections_are_replaced_and_no_turn_is_torn(
+    store: PostgresStore, tmp_path: Path
+) -> None:
+    """§11 with connection-level fault injection: every other pooled backend is terminated by
+    the server while the model streams; the pool replaces the dead connections, the turn's
+    writes land, nothing is torn, and the next turn on the same session runs normally."""
+    from collections.abc import AsyncIterator
+
+    from openwork_core.models.adapters.scripted import scripted_events
+    from openwork_core.models.port import ModelEvent, ModelRequest
+
+    async def terminate_backends_then_answer(_request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        async with store.pool.acquire() as conn:
+            await conn.execute(
+                """SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+                   WHERE datname = current_database() AND pid <> pg_backend_pid()"""
+            )
+        for event in scripted_events(ScriptedResponse(text="answered")):
+            yield event
+
+    model = ScriptedModel([terminate_backends_then_answer, ScriptedResponse(text="recovered")])
+    async with runtime(store, tmp_path, model) as rt:
+        sid = await rt.new_session()
+        first, _ = await rt.run_turn(sid, "one")
+        view = await rt.core.turn_view(sid, first)
+        assert (view.status, view.final_text) == (TurnStatus.COMPLETED, "answered")
+        second, _ = await rt.run_turn(sid, "two")
+        after = await rt.core.turn_view(sid, second)
+        assert (after.status, after.final_text) == (TurnStatus.COMPLETED, "recovered")
+    rows = await store.load_session_messages(sid)
+    assert [m.sequence for m in rows] == list(range(1, len(rows) + 1)), "no gap, nothing torn"
