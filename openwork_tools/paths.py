@@ -47,23 +47,24 @@ def denial_text(access: Access, path: Path | str, mode_display: str, *, can_esca
     )
 
 
-def _under(path: Path, root: Path) -> bool:
+def is_under(path: Path, root: Path) -> bool:
+    """``path`` is ``root`` or lies below it (lexically, on already-resolved paths)."""
     return path == root or root in path.parents
 
 
 def is_hard_protected(real: Path, session: ToolSessionContext) -> bool:
     """The openwork home, the skill root, the spill dir and ``<ws>/**/.git/hooks/**``."""
-    if any(_under(real, root) for root in session.protected_roots):
+    if any(is_under(real, root) for root in session.protected_roots):
         return True
     ws = session.working_directory
-    if not _under(real, ws):
+    if not is_under(real, ws):
         return False
     parts = real.relative_to(ws).parts
     return any(a == ".git" and b == "hooks" for a, b in itertools.pairwise(parts))
 
 
 def is_credential(path: Path, session: ToolSessionContext) -> bool:
-    return any(_under(path, root) for root in session.credential_dirs)
+    return any(is_under(path, root) for root in session.credential_dirs)
 
 
 def write_allowed(real: Path, session: ToolSessionContext, policy: SandboxPolicy) -> bool:
@@ -72,8 +73,8 @@ def write_allowed(real: Path, session: ToolSessionContext, policy: SandboxPolicy
         return True
     if is_credential(real, session):
         return False
-    return _under(real, session.working_directory) or any(
-        _under(real, t) for t in session.temp_dirs
+    return is_under(real, session.working_directory) or any(
+        is_under(real, t) for t in session.temp_dirs
     )
 
 

@@ -18,7 +18,6 @@ from openwork_core.agents import AgentMessage, TurnSlot
 from openwork_core.context.builder import SystemContextBuilder
 from openwork_core.session.approval import PermissionDecision
 from openwork_core.session.compaction import (
-    CompactionDeps,
     CompactionInstallFailed,
     CompactionResult,
     rewind,
@@ -43,6 +42,7 @@ from openwork_core.session.runner import (
     TurnSpec,
     outcome_json,
 )
+from openwork_core.session.runner.compaction_step import compaction_deps
 from openwork_core.session.snapshot import (
     IdleRuntime,
     RunningRuntime,
@@ -264,7 +264,7 @@ class SessionActor:
         """Manual compaction: idle only, no pruning, System Context from the agent prompt alone."""
         self._require_idle()
         system = SystemContextBuilder().build(self._services.agent.system_prompt)
-        deps = self._compaction_deps(model)
+        deps = compaction_deps(self.session_id, self._services, model)
         return await self._installing(
             run_compaction(deps, CompactionKind.MANUAL, None, None, system)
         )
@@ -272,7 +272,9 @@ class SessionActor:
     async def _rewind(self, compaction_id: str, model: ResolvedModel) -> CompactionResult:
         self._require_idle()
         system = SystemContextBuilder().build(self._services.agent.system_prompt)
-        return await self._installing(rewind(self._compaction_deps(model), compaction_id, system))
+        return await self._installing(
+            rewind(compaction_deps(self.session_id, self._services, model), compaction_id, system)
+        )
 
     async def _installing(self, work: Awaitable[CompactionResult]) -> CompactionResult:
         try:
@@ -280,20 +282,6 @@ class SessionActor:
         except CompactionInstallFailed:
             self._services.compaction_history.reload_required = True
             raise
-
-    def _compaction_deps(self, model: ResolvedModel) -> CompactionDeps:
-        services = self._services
-        return CompactionDeps(
-            session_id=self.session_id,
-            store=services.compactions,
-            chat=services.chat,
-            engine=services.engine,
-            port=model.port,
-            model=model.model.name,
-            capabilities=model.capabilities,
-            spill_dir=None if services.spill_dir is None else str(services.spill_dir),
-            summary=services.summary_settings,
-        )
 
     def _require_idle(self) -> None:
         if self._active is not None:

@@ -32,7 +32,7 @@ from openwork_tools import (
     SandboxPolicy,
     ToolSessionContext,
 )
-from openwork_tools.paths import is_credential, is_hard_protected
+from openwork_tools.paths import is_credential, is_hard_protected, is_under
 from openwork_tools.sandbox import workspace_writable
 
 JUSTIFICATION_REQUIRED_TEXT = (
@@ -78,10 +78,6 @@ class PathClassifier(Protocol):
     def __call__(self, path: Path) -> PathFacts: ...
 
 
-def _under(path: Path, root: Path) -> bool:
-    return path == root or root in path.parents
-
-
 def session_path_classifier(session: ToolSessionContext) -> PathClassifier:
     """Tier and workspace membership from the session's canonical roots (no file access).
 
@@ -94,7 +90,7 @@ def session_path_classifier(session: ToolSessionContext) -> PathClassifier:
             tier = PathTier.CREDENTIAL
         else:
             tier = PathTier.NORMAL
-        return PathFacts(tier, _under(path, session.working_directory))
+        return PathFacts(tier, is_under(path, session.working_directory))
 
     return classify
 
@@ -113,9 +109,9 @@ def session_grant_novelty(session: ToolSessionContext, mode: SandboxMode) -> Gra
         path = grant.path
         if grant.access is Access.READ:
             return is_credential(path, session)
-        if _under(path, session.working_directory):  # the workspace rule wins over temp dirs
+        if is_under(path, session.working_directory):  # the workspace rule wins over temp dirs
             return actor is Actor.PROCESS and not bash_writes_workspace
-        return not any(_under(path, temp) for temp in session.temp_dirs)
+        return not any(is_under(path, temp) for temp in session.temp_dirs)
 
     return adds_access
 

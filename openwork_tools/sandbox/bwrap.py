@@ -21,17 +21,14 @@ from pathlib import Path
 
 from openwork_tools.context import ToolSessionContext
 from openwork_tools.modes import SandboxMode
+from openwork_tools.paths import is_under
 from openwork_tools.policy import Access, SandboxPolicy
-
-
-def _under(path: Path, root: Path) -> bool:
-    return path == root or root in path.parents
 
 
 def workspace_writable(session: ToolSessionContext, policy: SandboxPolicy) -> bool:
     """bash may write the workspace only in auto, and never when it is $HOME or an ancestor."""
     ws, home = session.working_directory, session.home
-    return policy.mode is SandboxMode.AUTO and not _under(home, ws)
+    return policy.mode is SandboxMode.AUTO and not is_under(home, ws)
 
 
 def bwrap_argv(session: ToolSessionContext, policy: SandboxPolicy, argv: list[str]) -> list[str]:
@@ -43,7 +40,7 @@ def bwrap_argv(session: ToolSessionContext, policy: SandboxPolicy, argv: list[st
             args += ["--bind", str(temp), str(temp)]
     if workspace_writable(session, policy):
         args += ["--bind", str(ws), str(ws)]
-    elif any(_under(ws, t) for t in session.temp_dirs):
+    elif any(is_under(ws, t) for t in session.temp_dirs):
         args += ["--ro-bind", str(ws), str(ws)]
     for cred in session.credential_dirs:
         if cred.is_dir():

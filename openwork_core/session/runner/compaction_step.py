@@ -13,23 +13,23 @@ from openwork_core.session.compaction import (
     CompactionError,
     CompactionInstallFailed,
     CompactionResult,
-    SummarySettings,
     advance_prune_watermark,
     compaction_ineffective,
     run_compaction,
 )
 from openwork_core.session.outcome import FailureCode, TurnFailure
-from openwork_core.session.runner.context import TurnContext
+from openwork_core.session.runner.context import ResolvedModel, SessionServices, TurnContext
 from openwork_core.session.trace import SpanFinish
 from openwork_core.session.updates import PhaseChanged, SessionPhase
 from openwork_core.storage.postgres.compactions import CompactionKind
 
 
-def compaction_deps(turn: TurnContext, settings: SummarySettings) -> CompactionDeps:
-    services = turn.services
-    model = turn.spec.model
+def compaction_deps(
+    session_id: str, services: SessionServices, model: ResolvedModel
+) -> CompactionDeps:
+    """What one compaction of this session uses (in a turn, or manual / rewind on the actor)."""
     return CompactionDeps(
-        session_id=turn.spec.session_id,
+        session_id=session_id,
         store=services.compactions,
         chat=services.chat,
         engine=services.engine,
@@ -37,7 +37,7 @@ def compaction_deps(turn: TurnContext, settings: SummarySettings) -> CompactionD
         model=model.model.name,
         capabilities=model.capabilities,
         spill_dir=None if services.spill_dir is None else str(services.spill_dir),
-        summary=settings,
+        summary=services.summary_settings,
     )
 
 
@@ -75,7 +75,7 @@ class CompactionStep:
         )
         try:
             result = await run_compaction(
-                compaction_deps(turn, services.summary_settings),
+                compaction_deps(turn.spec.session_id, services, turn.spec.model),
                 kind,
                 turn.spec.turn_id,
                 plan,

@@ -44,11 +44,8 @@ from openwork_core.session.outcome import (
 from openwork_core.session.runner.agent_tools import AgentToolRunner
 from openwork_core.session.runner.cancellation import until_cancelled
 from openwork_core.session.runner.context import TurnContext
-from openwork_core.session.runner.tool_results import (
-    ToolResultWriter,
-    control_attrs,
-    new_id,
-)
+from openwork_core.session.runner.guards import in_chat_state, new_id, persisted
+from openwork_core.session.runner.tool_results import ToolResultWriter, control_attrs
 from openwork_core.session.runner.tool_step import (
     DoomLoopCounter,
     doom_loop_text,
@@ -271,12 +268,13 @@ class ToolCallRunner(ToolResultWriter):
         row = new_message(
             new_id("msg"), Message(role=Role.TOOL, content=(block,)), MessageKind.NORMAL
         )
-        stored = await self._persist(
+        stored = await persisted(
             turn.services.plans.commit_plan_update(
                 turn.spec.session_id, turn.spec.turn_id, plan, row
-            )
+            ),
+            "a tool result",
         )
-        await self._append(to_item(stored))
+        await in_chat_state(turn.services.chat.append(to_item(stored)))
         self.current_plan = plan
         steps: list[JsonValue] = orjson.loads(steps_to_json(plan.steps))
         turn.emit(

@@ -3,13 +3,9 @@
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Awaitable
-from typing import TypeVar
-
 from pydantic import JsonValue
 
-from openwork_chat_state import ChatStateError, ConversationItem, MessageKind
+from openwork_chat_state import MessageKind
 from openwork_chat_state.messages import (
     Message,
     Role,
@@ -18,15 +14,13 @@ from openwork_chat_state.messages import (
     ToolResultBlock,
     ToolResultState,
 )
-from openwork_core.session.outcome import FailureCode, TurnFailure
 from openwork_core.session.runner.context import TurnContext
+from openwork_core.session.runner.guards import in_chat_state, new_id, persisted
 from openwork_core.session.runner.tool_step import TERMINATED_TEXT, text_result
 from openwork_core.session.trace import SpanFinish
 from openwork_core.session.updates import LiveToolCall, ToolCallFinished, ToolCallStarted
 from openwork_core.storage.codec import new_message, to_item
 from openwork_tools import ToolResult, ToolStatus
-
-T = TypeVar("T")
 
 _SPAN_STATUS = {
     ToolStatus.SUCCEEDED: "succeeded",
@@ -35,10 +29,6 @@ _SPAN_STATUS = {
     ToolStatus.CANCELLED: "cancelled",
     ToolStatus.OUTCOME_UNKNOWN: "outcome_unknown",
 }
-
-
-def new_id(prefix: str) -> str:
-    return f"{prefix}_{uuid.uuid4().hex}"
 
 
 def _block_text(block: ToolResultBlock) -> str:
@@ -161,10 +151,11 @@ class ToolResultWriter:
         turn = self._turn
         message = Message(role=Role.TOOL, content=(block,))
         row = new_message(new_id("msg"), message, MessageKind.NORMAL, artifacts)
-        (stored,) = await self._persist(
-            turn.services.store.append_messages(turn.spec.session_id, turn.spec.turn_id, (row,))
+        (stored,) = await persisted(
+            turn.services.store.append_messages(turn.spec.session_id, turn.spec.turn_id, (row,)),
+            "a tool result",
         )
-        await self._append(to_item(stored))
+        await in_chat_state(turn.services.chat.append(to_item(stored)))
         self._finished_update(call, tool_call_id, block, status, artifacts)
 
     def _finished_update(
@@ -186,17 +177,3 @@ class ToolResultWriter:
                 artifacts=list(artifacts) or None,
             )
         )
-
-    async def _persist(self, write: Awaitable[T]) -> T:
-        try:
-            return await write
-        except Exception as exc:
-            raise TurnFailure(
-                FailureCode.PERSISTENCE_ERROR, f"could not persist a tool result: {exc}"
-            ) from exc
-
-    async def _append(self, item: ConversationItem) -> None:
-        try:
-            await self._turn.services.chat.append(item)
-        except ChatStateError as exc:
-            raise TurnFailure(FailureCode.CHAT_STATE_ERROR, f"{exc.code}: {exc}") from exc

@@ -5,10 +5,6 @@ assistant message before any tool runs, each tool result before the next model c
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Awaitable
-from typing import TypeVar
-
 import structlog
 from pydantic import JsonValue
 
@@ -38,6 +34,7 @@ from openwork_core.session.runner.context import (
     TurnContext,
     TurnSpec,
 )
+from openwork_core.session.runner.guards import in_chat_state, new_id, persisted
 from openwork_core.session.runner.model_step import (
     ModelProtocolViolation,
     assistant_message,
@@ -66,7 +63,6 @@ __all__ = [
 ]
 
 log = structlog.get_logger(__name__)
-T = TypeVar("T")
 
 
 def outcome_json(outcome: TurnOutcome) -> JsonValue:
@@ -85,10 +81,6 @@ class _Overflow(Exception):
     def __init__(self, error: ModelError) -> None:
         super().__init__(error.message)
         self.error = error
-
-
-def _new_id(prefix: str) -> str:
-    return f"{prefix}_{uuid.uuid4().hex}"
 
 
 class TurnRunner:
@@ -160,7 +152,7 @@ class TurnRunner:
 
     async def _persist_turn_start(self) -> None:
         spec = self._spec
-        rows = [new_message(_new_id("msg"), m.message, m.kind) for m in spec.input.messages]
+        rows = [new_message(new_id("msg"), m.message, m.kind) for m in spec.input.messages]
         try:
             _, stored = await self._services.store.start_turn(
                 session_id=spec.session_id,
@@ -187,10 +179,11 @@ class TurnRunner:
         drained = services.mailbox.drain()
         if not drained:
             return
-        stored = await self._persist(
+        stored = await persisted(
             services.agent_store.persist_agent_messages(
                 self._spec.session_id, self._spec.turn_id, drained
-            )
+            ),
+            "the turn's progress",
         )
         log.info("agent_messages.drained", queued=len(drained), written=len(stored))
         await self._append([to_item(row) for row in stored])
@@ -198,7 +191,7 @@ class TurnRunner:
     async def _prepare(self, system: ResolvedSystemContext) -> PreparedModelCall:
         spec = self._spec
         services = self._services
-        view = await self._chat(services.chat.context_view())
+        view = await in_chat_state(services.chat.context_view())
         try:
             prepared = services.engine.prepare(
                 model=spec.model.model.name,
@@ -265,7 +258,9 @@ class TurnRunner:
     ) -> Message:
         spec = self._spec
         services = self._services
-        await self._persist(services.store.record_submission(spec.turn_id, model_call))
+        await persisted(
+            services.store.record_submission(spec.turn_id, model_call), "the turn's progress"
+        )
         attempt = f"{spec.turn_id}-model-{model_call}"
         if submission > 1:
             attempt = f"{attempt}-submission-{submission}"
@@ -306,8 +301,8 @@ class TurnRunner:
         response = streamed.response
         message = assistant_message(response)
         usage = response.usage
-        row = new_message(_new_id("msg"), message, MessageKind.NORMAL)
-        stored = await self._persist(
+        row = new_message(new_id("msg"), message, MessageKind.NORMAL)
+        stored = await persisted(
             services.store.append_assistant(
                 spec.session_id,
                 spec.turn_id,
@@ -319,7 +314,8 @@ class TurnRunner:
                     reasoning_tokens=usage.reasoning_tokens if usage else None,
                 ),
                 tool_calls=len(message.tool_calls),
-            )
+            ),
+            "the turn's progress",
         )
         services.trace.close_span(
             span,
@@ -330,28 +326,13 @@ class TurnRunner:
                 response_message_id=stored.id,
             ),
         )
-        await self._chat(services.chat.commit_draft(to_item(stored)))
+        await in_chat_state(services.chat.commit_draft(to_item(stored)))
         self._emit(DraftCleared())
         return message
 
     # -- helpers -----------------------------------------------------------------------------
-    async def _persist(self, write: Awaitable[T]) -> T:
-        try:
-            return await write
-        except Exception as exc:
-            log.error("turn.persist_failed", error=str(exc))
-            raise TurnFailure(
-                FailureCode.PERSISTENCE_ERROR, f"could not persist the turn's progress: {exc}"
-            ) from exc
-
-    async def _chat(self, operation: Awaitable[T]) -> T:
-        try:
-            return await operation
-        except ChatStateError as exc:
-            raise TurnFailure(FailureCode.CHAT_STATE_ERROR, f"{exc.code}: {exc}") from exc
-
     async def _append(self, items: list[ConversationItem]) -> None:
-        await self._chat(self._services.chat.append_all(items))
+        await in_chat_state(self._services.chat.append_all(items))
 
     async def _discard_draft(self) -> None:
         try:
