@@ -256,7 +256,7 @@ class OpenWorkCore:
             for s in skills
         )
         prepared = PreparedTurnInput(messages=(*snapshots, visible))
-        model = await self._resolve_model(record)
+        model = await self.resolve_model(record)
         stale = self._handles.get(session_id)
         if stale is not None and stale.reload_required and await stale.active_turn_id() is None:
             # compaction.md §7: refuse this turn; the next access rebuilds from the database
@@ -277,9 +277,7 @@ class OpenWorkCore:
         return await handle.start_turn(spec)
 
     async def resolve_model(self, record: SessionRecord) -> ResolvedModel:
-        return await self._resolve_model(record)
-
-    async def _resolve_model(self, record: SessionRecord) -> ResolvedModel:
+        """The session's provider, model, capabilities and (cached) port; NoProvider otherwise."""
         if record.provider_id is None:
             raise NoProvider("the session has no model provider")
         try:
@@ -363,13 +361,13 @@ class OpenWorkCore:
     async def compact(self, session_id: str) -> CompactionResult:
         """Manual compaction (compaction.md §1): idle only, no pruning."""
         record = await self.store.get_session(session_id)
-        model = await self._resolve_model(record)
+        model = await self.resolve_model(record)
         return await (await self.handle(session_id)).compact(model)
 
     async def rewind(self, session_id: str, compaction_id: str) -> CompactionResult:
         """Install an older checkpoint's projection as a new rewind checkpoint (§8.3)."""
         record = await self.store.get_session(session_id)
-        model = await self._resolve_model(record)
+        model = await self.resolve_model(record)
         return await (await self.handle(session_id)).rewind(compaction_id, model)
 
     async def read_transcript(
@@ -386,7 +384,7 @@ class OpenWorkCore:
         """The next request's regions through the same ``prepare``, without sampling World State
         and without calling a provider (context-window.md §8)."""
         record = await self.store.get_session(session_id)
-        model = await self._resolve_model(record)
+        model = await self.resolve_model(record)
         handle = await self.handle(session_id)
         services = handle.services
         system = SystemContextBuilder().build(
