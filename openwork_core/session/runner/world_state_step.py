@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 import structlog
 
-from openwork_chat_state import ChatStateError, ChatStateHandle, MessageKind
+from openwork_chat_state import ChatStateHandle, MessageKind
 from openwork_chat_state.messages import user_text
 from openwork_core.context.world_state import (
     RetainedSections,
@@ -21,6 +21,7 @@ from openwork_core.context.world_state import (
     world_state_message_id,
 )
 from openwork_core.session.outcome import FailureCode, TurnFailure
+from openwork_core.session.runner.guards import in_chat_state, persisted
 from openwork_core.storage import PostgresStore
 from openwork_core.storage.codec import new_message, to_item
 
@@ -57,10 +58,7 @@ class WorldStateStep:
             capture = await capture_world_state(self._sources())
         except WorldStateError as error:
             raise TurnFailure(FailureCode(error.code), str(error)) from error
-        try:
-            view = await self._chat.context_view()
-        except ChatStateError as error:
-            raise TurnFailure(FailureCode.CHAT_STATE_ERROR, str(error)) from error
+        view = await in_chat_state(self._chat.context_view())
         baseline = self._tracker.baseline
         updates = render_diff(baseline, capture, RetainedSections.scan(view.items))
         if updates:
@@ -72,17 +70,10 @@ class WorldStateStep:
                 )
                 for u in updates
             ]
-            try:
-                stored = await self._store.append_messages(self._session_id, turn_id, rows)
-            except Exception as error:
-                log.error("world_state.write_failed", error=str(error))
-                raise TurnFailure(
-                    FailureCode.PERSISTENCE_ERROR, f"could not write World State: {error}"
-                ) from error
-            try:
-                await self._chat.append_all([to_item(s) for s in stored])
-            except ChatStateError as error:
-                raise TurnFailure(FailureCode.CHAT_STATE_ERROR, str(error)) from error
+            stored = await persisted(
+                self._store.append_messages(self._session_id, turn_id, rows), "World State"
+            )
+            await in_chat_state(self._chat.append_all([to_item(s) for s in stored]))
             log.info(
                 "world_state.sampled",
                 sections=[str(u.section_id) for u in updates],
