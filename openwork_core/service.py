@@ -14,8 +14,8 @@ import structlog
 
 from openwork_chat_state.item import MessageKind
 from openwork_chat_state.messages import user_text
-from openwork_core.agent import AGENTS
 from openwork_core.agents import AgentControl
+from openwork_core.agents.definitions import AGENTS
 from openwork_core.context.builder import SystemContextBuilder
 from openwork_core.context.engine import ContextEngine
 from openwork_core.context.inspection import ContextInspection, build_context_inspection
@@ -24,6 +24,7 @@ from openwork_core.models.capabilities import ModelCapabilities
 from openwork_core.models.port import ModelPort
 from openwork_core.session.actor import SessionHandle, TurnAccepted
 from openwork_core.session.approval import PermissionDecision
+from openwork_core.session.build import SessionDeps, build_session_handle
 from openwork_core.session.compaction import (
     CompactionResult,
     SummarySettings,
@@ -43,12 +44,12 @@ from openwork_core.session.input import (
 )
 from openwork_core.session.runner import ResolvedModel, TurnSpec
 from openwork_core.session.snapshot import SessionSnapshot
+from openwork_core.session.sub_agent_host import SubAgentHost, SubAgentModeFixed
 from openwork_core.session.trace import TraceRecorder
+from openwork_core.session.turn_views import TurnView, read_turn_view
 from openwork_core.session.updates import GlobalUpdates, Replay, Subscription
-from openwork_core.session_build import SessionDeps, build_session_handle
 from openwork_core.skills.enablement import SkillEnablement
 from openwork_core.skills.selection import select_skills, skill_snapshot_text
-from openwork_core.spill_retention import sweep_spill_dirs
 from openwork_core.storage import PostgresStore, RecordNotFound
 from openwork_core.storage.postgres.agents import AgentStore
 from openwork_core.storage.postgres.compactions import CompactionStore, TranscriptPage
@@ -60,8 +61,7 @@ from openwork_core.storage.records import (
     SessionRecord,
     StoredMessage,
 )
-from openwork_core.sub_agents import SubAgentHost, SubAgentModeFixed
-from openwork_core.turn_views import TurnView, read_turn_view
+from openwork_core.storage.spill_retention import sweep_spill_dirs
 from openwork_tools import (
     FileChange,
     SandboxMode,

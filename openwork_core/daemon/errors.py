@@ -24,11 +24,11 @@ from openwork_core.session.errors import (
     UnknownAgent,
 )
 from openwork_core.session.file_changes import UnknownFileChange
+from openwork_core.session.sub_agent_host import SubAgentModeFixed
 from openwork_core.skills.enablement import InvalidSkillName
 from openwork_core.skills.selection import SkillSelectionError
 from openwork_core.storage import RecordNotFound
 from openwork_core.storage.postgres.compactions import NoCheckpoint, TranscriptQueryInvalid
-from openwork_core.sub_agents import SubAgentModeFixed
 from openwork_tools.errors import FileChangeError
 
 _STATUS: dict[type[Exception], int] = {

@@ -23,7 +23,7 @@ from openwork_core.config import OpenWorkSettings, default_skill_root
 from openwork_core.daemon.app import create_app
 from openwork_core.daemon.embedded_pg import EmbeddedPostgres, start_embedded_postgres
 from openwork_core.logs import configure_logging
-from openwork_core.models.ports import model_port_for
+from openwork_core.models.adapters import model_port_for
 from openwork_core.service import OpenWorkCore
 from openwork_core.storage import PostgresStore, apply_migrations, create_pool
 from openwork_tools.sandbox import probe_sandbox

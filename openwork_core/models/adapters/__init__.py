@@ -22,6 +22,7 @@ from openwork_core.models.adapters.scripted import (
     scripted_events,
 )
 from openwork_core.models.port import ModelPort
+from openwork_core.storage.records import ProviderRecord
 
 AdapterKind: TypeAlias = Literal["openai-chat", "openai-responses", "anthropic", "scripted"]
 
@@ -46,6 +47,11 @@ def build_model_port(kind: AdapterKind, base_url: str | None, api_key: str | Non
             return ScriptedModel()
 
 
+def model_port_for(provider: ProviderRecord, api_key: str | None) -> ModelPort:
+    """The model port of a stored provider: its kind picks the official-SDK adapter."""
+    return build_model_port(provider.kind.value, provider.base_url, api_key)
+
+
 __all__ = [
     "OPENAI_DEFAULT_BASE_URL",
     "AdapterKind",
@@ -60,6 +66,7 @@ __all__ = [
     "ScriptedToolCall",
     "build_model_port",
     "conversation_violations",
+    "model_port_for",
     "prefix_violations",
     "request_violations",
     "scripted_events",

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Protocol
 
 from openwork_chat_state import ChatStateHandle
-from openwork_core.agent import AgentDefinition
 from openwork_core.agents import AgentListEntry, AgentMailbox, TurnSlot
+from openwork_core.agents.definitions import AgentDefinition
 from openwork_core.context.engine import ContextEngine
 from openwork_core.context.world_state import WorldStateSources
 from openwork_core.models.capabilities import ModelCapabilities

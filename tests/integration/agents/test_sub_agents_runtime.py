@@ -18,7 +18,6 @@ import pytest
 
 from openwork_chat_state import MessageKind
 from openwork_chat_state.messages import Role, TextBlock, ToolResultBlock
-from openwork_core.agent import EXPLORER_AGENT_PROMPT
 from openwork_core.agents import (
     AGENT_TOOL_NAMES,
     LIVE_INTERRUPTED_BODY,
@@ -29,14 +28,15 @@ from openwork_core.agents import (
     render_agent_message,
     sub_agent_prompt_rules,
 )
+from openwork_core.agents.definitions import EXPLORER_AGENT_PROMPT
 from openwork_core.daemon.errors import response_for
 from openwork_core.models.adapters.scripted import ScriptedModel, ScriptedResponse, scripted_events
 from openwork_core.models.port import ModelEvent, ModelRequest
 from openwork_core.session.input import TextInput
+from openwork_core.session.sub_agent_host import SubAgentModeFixed
 from openwork_core.storage import PostgresStore
 from openwork_core.storage.codec import decode_message
 from openwork_core.storage.records import TurnStatus
-from openwork_core.sub_agents import SubAgentModeFixed
 from openwork_tools import SandboxMode
 from openwork_tools.sandbox import probe_sandbox
 from tests.support.runtime import Runtime, runtime

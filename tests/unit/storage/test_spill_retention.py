@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from openwork_core.spill_retention import SPILL_RETENTION_SECONDS, sweep_spill_dirs
+from openwork_core.storage.spill_retention import SPILL_RETENTION_SECONDS, sweep_spill_dirs
 
 NOW = 2_000_000_000.0
 

@@ -15,7 +15,6 @@ import structlog
 
 from openwork_chat_state.item import MessageKind
 from openwork_chat_state.messages import user_text
-from openwork_core.agent import EXPLORER_AGENT
 from openwork_core.agents import (
     AgentControl,
     AgentError,
@@ -38,6 +37,7 @@ from openwork_core.agents import (
     fit_for_delivery,
     terminal_agent_message,
 )
+from openwork_core.agents.definitions import EXPLORER_AGENT
 from openwork_core.session.errors import ActorStopped, Busy, SessionError, TurnNotActive
 from openwork_core.session.input import InputMessage, PreparedTurnInput
 from openwork_core.session.outcome import Cancelled, Completed, Failed, TurnOutcome

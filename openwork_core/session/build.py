@@ -10,7 +10,7 @@ from pathlib import Path
 import structlog
 
 from openwork_chat_state import ChatStateActor, ChatStateError
-from openwork_core.agent import AGENTS
+from openwork_core.agents.definitions import AGENTS
 from openwork_core.context.engine import ContextEngine
 from openwork_core.context.world_state import WorldStateSources
 from openwork_core.session.actor import SessionActor, SessionHandle
@@ -18,6 +18,7 @@ from openwork_core.session.compaction import SummarySettings, load_conversation_
 from openwork_core.session.outcome import TurnOutcome
 from openwork_core.session.runner import SessionServices, WorldStateTracker
 from openwork_core.session.runner.history import CompactionHistory
+from openwork_core.session.sub_agent_host import SubAgentHost
 from openwork_core.session.toolset import TurnToolset, control_surface
 from openwork_core.session.trace import TraceRecorder
 from openwork_core.session.updates import GlobalUpdates, UpdateHub
@@ -26,7 +27,6 @@ from openwork_core.storage.postgres.agents import AgentStore
 from openwork_core.storage.postgres.compactions import CompactionStore
 from openwork_core.storage.postgres.plans import PlanStore
 from openwork_core.storage.records import SessionRecord
-from openwork_core.sub_agents import SubAgentHost
 from openwork_tools import SandboxStatus, ToolRegistry, ToolSessionContext, ToolsetConfig
 
 log = structlog.get_logger(__name__)
