@@ -7,6 +7,8 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
+
 from openwork_chat_state.item import MessageKind
 from openwork_chat_state.messages import Role, user_text
 from openwork_core.models.adapters.scripted import ScriptedModel, ScriptedResponse
@@ -92,17 +94,10 @@ async def test_a_second_turn_while_one_runs_is_busy_and_a_stopped_actor_answers_
     async with memory_session(model, workspace) as session:
         await session.handle.start_turn(_spec(session, "turn-1", "first"))
         await model.wait_for_requests(1, timeout=10)
-        try:
+        with pytest.raises(Busy) as busy:
             await session.handle.start_turn(_spec(session, "turn-2", "second"))
-        except Busy as busy:
-            assert busy.turn_id == "turn-1"
-        else:
-            raise AssertionError("a second turn was accepted while one runs")
+        assert busy.value.turn_id == "turn-1"
         await session.handle.shutdown()
         assert session.storage.turns["turn-1"].status is TurnStatus.CANCELLED
-        try:
+        with pytest.raises(ActorStopped):
             await session.handle.snapshot()
-        except ActorStopped:
-            pass
-        else:
-            raise AssertionError("a stopped actor answered")
