@@ -36,6 +36,7 @@ from openwork_core.session.sub_agent_host import SubAgentModeFixed
 from openwork_core.session.trace import TraceRecorder
 from openwork_core.session.turn_views import TurnView, read_turn_view
 from openwork_core.session.updates import GlobalUpdates, Replay, Subscription
+from openwork_core.session.workspace import workspace_refusal
 from openwork_core.skills.enablement import SkillEnablement
 from openwork_core.skills.selection import select_skills, skill_snapshot_text
 from openwork_core.storage import PostgresStore
@@ -174,6 +175,9 @@ class OpenWorkCore:
         path = Path(workspace)
         if not path.is_absolute() or not await asyncio.to_thread(path.is_dir):
             raise InvalidWorkspace(f"workspace is not an existing absolute directory: {workspace}")
+        refusal = workspace_refusal(await asyncio.to_thread(path.resolve), self._home.resolve())
+        if refusal is not None:
+            raise InvalidWorkspace(refusal)
         if agent not in AGENTS:
             raise UnknownAgent(f"unknown agent: {agent}")
         return await self._store.create_session(

@@ -86,6 +86,7 @@ async def build_session_handle(
         sandbox=deps.sandbox,
         spill_dir=spill_dir,
         protected_roots=tuple(p for p in (deps.home, deps.skill_root) if p is not None),
+        secret_dirs=(deps.home,),
     )
     toolset = TurnToolset.new(
         deps.registry.finalize(ToolsetConfig(agent.tool_ids), tool_session),
