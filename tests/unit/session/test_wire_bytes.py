@@ -1,0 +1,284 @@
+"""The bytes of session updates and snapshots on the wire (session-runtime.md §7, §8; daemon-api.md
+§2, §4): the SSE ``data`` of each update type, the ``permission_requested`` card and the snapshot of
+``GET /v1/sessions/{sid}`` are pinned byte for byte, so renaming domain attributes cannot change
+what a client reads."""
+
+from __future__ import annotations
+
+import orjson
+
+from openwork_core.session.approval import ApprovalCard, CardDanger, CardPath, PathTier
+from openwork_core.session.approval import PermissionRequest as Card
+from openwork_core.session.snapshot import (
+    IdleRuntime,
+    RunningRuntime,
+    SandboxView,
+    SessionSnapshot,
+    TerminalRuntime,
+)
+from openwork_core.session.updates import (
+    ContextUpdated,
+    DraftCleared,
+    LiveToolCall,
+    PermissionRequested,
+    PermissionResolved,
+    PhaseChanged,
+    PlanUpdated,
+    ReasoningDeltaUpdate,
+    Resync,
+    SessionPhase,
+    SessionUpdate,
+    SessionUpdateEnvelope,
+    TextDeltaUpdate,
+    ToolCallFinished,
+    ToolCallProgress,
+    ToolCallStarted,
+    ToolProgress,
+    TurnFinished,
+    TurnStarted,
+)
+from openwork_tools import Access, GrantScope, SandboxMode
+
+wire_json = orjson.dumps  # the serializer the daemon uses today (sse.py, app.py)
+
+
+def _envelope(update: SessionUpdate, turn_id: str | None = "turn_1") -> bytes:
+    return wire_json(
+        SessionUpdateEnvelope(
+            sessionId="ses_1", turnId=turn_id, sequence=7, occurredAtMs=1700, update=update
+        )
+    )
+
+
+def _head(turn: str = '"turn_1"') -> str:
+    return f'{{"version":7,"sessionId":"ses_1","turnId":{turn},"sequence":7,"occurredAtMs":1700,'
+
+
+def test_turn_and_text_updates_keep_their_camel_case_bytes() -> None:
+    """§7: turn_started, phase_changed, deltas and draft_cleared as the protocol spells them."""
+    assert (
+        _envelope(TurnStarted(clientRequestId="req_1"))
+        == (_head() + '"update":{"type":"turn_started","clientRequestId":"req_1"}}').encode()
+    )
+    assert (
+        _envelope(PhaseChanged(phase=SessionPhase.RUNNING_MODEL))
+        == (_head() + '"update":{"type":"phase_changed","phase":"running_model"}}').encode()
+    )
+    assert (
+        _envelope(TextDeltaUpdate(delta="hé"))
+        == (_head() + '"update":{"type":"text_delta","delta":"hé"}}').encode()
+    )
+    assert (
+        _envelope(ReasoningDeltaUpdate(delta="r"))
+        == (_head() + '"update":{"type":"reasoning_delta","delta":"r"}}').encode()
+    )
+    assert _envelope(DraftCleared()) == (_head() + '"update":{"type":"draft_cleared"}}').encode()
+    assert (
+        _envelope(Resync(), turn_id=None)
+        == (_head("null") + '"update":{"type":"resync"}}').encode()
+    )
+
+
+def test_tool_call_updates_keep_their_camel_case_bytes() -> None:
+    """§7: tool_call_started / _progress / _finished with camelCase ids and flags."""
+    call = LiveToolCall(
+        toolCallId="tc_1",
+        providerCallId="call_9",
+        name="read",
+        input={"path": "a"},
+        status="running",
+    )
+    assert (
+        _envelope(ToolCallStarted(toolCall=call))
+        == (
+            _head() + '"update":{"type":"tool_call_started","toolCall":{"toolCallId":"tc_1",'
+            '"providerCallId":"call_9","name":"read","input":{"path":"a"},"status":"running",'
+            '"output":null,"isError":null,"artifacts":null}}}'
+        ).encode()
+    )
+    progress = ToolCallProgress(toolCallId="tc_1", progress=ToolProgress(kind="stdout", chunk="x"))
+    assert (
+        _envelope(progress)
+        == (
+            _head() + '"update":{"type":"tool_call_progress","toolCallId":"tc_1",'
+            '"progress":{"kind":"stdout","chunk":"x","message":null}}}'
+        ).encode()
+    )
+    finished = ToolCallFinished(
+        toolCallId="tc_1",
+        providerCallId="call_9",
+        toolName="read",
+        status="succeeded",
+        output="ok",
+        isError=False,
+        artifacts=[{"kind": "file_change", "changeId": "c1"}],
+    )
+    assert (
+        _envelope(finished)
+        == (
+            _head() + '"update":{"type":"tool_call_finished","toolCallId":"tc_1",'
+            '"providerCallId":"call_9","toolName":"read","status":"succeeded","output":"ok",'
+            '"isError":false,"artifacts":[{"kind":"file_change","changeId":"c1"}]}}'
+        ).encode()
+    )
+
+
+def test_permission_plan_and_context_updates_keep_their_camel_case_bytes() -> None:
+    """§7 and permissions-sandbox.md §5: the card, the answer, the plan and the budget."""
+    card = ApprovalCard(
+        mode=SandboxMode.AUTO,
+        command="rm -rf x",
+        justification="clean",
+        paths=(
+            CardPath(
+                path="/w/x",
+                access=Access.WRITE,
+                scope=GrantScope.SUBTREE,
+                tier=PathTier.NORMAL,
+                inWorkspace=True,
+            ),
+        ),
+        danger=CardDanger(key="rm_recursive", start=0, end=6),
+        previousDenial="no",
+    )
+    request = Card(
+        sessionId="ses_1",
+        turnId="turn_1",
+        toolCallId="tc_1",
+        providerCallId="call_9",
+        toolName="bash",
+        card=card,
+    )
+    assert (
+        _envelope(PermissionRequested(request=request.to_json()))
+        == (
+            _head() + '"update":{"type":"permission_requested","request":{"sessionId":"ses_1",'
+            '"turnId":"turn_1","toolCallId":"tc_1","providerCallId":"call_9","toolName":"bash",'
+            '"card":{"mode":"auto","command":"rm -rf x","justification":"clean","paths":[{"path":'
+            '"/w/x","access":"write","scope":"subtree","tier":"normal","inWorkspace":true}],'
+            '"danger":{"key":"rm_recursive","start":0,"end":6},"previousDenial":"no"}}}}'
+        ).encode()
+    )
+    assert (
+        _envelope(PermissionResolved(toolCallId="tc_1", decision="deny"))
+        == (
+            _head()
+            + '"update":{"type":"permission_resolved","toolCallId":"tc_1","decision":"deny"}}'
+        ).encode()
+    )
+    plan = PlanUpdated(
+        explanation=None,
+        plan=[{"step": "a", "status": "pending"}],
+        updatedAt="2026-01-01T00:00:00+00:00",
+    )
+    assert (
+        _envelope(plan)
+        == (
+            _head() + '"update":{"type":"plan_updated","explanation":null,'
+            '"plan":[{"step":"a","status":"pending"}],"updatedAt":"2026-01-01T00:00:00+00:00"}}'
+        ).encode()
+    )
+    context = ContextUpdated(
+        systemContextTokens=1,
+        conversationTokens=2,
+        toolSurfaceTokens=3,
+        estimatedInputTokens=6,
+        reservedOutputTokens=4,
+        autoCompactPercent=90.0,
+    )
+    assert (
+        _envelope(context)
+        == (
+            _head() + '"update":{"type":"context_updated","systemContextTokens":1,'
+            '"conversationTokens":2,"toolSurfaceTokens":3,"estimatedInputTokens":6,'
+            '"reservedOutputTokens":4,"autoCompactPercent":90.0}}'
+        ).encode()
+    )
+
+
+def test_turn_finished_outcomes_keep_their_bytes() -> None:
+    """session-runtime.md §3: completed carries finalText, failed its code and message."""
+    assert (
+        _envelope(TurnFinished(outcome={"status": "completed", "finalText": "done"}))
+        == (
+            _head() + '"update":{"type":"turn_finished","outcome":{"status":"completed",'
+            '"finalText":"done"}}}'
+        ).encode()
+    )
+    failed = {"status": "failed", "code": "model_error", "message": "boom"}
+    assert (
+        _envelope(TurnFinished(outcome=failed))
+        == (
+            _head() + '"update":{"type":"turn_finished","outcome":{"status":"failed",'
+            '"code":"model_error","message":"boom"}}}'
+        ).encode()
+    )
+    assert (
+        _envelope(TurnFinished(outcome={"status": "cancelled"}))
+        == (
+            _head() + '"update":{"type":"turn_finished","outcome":{"status":"cancelled"}}}'
+        ).encode()
+    )
+
+
+def test_snapshots_keep_their_camel_case_bytes() -> None:
+    """§8: idle, running (draft, tool calls, pending card, plan) and terminal runtimes."""
+
+    def snapshot(runtime: IdleRuntime | RunningRuntime | TerminalRuntime) -> bytes:
+        return wire_json(
+            SessionSnapshot(
+                sessionId="ses_1",
+                lastUpdateSequence=3,
+                permissionMode=SandboxMode.ACCEPT_EDITS,
+                sandbox=SandboxView(state="unavailable", reason="no bwrap"),
+                runtime=runtime,
+            )
+        )
+
+    head = (
+        '{"version":7,"sessionId":"ses_1","lastUpdateSequence":3,"permissionMode":'
+        '"accept_edits","sandbox":{"state":"unavailable","reason":"no bwrap"},"runtime":'
+    )
+    assert snapshot(IdleRuntime()) == (head + '{"state":"idle"}}').encode()
+    running = RunningRuntime(
+        turnId="turn_1",
+        clientRequestId="req_1",
+        phase=SessionPhase.RUNNING_TOOLS,
+        draftText="d",
+        draftReasoning="r",
+        toolCalls=[
+            LiveToolCall(
+                toolCallId="tc_1",
+                providerCallId="call_9",
+                name="bash",
+                input={},
+                status="succeeded",
+                output="o",
+                isError=False,
+            )
+        ],
+        pendingPermission={"toolCallId": "tc_1"},
+        plan={"explanation": "e", "steps": [], "updatedAt": "t"},
+    )
+    assert (
+        snapshot(running)
+        == (
+            head + '{"state":"running","turnId":"turn_1","clientRequestId":"req_1","phase":'
+            '"running_tools","draftText":"d","draftReasoning":"r","toolCalls":[{"toolCallId":'
+            '"tc_1","providerCallId":"call_9","name":"bash","input":{},"status":"succeeded",'
+            '"output":"o","isError":false,"artifacts":null}],"pendingPermission":{"toolCallId":'
+            '"tc_1"},"plan":{"explanation":"e","steps":[],"updatedAt":"t"}}}'
+        ).encode()
+    )
+    terminal = TerminalRuntime(
+        turnId="turn_1",
+        clientRequestId="req_1",
+        outcome={"status": "failed", "code": "doom_loop", "message": "again"},
+    )
+    assert (
+        snapshot(terminal)
+        == (
+            head + '{"state":"terminal","turnId":"turn_1","clientRequestId":"req_1","outcome":'
+            '{"status":"failed","code":"doom_loop","message":"again"},"plan":null}}'
+        ).encode()
+    )
