@@ -51,6 +51,7 @@ from openwork_core.session.compaction import CompactionError
 from openwork_core.session.errors import SessionError, TurnNotActive
 from openwork_core.session.file_changes import UnknownFileChange
 from openwork_core.session.input import SkillInput, TextInput, UserInput
+from openwork_core.session.wire import wire_json
 from openwork_core.skills.enablement import InvalidSkillName, SkillListing
 from openwork_core.skills.selection import SkillSelectionError
 from openwork_core.storage import StorageError
@@ -241,7 +242,7 @@ def create_app(
         record = await core.get_session(sid)
         snapshot = await core.snapshot(sid)
         body = _session_body(record).model_dump(mode="json")
-        body["snapshot"] = orjson.loads(orjson.dumps(snapshot))
+        body["snapshot"] = orjson.loads(wire_json(snapshot))
         return JsonBytes(body)
 
     @app.post("/v1/sessions/{sid}/turns", status_code=202, response_model=TurnAcceptedBody)

@@ -83,15 +83,15 @@ class TurnPlan:
 
     def snapshot(self) -> TurnPlanSnapshot:
         return TurnPlanSnapshot(
-            explanation=self.explanation, steps=self.steps, updatedAt=self.updated_at
+            explanation=self.explanation, steps=self.steps, updated_at=self.updated_at
         )
 
     def record(self) -> TurnPlanRecord:
         return TurnPlanRecord(
-            turnId=self.turn_id,
+            turn_id=self.turn_id,
             explanation=self.explanation,
             steps=self.steps,
-            updatedAt=self.updated_at,
+            updated_at=self.updated_at,
         )
 
     @property
@@ -108,17 +108,17 @@ class TurnPlanSnapshot:
 
     explanation: str | None
     steps: tuple[PlanStep, ...]
-    updatedAt: datetime
+    updated_at: datetime
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TurnPlanRecord:
     """``TurnPlanRecord{turnId, explanation, steps, updatedAt}`` of ``LoadedSession.plans``."""
 
-    turnId: str
+    turn_id: str
     explanation: str | None
     steps: tuple[PlanStep, ...]
-    updatedAt: datetime
+    updated_at: datetime
 
 
 def unfinished_step_count(plan: TurnPlan | None) -> int | None:

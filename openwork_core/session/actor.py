@@ -40,7 +40,6 @@ from openwork_core.session.runner import (
     TurnContext,
     TurnRunner,
     TurnSpec,
-    outcome_json,
 )
 from openwork_core.session.runner.compaction_step import compaction_deps
 from openwork_core.session.snapshot import (
@@ -201,7 +200,7 @@ class SessionActor:
         self._active = active
         self._accepted[spec.client_request_id] = spec.turn_id
         self._idle.clear()
-        self._emit(spec.turn_id, TurnStarted(clientRequestId=spec.client_request_id))
+        self._emit(spec.turn_id, TurnStarted(client_request_id=spec.client_request_id))
         runner = TurnRunner(
             TurnContext(
                 spec=spec,
@@ -232,7 +231,7 @@ class SessionActor:
                 )
             else:
                 outcome = task.result()
-            self._emit(active.turn_id, TurnFinished(outcome=outcome_json(outcome)))
+            self._emit(active.turn_id, TurnFinished(outcome=outcome))
             if self._active is active:
                 self._active = None
                 self._idle.set()
@@ -314,19 +313,19 @@ class SessionActor:
         runtime = self._runtime
         if isinstance(runtime, RunningRuntime):
             runtime = RunningRuntime(
-                turnId=runtime.turnId,
-                clientRequestId=runtime.clientRequestId,
+                turn_id=runtime.turn_id,
+                client_request_id=runtime.client_request_id,
                 phase=runtime.phase,
-                draftText=runtime.draftText,
-                draftReasoning=runtime.draftReasoning,
-                toolCalls=list(runtime.toolCalls),
-                pendingPermission=runtime.pendingPermission,
+                draft_text=runtime.draft_text,
+                draft_reasoning=runtime.draft_reasoning,
+                tool_calls=list(runtime.tool_calls),
+                pending_permission=runtime.pending_permission,
                 plan=runtime.plan,
             )
         return SessionSnapshot(
-            sessionId=self.session_id,
-            lastUpdateSequence=self._hub.last_sequence,
-            permissionMode=self._mode,
+            session_id=self.session_id,
+            last_update_sequence=self._hub.last_sequence,
+            permission_mode=self._mode,
             sandbox=sandbox_view(self._sandbox),
             runtime=runtime,
         )

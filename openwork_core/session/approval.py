@@ -130,7 +130,7 @@ class CardPath:
     access: Access
     scope: GrantScope
     tier: PathTier
-    inWorkspace: bool
+    in_workspace: bool
 
     def to_json(self) -> JsonObject:
         return {
@@ -138,7 +138,7 @@ class CardPath:
             "access": self.access.value,
             "scope": self.scope.value,
             "tier": self.tier.value,
-            "inWorkspace": self.inWorkspace,
+            "inWorkspace": self.in_workspace,
         }
 
 
@@ -161,7 +161,7 @@ class ApprovalCard:
     justification: str | None = None
     paths: tuple[CardPath, ...] = ()
     danger: CardDanger | None = None
-    previousDenial: str | None = None
+    previous_denial: str | None = None
 
     def to_json(self) -> JsonObject:
         """The wire shape; optional fields are omitted when absent, ``paths`` is always there."""
@@ -173,8 +173,8 @@ class ApprovalCard:
         out["paths"] = [p.to_json() for p in self.paths]
         if self.danger is not None:
             out["danger"] = self.danger.to_json()
-        if self.previousDenial is not None:
-            out["previousDenial"] = self.previousDenial
+        if self.previous_denial is not None:
+            out["previousDenial"] = self.previous_denial
         return out
 
 
@@ -182,20 +182,20 @@ class ApprovalCard:
 class PermissionRequest:
     """Carried by ``permission_requested``."""
 
-    sessionId: str
-    turnId: str
-    toolCallId: str
-    providerCallId: str
-    toolName: str
+    session_id: str
+    turn_id: str
+    tool_call_id: str
+    provider_call_id: str
+    tool_name: str
     card: ApprovalCard
 
     def to_json(self) -> JsonObject:
         return {
-            "sessionId": self.sessionId,
-            "turnId": self.turnId,
-            "toolCallId": self.toolCallId,
-            "providerCallId": self.providerCallId,
-            "toolName": self.toolName,
+            "sessionId": self.session_id,
+            "turnId": self.turn_id,
+            "toolCallId": self.tool_call_id,
+            "providerCallId": self.provider_call_id,
+            "toolName": self.tool_name,
             "card": self.card.to_json(),
         }
 
@@ -261,7 +261,7 @@ def _card_paths(grants: tuple[PathGrant, ...], classify: PathClassifier) -> tupl
                 access=grant.access,
                 scope=grant.scope,
                 tier=facts.tier,
-                inWorkspace=facts.in_workspace,
+                in_workspace=facts.in_workspace,
             )
         )
     return tuple(paths)
@@ -303,7 +303,7 @@ def authorize(
             justification=escalation.justification,
             paths=_card_paths(escalation.grants, classify),
             danger=_card_danger(danger),
-            previousDenial=previous_denial,
+            previous_denial=previous_denial,
         )
         return NeedsCard(card, escalation.grants)
     if danger is not None and mode is SandboxMode.AUTO:
@@ -313,7 +313,7 @@ def authorize(
             mode=mode,
             command=prepared.command,
             danger=_card_danger(danger),
-            previousDenial=previous_denial,
+            previous_denial=previous_denial,
         )
         return NeedsCard(card)
     return Run()

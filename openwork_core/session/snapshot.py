@@ -10,6 +10,7 @@ from typing import Literal, TypeAlias
 
 from pydantic import JsonValue
 
+from openwork_core.session.outcome import TurnOutcome
 from openwork_core.session.updates import (
     SESSION_UPDATE_VERSION,
     DraftCleared,
@@ -38,22 +39,22 @@ class IdleRuntime:
 @dataclass(slots=True, kw_only=True)
 class RunningRuntime:
     state: Literal["running"] = "running"
-    turnId: str
-    clientRequestId: str
+    turn_id: str
+    client_request_id: str
     phase: SessionPhase = SessionPhase.STARTING
-    draftText: str = ""
-    draftReasoning: str = ""
-    toolCalls: list[LiveToolCall] = field(default_factory=list)
-    pendingPermission: JsonValue = None
+    draft_text: str = ""
+    draft_reasoning: str = ""
+    tool_calls: list[LiveToolCall] = field(default_factory=list)
+    pending_permission: JsonValue = None
     plan: JsonValue = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TerminalRuntime:
     state: Literal["terminal"] = "terminal"
-    turnId: str
-    clientRequestId: str
-    outcome: JsonValue
+    turn_id: str
+    client_request_id: str
+    outcome: TurnOutcome
     plan: JsonValue = None
 
 
@@ -69,9 +70,9 @@ class SandboxView:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SessionSnapshot:
     version: int = SESSION_UPDATE_VERSION
-    sessionId: str
-    lastUpdateSequence: int
-    permissionMode: SandboxMode
+    session_id: str
+    last_update_sequence: int
+    permission_mode: SandboxMode
     sandbox: SandboxView
     runtime: Runtime
 
@@ -86,48 +87,50 @@ def fold(runtime: Runtime, envelope: SessionUpdateEnvelope) -> Runtime:
     """Apply one update to the runtime view (progress chunks are never folded)."""
     update = envelope.update
     if isinstance(update, TurnStarted):
-        return RunningRuntime(turnId=envelope.turnId or "", clientRequestId=update.clientRequestId)
+        return RunningRuntime(
+            turn_id=envelope.turn_id or "", client_request_id=update.client_request_id
+        )
     if not isinstance(runtime, RunningRuntime):
         return runtime
     match update:
         case PhaseChanged(phase=phase):
             runtime.phase = phase
         case TextDeltaUpdate(delta=delta):
-            runtime.draftText += delta
+            runtime.draft_text += delta
         case ReasoningDeltaUpdate(delta=delta):
-            runtime.draftReasoning += delta
+            runtime.draft_reasoning += delta
         case DraftCleared():
-            runtime.draftText = ""
-            runtime.draftReasoning = ""
-        case ToolCallStarted(toolCall=call):
-            runtime.toolCalls.append(call)
+            runtime.draft_text = ""
+            runtime.draft_reasoning = ""
+        case ToolCallStarted(tool_call=call):
+            runtime.tool_calls.append(call)
         case ToolCallFinished() as done:
-            runtime.toolCalls = [
+            runtime.tool_calls = [
                 replace(
                     c,
                     status=done.status,
                     output=done.output,
-                    isError=done.isError,
+                    is_error=done.is_error,
                     artifacts=done.artifacts,
                 )
-                if c.toolCallId == done.toolCallId
+                if c.tool_call_id == done.tool_call_id
                 else c
-                for c in runtime.toolCalls
+                for c in runtime.tool_calls
             ]
         case PermissionRequested(request=request):
-            runtime.pendingPermission = request
+            runtime.pending_permission = request
         case PermissionResolved():
-            runtime.pendingPermission = None
+            runtime.pending_permission = None
         case PlanUpdated() as plan:
             runtime.plan = {
                 "explanation": plan.explanation,
                 "steps": plan.plan,
-                "updatedAt": plan.updatedAt,
+                "updatedAt": plan.updated_at,
             }
         case TurnFinished(outcome=outcome):
             return TerminalRuntime(
-                turnId=runtime.turnId,
-                clientRequestId=runtime.clientRequestId,
+                turn_id=runtime.turn_id,
+                client_request_id=runtime.client_request_id,
                 outcome=outcome,
                 plan=runtime.plan,
             )

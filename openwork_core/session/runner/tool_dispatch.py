@@ -233,11 +233,11 @@ class ToolCallRunner(ToolResultWriter):
         """Show the card and wait for allow_once / deny; None when the turn was cancelled."""
         turn = self._turn
         request = PermissionRequest(
-            sessionId=turn.spec.session_id,
-            turnId=turn.spec.turn_id,
-            toolCallId=tool_call_id,
-            providerCallId=call.id,
-            toolName=call.name,
+            session_id=turn.spec.session_id,
+            turn_id=turn.spec.turn_id,
+            tool_call_id=tool_call_id,
+            provider_call_id=call.id,
+            tool_name=call.name,
             card=pending.card,
         )
         future = turn.permission.open(tool_call_id)
@@ -249,7 +249,7 @@ class ToolCallRunner(ToolResultWriter):
             return None
         finally:
             turn.permission.close()
-        turn.emit(PermissionResolved(toolCallId=tool_call_id, decision=decision.value))
+        turn.emit(PermissionResolved(tool_call_id=tool_call_id, decision=decision.value))
         turn.emit(PhaseChanged(phase=SessionPhase.RUNNING_TOOLS))
         return decision
 
@@ -279,7 +279,7 @@ class ToolCallRunner(ToolResultWriter):
         steps: list[JsonValue] = orjson.loads(steps_to_json(plan.steps))
         turn.emit(
             PlanUpdated(
-                explanation=plan.explanation, plan=steps, updatedAt=plan.updated_at.isoformat()
+                explanation=plan.explanation, plan=steps, updated_at=plan.updated_at.isoformat()
             )
         )
         self._finished_update(call, tool_call_id, block, "succeeded", ())

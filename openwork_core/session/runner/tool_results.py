@@ -48,9 +48,9 @@ class ToolResultWriter:
     def _started(self, call: ToolCallBlock, tool_call_id: str) -> None:
         self._turn.emit(
             ToolCallStarted(
-                toolCall=LiveToolCall(
-                    toolCallId=tool_call_id,
-                    providerCallId=call.id,
+                tool_call=LiveToolCall(
+                    tool_call_id=tool_call_id,
+                    provider_call_id=call.id,
                     name=call.name,
                     input=call.input,
                     status="validating",
@@ -168,12 +168,12 @@ class ToolResultWriter:
     ) -> None:
         self._turn.emit(
             ToolCallFinished(
-                toolCallId=tool_call_id,
-                providerCallId=call.id,
-                toolName=call.name,
+                tool_call_id=tool_call_id,
+                provider_call_id=call.id,
+                tool_name=call.name,
                 status=status,
                 output=_block_text(block),
-                isError=block.state is not ToolResultState.SUCCESS,
+                is_error=block.state is not ToolResultState.SUCCESS,
                 artifacts=list(artifacts) or None,
             )
         )

@@ -6,7 +6,6 @@ assistant message before any tool runs, each tool result before the next model c
 from __future__ import annotations
 
 import structlog
-from pydantic import JsonValue
 
 from openwork_chat_state import ChatStateError, ConversationItem, MessageKind
 from openwork_chat_state.messages import Message
@@ -59,20 +58,9 @@ __all__ = [
     "TurnContext",
     "TurnRunner",
     "TurnSpec",
-    "outcome_json",
 ]
 
 log = structlog.get_logger(__name__)
-
-
-def outcome_json(outcome: TurnOutcome) -> JsonValue:
-    match outcome:
-        case Completed(final_text=text):
-            return {"status": "completed", "finalText": text}
-        case Failed(code=code, message=message):
-            return {"status": "failed", "code": code.value, "message": message}
-        case Cancelled():
-            return {"status": "cancelled"}
 
 
 class _Overflow(Exception):
@@ -206,12 +194,12 @@ class TurnRunner:
         budget = prepared.budget
         self._emit(
             ContextUpdated(
-                systemContextTokens=budget.system_context_tokens,
-                conversationTokens=budget.conversation_tokens,
-                toolSurfaceTokens=budget.tool_surface_tokens,
-                estimatedInputTokens=budget.estimated_input_tokens,
-                reservedOutputTokens=budget.reserved_output_tokens,
-                autoCompactPercent=self._limits.auto_compact_percent(budget),
+                system_context_tokens=budget.system_context_tokens,
+                conversation_tokens=budget.conversation_tokens,
+                tool_surface_tokens=budget.tool_surface_tokens,
+                estimated_input_tokens=budget.estimated_input_tokens,
+                reserved_output_tokens=budget.reserved_output_tokens,
+                auto_compact_percent=self._limits.auto_compact_percent(budget),
             )
         )
         return prepared

@@ -190,10 +190,10 @@ def test_a_valid_escalation_asks_with_a_card_carrying_its_grants() -> None:
                 access=Access.WRITE,
                 scope=GrantScope.SUBTREE,
                 tier=PathTier.NORMAL,
-                inWorkspace=False,
+                in_workspace=False,
             ),
         ),
-        previousDenial="[sandbox: file access denied under accept-edits mode]",
+        previous_denial="[sandbox: file access denied under accept-edits mode]",
     )
 
 
@@ -275,11 +275,11 @@ def test_the_card_json_is_camel_case_and_omits_absent_fields() -> None:
                 access=Access.WRITE,
                 scope=GrantScope.SUBTREE,
                 tier=PathTier.NORMAL,
-                inWorkspace=False,
+                in_workspace=False,
             ),
         ),
         danger=CardDanger(key="rm_recursive_or_force", start=0, end=6),
-        previousDenial="[sandbox: file access denied under accept-edits mode]",
+        previous_denial="[sandbox: file access denied under accept-edits mode]",
     )
     assert full.to_json() == {
         "mode": "accept_edits",
@@ -304,11 +304,11 @@ def test_the_card_json_is_camel_case_and_omits_absent_fields() -> None:
 def test_the_permission_request_wraps_the_card_with_the_call_ids() -> None:
     """§5: PermissionRequest{sessionId, turnId, toolCallId, providerCallId, toolName, card}."""
     request = PermissionRequest(
-        sessionId="s1",
-        turnId="t1",
-        toolCallId="tc_1",
-        providerCallId="call_1",
-        toolName="bash",
+        session_id="s1",
+        turn_id="t1",
+        tool_call_id="tc_1",
+        provider_call_id="call_1",
+        tool_name="bash",
         card=ApprovalCard(mode=SandboxMode.AUTO, command="ls"),
     )
     assert request.to_json() == {

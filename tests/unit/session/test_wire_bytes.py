@@ -5,10 +5,9 @@ what a client reads."""
 
 from __future__ import annotations
 
-import orjson
-
 from openwork_core.session.approval import ApprovalCard, CardDanger, CardPath, PathTier
 from openwork_core.session.approval import PermissionRequest as Card
+from openwork_core.session.outcome import Cancelled, Completed, Failed, FailureCode
 from openwork_core.session.snapshot import (
     IdleRuntime,
     RunningRuntime,
@@ -37,15 +36,14 @@ from openwork_core.session.updates import (
     TurnFinished,
     TurnStarted,
 )
+from openwork_core.session.wire import wire_json
 from openwork_tools import Access, GrantScope, SandboxMode
-
-wire_json = orjson.dumps  # the serializer the daemon uses today (sse.py, app.py)
 
 
 def _envelope(update: SessionUpdate, turn_id: str | None = "turn_1") -> bytes:
     return wire_json(
         SessionUpdateEnvelope(
-            sessionId="ses_1", turnId=turn_id, sequence=7, occurredAtMs=1700, update=update
+            session_id="ses_1", turn_id=turn_id, sequence=7, occurred_at_ms=1700, update=update
         )
     )
 
@@ -57,7 +55,7 @@ def _head(turn: str = '"turn_1"') -> str:
 def test_turn_and_text_updates_keep_their_camel_case_bytes() -> None:
     """§7: turn_started, phase_changed, deltas and draft_cleared as the protocol spells them."""
     assert (
-        _envelope(TurnStarted(clientRequestId="req_1"))
+        _envelope(TurnStarted(client_request_id="req_1"))
         == (_head() + '"update":{"type":"turn_started","clientRequestId":"req_1"}}').encode()
     )
     assert (
@@ -82,21 +80,23 @@ def test_turn_and_text_updates_keep_their_camel_case_bytes() -> None:
 def test_tool_call_updates_keep_their_camel_case_bytes() -> None:
     """§7: tool_call_started / _progress / _finished with camelCase ids and flags."""
     call = LiveToolCall(
-        toolCallId="tc_1",
-        providerCallId="call_9",
+        tool_call_id="tc_1",
+        provider_call_id="call_9",
         name="read",
         input={"path": "a"},
         status="running",
     )
     assert (
-        _envelope(ToolCallStarted(toolCall=call))
+        _envelope(ToolCallStarted(tool_call=call))
         == (
             _head() + '"update":{"type":"tool_call_started","toolCall":{"toolCallId":"tc_1",'
             '"providerCallId":"call_9","name":"read","input":{"path":"a"},"status":"running",'
             '"output":null,"isError":null,"artifacts":null}}}'
         ).encode()
     )
-    progress = ToolCallProgress(toolCallId="tc_1", progress=ToolProgress(kind="stdout", chunk="x"))
+    progress = ToolCallProgress(
+        tool_call_id="tc_1", progress=ToolProgress(kind="stdout", chunk="x")
+    )
     assert (
         _envelope(progress)
         == (
@@ -105,12 +105,12 @@ def test_tool_call_updates_keep_their_camel_case_bytes() -> None:
         ).encode()
     )
     finished = ToolCallFinished(
-        toolCallId="tc_1",
-        providerCallId="call_9",
-        toolName="read",
+        tool_call_id="tc_1",
+        provider_call_id="call_9",
+        tool_name="read",
         status="succeeded",
         output="ok",
-        isError=False,
+        is_error=False,
         artifacts=[{"kind": "file_change", "changeId": "c1"}],
     )
     assert (
@@ -135,18 +135,18 @@ def test_permission_plan_and_context_updates_keep_their_camel_case_bytes() -> No
                 access=Access.WRITE,
                 scope=GrantScope.SUBTREE,
                 tier=PathTier.NORMAL,
-                inWorkspace=True,
+                in_workspace=True,
             ),
         ),
         danger=CardDanger(key="rm_recursive", start=0, end=6),
-        previousDenial="no",
+        previous_denial="no",
     )
     request = Card(
-        sessionId="ses_1",
-        turnId="turn_1",
-        toolCallId="tc_1",
-        providerCallId="call_9",
-        toolName="bash",
+        session_id="ses_1",
+        turn_id="turn_1",
+        tool_call_id="tc_1",
+        provider_call_id="call_9",
+        tool_name="bash",
         card=card,
     )
     assert (
@@ -160,7 +160,7 @@ def test_permission_plan_and_context_updates_keep_their_camel_case_bytes() -> No
         ).encode()
     )
     assert (
-        _envelope(PermissionResolved(toolCallId="tc_1", decision="deny"))
+        _envelope(PermissionResolved(tool_call_id="tc_1", decision="deny"))
         == (
             _head()
             + '"update":{"type":"permission_resolved","toolCallId":"tc_1","decision":"deny"}}'
@@ -169,7 +169,7 @@ def test_permission_plan_and_context_updates_keep_their_camel_case_bytes() -> No
     plan = PlanUpdated(
         explanation=None,
         plan=[{"step": "a", "status": "pending"}],
-        updatedAt="2026-01-01T00:00:00+00:00",
+        updated_at="2026-01-01T00:00:00+00:00",
     )
     assert (
         _envelope(plan)
@@ -179,12 +179,12 @@ def test_permission_plan_and_context_updates_keep_their_camel_case_bytes() -> No
         ).encode()
     )
     context = ContextUpdated(
-        systemContextTokens=1,
-        conversationTokens=2,
-        toolSurfaceTokens=3,
-        estimatedInputTokens=6,
-        reservedOutputTokens=4,
-        autoCompactPercent=90.0,
+        system_context_tokens=1,
+        conversation_tokens=2,
+        tool_surface_tokens=3,
+        estimated_input_tokens=6,
+        reserved_output_tokens=4,
+        auto_compact_percent=90.0,
     )
     assert (
         _envelope(context)
@@ -199,13 +199,13 @@ def test_permission_plan_and_context_updates_keep_their_camel_case_bytes() -> No
 def test_turn_finished_outcomes_keep_their_bytes() -> None:
     """session-runtime.md §3: completed carries finalText, failed its code and message."""
     assert (
-        _envelope(TurnFinished(outcome={"status": "completed", "finalText": "done"}))
+        _envelope(TurnFinished(outcome=Completed("done")))
         == (
             _head() + '"update":{"type":"turn_finished","outcome":{"status":"completed",'
             '"finalText":"done"}}}'
         ).encode()
     )
-    failed = {"status": "failed", "code": "model_error", "message": "boom"}
+    failed = Failed(FailureCode.MODEL_ERROR, "boom")
     assert (
         _envelope(TurnFinished(outcome=failed))
         == (
@@ -214,7 +214,7 @@ def test_turn_finished_outcomes_keep_their_bytes() -> None:
         ).encode()
     )
     assert (
-        _envelope(TurnFinished(outcome={"status": "cancelled"}))
+        _envelope(TurnFinished(outcome=Cancelled()))
         == (
             _head() + '"update":{"type":"turn_finished","outcome":{"status":"cancelled"}}}'
         ).encode()
@@ -227,9 +227,9 @@ def test_snapshots_keep_their_camel_case_bytes() -> None:
     def snapshot(runtime: IdleRuntime | RunningRuntime | TerminalRuntime) -> bytes:
         return wire_json(
             SessionSnapshot(
-                sessionId="ses_1",
-                lastUpdateSequence=3,
-                permissionMode=SandboxMode.ACCEPT_EDITS,
+                session_id="ses_1",
+                last_update_sequence=3,
+                permission_mode=SandboxMode.ACCEPT_EDITS,
                 sandbox=SandboxView(state="unavailable", reason="no bwrap"),
                 runtime=runtime,
             )
@@ -241,23 +241,23 @@ def test_snapshots_keep_their_camel_case_bytes() -> None:
     )
     assert snapshot(IdleRuntime()) == (head + '{"state":"idle"}}').encode()
     running = RunningRuntime(
-        turnId="turn_1",
-        clientRequestId="req_1",
+        turn_id="turn_1",
+        client_request_id="req_1",
         phase=SessionPhase.RUNNING_TOOLS,
-        draftText="d",
-        draftReasoning="r",
-        toolCalls=[
+        draft_text="d",
+        draft_reasoning="r",
+        tool_calls=[
             LiveToolCall(
-                toolCallId="tc_1",
-                providerCallId="call_9",
+                tool_call_id="tc_1",
+                provider_call_id="call_9",
                 name="bash",
                 input={},
                 status="succeeded",
                 output="o",
-                isError=False,
+                is_error=False,
             )
         ],
-        pendingPermission={"toolCallId": "tc_1"},
+        pending_permission={"toolCallId": "tc_1"},
         plan={"explanation": "e", "steps": [], "updatedAt": "t"},
     )
     assert (
@@ -271,9 +271,9 @@ def test_snapshots_keep_their_camel_case_bytes() -> None:
         ).encode()
     )
     terminal = TerminalRuntime(
-        turnId="turn_1",
-        clientRequestId="req_1",
-        outcome={"status": "failed", "code": "doom_loop", "message": "again"},
+        turn_id="turn_1",
+        client_request_id="req_1",
+        outcome=Failed(FailureCode.DOOM_LOOP, "again"),
     )
     assert (
         snapshot(terminal)
