@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Literal, TypeAlias
+from typing import Literal, TypeAlias, assert_never
 
 from openwork_chat_state.messages import Message, Role
 
@@ -77,3 +77,5 @@ class ConversationItem:
                 return True
             case SyntheticOrigin(reason=reason):
                 return reason is SyntheticReason.LAST_USER_REQUEST_REPLAY
+            case _:
+                assert_never(self.origin)

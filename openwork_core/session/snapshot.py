@@ -6,13 +6,14 @@ never used for restart recovery."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Literal, TypeAlias
+from typing import Literal, TypeAlias, assert_never
 
 from pydantic import JsonValue
 
 from openwork_core.session.outcome import TurnOutcome
 from openwork_core.session.updates import (
     SESSION_UPDATE_VERSION,
+    ContextUpdated,
     DraftCleared,
     LiveToolCall,
     PermissionRequested,
@@ -20,10 +21,12 @@ from openwork_core.session.updates import (
     PhaseChanged,
     PlanUpdated,
     ReasoningDeltaUpdate,
+    Resync,
     SessionPhase,
     SessionUpdateEnvelope,
     TextDeltaUpdate,
     ToolCallFinished,
+    ToolCallProgress,
     ToolCallStarted,
     TurnFinished,
     TurnStarted,
@@ -134,6 +137,8 @@ def fold(runtime: Runtime, envelope: SessionUpdateEnvelope) -> Runtime:
                 outcome=outcome,
                 plan=runtime.plan,
             )
-        case _:
+        case ToolCallProgress() | ContextUpdated() | Resync():
             pass
+        case _:
+            assert_never(update)
     return runtime

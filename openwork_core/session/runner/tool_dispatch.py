@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import time
 from datetime import UTC, datetime
+from typing import assert_never
 
 import orjson
 from pydantic import JsonValue
@@ -170,6 +171,8 @@ class ToolCallRunner(ToolResultWriter):
                 return result.terminal
             case Registered(name=name):
                 return await self._registered(call, name, tool_call_id, span)
+            case _:
+                assert_never(resolved)
 
     async def _registered(
         self, call: ToolCallBlock, name: str, tool_call_id: str, span: str

@@ -5,6 +5,8 @@ assistant message before any tool runs, each tool result before the next model c
 
 from __future__ import annotations
 
+from typing import assert_never
+
 import structlog
 
 from openwork_chat_state import ChatStateError, ConversationItem, MessageKind
@@ -341,6 +343,8 @@ class TurnRunner:
                 status, code, message = TurnStatus.FAILED, failure.value, text
             case Cancelled():
                 status, code, message = TurnStatus.CANCELLED, None, None
+            case _:
+                assert_never(outcome)
         try:
             await self._services.store.finish_turn(
                 self._spec.turn_id,
