@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +19,7 @@ from openwork_core.context.builder import SystemContextBuilder
 from openwork_core.context.engine import ContextEngine
 from openwork_core.context.inspection import ContextInspection, build_context_inspection
 from openwork_core.context.limits import ModelContextLimits
+from openwork_core.ids import new_session_id, new_turn_id
 from openwork_core.models.capabilities import ModelCapabilities
 from openwork_core.models.port import ModelPort
 from openwork_core.session.actor import SessionHandle, TurnAccepted
@@ -157,7 +157,7 @@ class OpenWorkCore:
         if agent not in AGENTS:
             raise UnknownAgent(f"unknown agent: {agent}")
         return await self.store.create_session(
-            session_id=f"ses_{uuid.uuid4().hex}",
+            session_id=new_session_id(),
             working_directory=str(await asyncio.to_thread(path.resolve)),
             agent=agent,
             provider_id=provider,
@@ -268,7 +268,7 @@ class OpenWorkCore:
             await (await self.agent_host(session_id)).reconcile(handle)
         spec = TurnSpec(
             session_id=session_id,
-            turn_id=f"turn_{uuid.uuid4().hex}",
+            turn_id=new_turn_id(),
             client_request_id=client_request_id,
             input=prepared,
             model=model,

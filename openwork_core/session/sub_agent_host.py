@@ -7,7 +7,6 @@ shutting down, control tools answer ``agent_host_unavailable``."""
 
 from __future__ import annotations
 
-import uuid
 import weakref
 from typing import TYPE_CHECKING, assert_never
 
@@ -38,6 +37,7 @@ from openwork_core.agents import (
     terminal_agent_message,
 )
 from openwork_core.agents.definitions import EXPLORER_AGENT
+from openwork_core.ids import new_agent_request_id, new_turn_id
 from openwork_core.session.errors import ActorStopped, Busy, SessionError, TurnNotActive
 from openwork_core.session.input import InputMessage, PreparedTurnInput
 from openwork_core.session.outcome import Cancelled, Completed, Failed, TurnOutcome
@@ -215,8 +215,8 @@ class SubAgentHost:
         model = await core.resolve_model(record)
         spec = TurnSpec(
             session_id=record.id,
-            turn_id=f"turn_{uuid.uuid4().hex}",
-            client_request_id=f"agent_{uuid.uuid4().hex}",
+            turn_id=new_turn_id(),
+            client_request_id=new_agent_request_id(),
             input=PreparedTurnInput(
                 messages=(InputMessage(message=user_text(message), kind=MessageKind.NORMAL),)
             ),

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -15,6 +14,7 @@ import asyncpg
 import structlog
 from pydantic import JsonValue
 
+from openwork_core.ids import new_span_id
 from openwork_core.storage.postgres import traces
 
 log = structlog.get_logger(__name__)
@@ -93,7 +93,7 @@ class TraceRecorder:
         provider_call_id: str | None = None,
         requested_tool_name: str | None = None,
     ) -> str:
-        span_id = f"span_{uuid.uuid4().hex}"
+        span_id = new_span_id()
         started_at = _now()
 
         async def write(pool: asyncpg.Pool) -> None:

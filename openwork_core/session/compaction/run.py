@@ -16,7 +16,6 @@ usage, re-derives the runtime state, and hides the abandoned tail without deleti
 from __future__ import annotations
 
 import time
-import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -30,6 +29,7 @@ from openwork_chat_state.messages import Message
 from openwork_chat_state.view import ConversationContextView
 from openwork_core.context.builder import ResolvedSystemContext
 from openwork_core.context.engine import ContextEngine
+from openwork_core.ids import new_compaction_id
 from openwork_core.models.capabilities import ModelCapabilities
 from openwork_core.models.port import ModelPort
 from openwork_core.plan import TurnPlan
@@ -214,7 +214,7 @@ async def run_compaction(
         raise ValueError("a rewind goes through rewind(), not run_compaction()")
     if (kind is not CompactionKind.MANUAL) != (trigger_turn_id is not None):
         raise ValueError("threshold and overflow compactions, and only they, name a trigger turn")
-    compaction_id = str(uuid.uuid4())
+    compaction_id = new_compaction_id()
     laps = _Laps()
     with _step("read projection"):
         view = await deps.chat.context_view()
@@ -321,7 +321,7 @@ async def rewind(
     checkpoint = await _write(
         deps,
         NewCheckpoint(
-            id=str(uuid.uuid4()),
+            id=new_compaction_id(),
             session_id=deps.session_id,
             kind=CompactionKind.REWIND,
             source_message_count=target.source_message_count,

@@ -20,6 +20,7 @@ from openwork_chat_state.messages import (
     ToolResultState,
 )
 from openwork_core.agents import AgentToolName
+from openwork_core.ids import new_message_id, new_tool_call_id
 from openwork_core.plan import PlanError, TurnPlan, read_update_plan
 from openwork_core.plan.model import steps_to_json
 from openwork_core.plan.tool import PLAN_UPDATED_TEXT
@@ -45,7 +46,7 @@ from openwork_core.session.outcome import (
 from openwork_core.session.runner.agent_tools import AgentToolRunner
 from openwork_core.session.runner.cancellation import until_cancelled
 from openwork_core.session.runner.context import TurnContext
-from openwork_core.session.runner.guards import in_chat_state, new_id, persisted
+from openwork_core.session.runner.guards import in_chat_state, persisted
 from openwork_core.session.runner.tool_results import ToolResultWriter, control_attrs
 from openwork_core.session.runner.tool_step import (
     DoomLoopCounter,
@@ -113,7 +114,7 @@ class ToolCallRunner(ToolResultWriter):
         terminal: TurnOutcome | None = None
         for call in calls:
             if terminal is not None:
-                await self._terminated(call, new_id("tc"), start=True)
+                await self._terminated(call, new_tool_call_id(), start=True)
                 continue
             terminal = await self._run(call)
         return terminal
@@ -121,7 +122,7 @@ class ToolCallRunner(ToolResultWriter):
     # -- one call ----------------------------------------------------------------------------
     async def _run(self, call: ToolCallBlock) -> TurnOutcome | None:
         turn = self._turn
-        tool_call_id = new_id("tc")
+        tool_call_id = new_tool_call_id()
         self._started(call, tool_call_id)
         span = turn.services.trace.open_span(
             kind="tool_call",
@@ -269,7 +270,7 @@ class ToolCallRunner(ToolResultWriter):
             return None
         block = text_result(call, PLAN_UPDATED_TEXT, ToolResultState.SUCCESS)
         row = new_message(
-            new_id("msg"), Message(role=Role.TOOL, content=(block,)), MessageKind.NORMAL
+            new_message_id(), Message(role=Role.TOOL, content=(block,)), MessageKind.NORMAL
         )
         stored = await persisted(
             turn.services.plans.commit_plan_update(

@@ -14,8 +14,9 @@ from openwork_chat_state.messages import (
     ToolResultBlock,
     ToolResultState,
 )
+from openwork_core.ids import new_message_id
 from openwork_core.session.runner.context import TurnContext
-from openwork_core.session.runner.guards import in_chat_state, new_id, persisted
+from openwork_core.session.runner.guards import in_chat_state, persisted
 from openwork_core.session.runner.tool_step import TERMINATED_TEXT, text_result
 from openwork_core.session.trace import SpanFinish
 from openwork_core.session.updates import LiveToolCall, ToolCallFinished, ToolCallStarted
@@ -150,7 +151,7 @@ class ToolResultWriter:
         """DB → Chat State → tool_call_finished (session-runtime.md §5 step 9)."""
         turn = self._turn
         message = Message(role=Role.TOOL, content=(block,))
-        row = new_message(new_id("msg"), message, MessageKind.NORMAL, artifacts)
+        row = new_message(new_message_id(), message, MessageKind.NORMAL, artifacts)
         (stored,) = await persisted(
             turn.services.store.append_messages(turn.spec.session_id, turn.spec.turn_id, (row,)),
             "a tool result",

@@ -15,6 +15,7 @@ from openwork_core.context.builder import ResolvedSystemContext, SystemContextBu
 from openwork_core.context.engine import PreparedModelCall
 from openwork_core.context.errors import ContextAssemblyError
 from openwork_core.context.limits import ModelContextLimits
+from openwork_core.ids import new_message_id
 from openwork_core.models.port import ModelCallOptions, ModelError
 from openwork_core.plan import unfinished_step_count
 from openwork_core.session.compaction import overflow_due, threshold_due
@@ -35,7 +36,7 @@ from openwork_core.session.runner.context import (
     TurnContext,
     TurnSpec,
 )
-from openwork_core.session.runner.guards import in_chat_state, new_id, persisted
+from openwork_core.session.runner.guards import in_chat_state, persisted
 from openwork_core.session.runner.model_step import (
     ModelProtocolViolation,
     assistant_message,
@@ -142,7 +143,7 @@ class TurnRunner:
 
     async def _persist_turn_start(self) -> None:
         spec = self._spec
-        rows = [new_message(new_id("msg"), m.message, m.kind) for m in spec.input.messages]
+        rows = [new_message(new_message_id(), m.message, m.kind) for m in spec.input.messages]
         try:
             _, stored = await self._services.store.start_turn(
                 session_id=spec.session_id,
@@ -291,7 +292,7 @@ class TurnRunner:
         response = streamed.response
         message = assistant_message(response)
         usage = response.usage
-        row = new_message(new_id("msg"), message, MessageKind.NORMAL)
+        row = new_message(new_message_id(), message, MessageKind.NORMAL)
         stored = await persisted(
             services.store.append_assistant(
                 spec.session_id,

@@ -3,7 +3,6 @@ storage.md §2). Row functions take a ``Conn``; ``AgentStore`` runs each in one 
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
@@ -18,6 +17,7 @@ from openwork_core.agents.reconcile import (
     TurnlessChild,
     plan_reconciliation,
 )
+from openwork_core.ids import new_session_id
 from openwork_core.storage.codec import content_text, encode_content
 from openwork_core.storage.errors import RecordNotFound, StorageError
 from openwork_core.storage.postgres import sessions as session_rows
@@ -243,7 +243,7 @@ class AgentStore:
         async with self._pool.acquire() as conn, conn.transaction():
             child = await insert_child_session(
                 conn,
-                session_id=session_id or f"ses_{uuid.uuid4().hex}",
+                session_id=session_id or new_session_id(),
                 parent_session_id=parent_session_id,
                 task_name=task_name,
                 agent_role=agent_role,
