@@ -19,7 +19,15 @@ from openwork_core.context.builder import SystemContextBuilder
 from openwork_core.context.engine import ContextEngine
 from openwork_core.context.inspection import ContextInspection, build_context_inspection
 from openwork_core.context.limits import ModelContextLimits
-from openwork_core.ids import new_session_id, new_turn_id
+from openwork_core.ids import (
+    ClientRequestId,
+    CompactionId,
+    SessionId,
+    ToolCallId,
+    TurnId,
+    new_session_id,
+    new_turn_id,
+)
 from openwork_core.models.capabilities import ModelCapabilities
 from openwork_core.models.port import ModelPort
 from openwork_core.session.actor import SessionHandle, TurnAccepted
@@ -103,8 +111,8 @@ class OpenWorkCore:
         self.global_updates = GlobalUpdates()
         self._model_ports = model_ports
         self._ports: dict[ProviderRecord, ModelPort] = {}
-        self._handles: dict[str, SessionHandle] = {}
-        self._load_locks: dict[str, asyncio.Lock] = {}
+        self._handles: dict[SessionId, SessionHandle] = {}
+        self._load_locks: dict[SessionId, asyncio.Lock] = {}
         self._engine = ContextEngine()
         self._registry = builtin_registry()
         self._closing = False
@@ -165,13 +173,13 @@ class OpenWorkCore:
             sandbox_mode=permission_mode,
         )
 
-    async def get_session(self, session_id: str) -> SessionRecord:
+    async def get_session(self, session_id: SessionId) -> SessionRecord:
         return await self.store.get_session(session_id)
 
     async def list_sessions(self) -> list[SessionRecord]:
         return await self.store.list_sessions()
 
-    async def handle(self, session_id: str) -> SessionHandle:
+    async def handle(self, session_id: SessionId) -> SessionHandle:
         """The session's live handle, loading it from the database on first use."""
         existing = self._handles.get(session_id)
         if existing is not None and not existing.reload_required:
@@ -187,17 +195,17 @@ class OpenWorkCore:
             self._handles[session_id] = handle
             return handle
 
-    def loaded_handle(self, session_id: str) -> SessionHandle | None:
+    def loaded_handle(self, session_id: SessionId) -> SessionHandle | None:
         """The session's live handle when it is loaded; never loads it."""
         return self._handles.get(session_id)
 
-    async def close_session(self, session_id: str) -> None:
+    async def close_session(self, session_id: SessionId) -> None:
         """Stop a loaded session's actor (a deleted sub-agent); unknown ids are ignored."""
         handle = self._handles.pop(session_id, None)
         if handle is not None:
             await handle.shutdown()
 
-    async def agent_host(self, root_session_id: str) -> SubAgentHost:
+    async def agent_host(self, root_session_id: SessionId) -> SubAgentHost:
         """The root's sub-agent host; its ``AgentControl`` is restored from the child rows the
         first time (multi-agent.md §2: no child started, no slot taken)."""
         host = self._agent_hosts.get(root_session_id)
@@ -209,7 +217,7 @@ class OpenWorkCore:
                 self._agent_hosts[root_session_id] = host
         return host
 
-    async def _load(self, session_id: str) -> SessionHandle:
+    async def _load(self, session_id: SessionId) -> SessionHandle:
         """``build_session_handle`` (multi-agent.md §1): roots and children alike."""
         record = await self.store.get_session(session_id)
         host = await self.agent_host(record.parent_session_id or record.id)
@@ -233,9 +241,9 @@ class OpenWorkCore:
     # -- turns -------------------------------------------------------------------------------
     async def start_turn(
         self,
-        session_id: str,
+        session_id: SessionId,
         *,
-        client_request_id: str,
+        client_request_id: ClientRequestId,
         inputs: Sequence[UserInput],
         disabled_skill_names: Sequence[str] = (),
     ) -> TurnAccepted:
@@ -302,23 +310,27 @@ class OpenWorkCore:
             self._ports[provider] = port
         return ResolvedModel(provider=provider, model=model, capabilities=capabilities, port=port)
 
-    async def turn_view(self, session_id: str, turn_id: str) -> TurnView:
+    async def turn_view(self, session_id: SessionId, turn_id: TurnId) -> TurnView:
         """A turn exists from acceptance: running before the runner has written its row."""
         return await read_turn_view(self.store, self._handles.get(session_id), session_id, turn_id)
 
-    async def cancel_turn(self, session_id: str, turn_id: str) -> None:
+    async def cancel_turn(self, session_id: SessionId, turn_id: TurnId) -> None:
         await self.store.get_session(session_id)
         handle = await self.handle(session_id)
         await handle.cancel_turn(turn_id)
 
     async def resolve_permission(
-        self, session_id: str, turn_id: str, tool_call_id: str, decision: PermissionDecision
+        self,
+        session_id: SessionId,
+        turn_id: TurnId,
+        tool_call_id: ToolCallId,
+        decision: PermissionDecision,
     ) -> None:
         await self.store.get_session(session_id)
         handle = await self.handle(session_id)
         await handle.resolve_permission(turn_id, tool_call_id, decision)
 
-    async def set_permission_mode(self, session_id: str, mode: SandboxMode) -> SessionRecord:
+    async def set_permission_mode(self, session_id: SessionId, mode: SandboxMode) -> SessionRecord:
         record = await self.store.get_session(session_id)
         if record.parent_session_id is not None:
             raise SubAgentModeFixed(session_id)
@@ -326,16 +338,16 @@ class OpenWorkCore:
         await handle.set_permission_mode(mode)
         return await self.store.get_session(session_id)
 
-    async def snapshot(self, session_id: str) -> SessionSnapshot:
+    async def snapshot(self, session_id: SessionId) -> SessionSnapshot:
         return await (await self.handle(session_id)).snapshot()
 
     async def subscribe(
-        self, session_id: str, after_sequence: int | None
+        self, session_id: SessionId, after_sequence: int | None
     ) -> tuple[Replay, Subscription]:
         return await (await self.handle(session_id)).subscribe(after_sequence)
 
     async def list_messages(
-        self, session_id: str, *, after_sequence: int, limit: int
+        self, session_id: SessionId, *, after_sequence: int, limit: int
     ) -> MessagePage:
         await self.store.get_session(session_id)
         rows = await self.store.list_messages(
@@ -350,7 +362,7 @@ class OpenWorkCore:
 
     # -- file changes ----------------------------------------------------------------------------
     async def apply_file_changes(
-        self, session_id: str, change_ids: Sequence[str], direction: ChangeDirection
+        self, session_id: SessionId, change_ids: Sequence[str], direction: ChangeDirection
     ) -> tuple[FileChange, ...]:
         """Undo or reapply recorded ``file_change`` artifacts (tools.md §8); idle sessions only."""
         await self.store.get_session(session_id)
@@ -358,20 +370,25 @@ class OpenWorkCore:
         return await handle.apply_file_changes(self._file_changes, tuple(change_ids), direction)
 
     # -- compaction ----------------------------------------------------------------------------
-    async def compact(self, session_id: str) -> CompactionResult:
+    async def compact(self, session_id: SessionId) -> CompactionResult:
         """Manual compaction (compaction.md §1): idle only, no pruning."""
         record = await self.store.get_session(session_id)
         model = await self.resolve_model(record)
         return await (await self.handle(session_id)).compact(model)
 
-    async def rewind(self, session_id: str, compaction_id: str) -> CompactionResult:
+    async def rewind(self, session_id: SessionId, compaction_id: CompactionId) -> CompactionResult:
         """Install an older checkpoint's projection as a new rewind checkpoint (§8.3)."""
         record = await self.store.get_session(session_id)
         model = await self.resolve_model(record)
         return await (await self.handle(session_id)).rewind(compaction_id, model)
 
     async def read_transcript(
-        self, session_id: str, *, compaction_id: str | None, after_sequence: int, limit: int
+        self,
+        session_id: SessionId,
+        *,
+        compaction_id: CompactionId | None,
+        after_sequence: int,
+        limit: int,
     ) -> TranscriptPage:
         """The raw messages a checkpoint covers, paged (§8.4); never synthetic items."""
         await self.store.get_session(session_id)
@@ -380,7 +397,7 @@ class OpenWorkCore:
         )
 
     # -- inspection --------------------------------------------------------------------------
-    async def inspect_context_window(self, session_id: str) -> ContextInspection:
+    async def inspect_context_window(self, session_id: SessionId) -> ContextInspection:
         """The next request's regions through the same ``prepare``, without sampling World State
         and without calling a provider (context-window.md §8)."""
         record = await self.store.get_session(session_id)

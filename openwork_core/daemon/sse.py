@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 
+from openwork_core.ids import SessionId
 from openwork_core.session.updates import (
     Replay,
     Resync,
@@ -19,7 +20,7 @@ def _event(envelope: SessionUpdateEnvelope) -> dict[str, str]:
     return {"id": str(envelope.sequence), "data": wire_json(envelope).decode()}
 
 
-def _resync(session_id: str, last_sequence: int) -> dict[str, str]:
+def _resync(session_id: SessionId, last_sequence: int) -> dict[str, str]:
     envelope = SessionUpdateEnvelope(
         session_id=session_id,
         turn_id=None,
@@ -31,7 +32,7 @@ def _resync(session_id: str, last_sequence: int) -> dict[str, str]:
 
 
 async def session_events(
-    session_id: str,
+    session_id: SessionId,
     replay: Replay,
     subscription: Subscription,
     shutdown: asyncio.Event,

@@ -16,6 +16,7 @@ import structlog
 
 from openwork_core.agents import AgentMessage, TurnSlot
 from openwork_core.context.builder import SystemContextBuilder
+from openwork_core.ids import ClientRequestId, CompactionId, SessionId, ToolCallId, TurnId
 from openwork_core.session.approval import PermissionDecision
 from openwork_core.session.compaction import (
     CompactionInstallFailed,
@@ -68,21 +69,21 @@ log = structlog.get_logger(__name__)
 T = TypeVar("T")
 _QUEUE_CAPACITY = 64
 
-TurnFinishedHook = Callable[[str, TurnOutcome], Awaitable[None]]
+TurnFinishedHook = Callable[[TurnId, TurnOutcome], Awaitable[None]]
 """Called by the actor with ``(turn_id, outcome)`` after a Turn ended and the session is idle
 again: a sub-agent reports its outcome to its parent here (multi-agent.md §6, no watcher)."""
 
 
 @dataclass(frozen=True, slots=True)
 class TurnAccepted:
-    turn_id: str
-    client_request_id: str
+    turn_id: TurnId
+    client_request_id: ClientRequestId
 
 
 @dataclass(slots=True)
 class _ActiveTurn:
-    turn_id: str
-    client_request_id: str
+    turn_id: TurnId
+    client_request_id: ClientRequestId
     cancel: asyncio.Event
     permission: PermissionSlot
     slot: TurnSlot | None = None
@@ -99,7 +100,7 @@ class SessionActor:
     def __init__(
         self,
         *,
-        session_id: str,
+        session_id: SessionId,
         services: SessionServices,
         hub: UpdateHub,
         mode: SandboxMode,
@@ -116,7 +117,7 @@ class SessionActor:
         self._store = store
         self._runtime: Runtime = IdleRuntime()
         self._active: _ActiveTurn | None = None
-        self._accepted: dict[str, str] = {}
+        self._accepted: dict[ClientRequestId, TurnId] = {}
         self._queue: asyncio.Queue[_Command | None] = asyncio.Queue(_QUEUE_CAPACITY)
         self._task: asyncio.Task[None] | None = None
         self._idle = asyncio.Event()
@@ -176,7 +177,7 @@ class SessionActor:
         await self._queue.put(_Command(run, reply))
 
     # -- updates -----------------------------------------------------------------------------
-    def _emit(self, turn_id: str | None, update: SessionUpdate) -> None:
+    def _emit(self, turn_id: TurnId | None, update: SessionUpdate) -> None:
         envelope = self._hub.emit(turn_id, update)
         self._runtime = fold(self._runtime, envelope)
 
@@ -247,13 +248,13 @@ class SessionActor:
         except asyncio.QueueFull:
             asyncio.get_running_loop().create_task(self._queue.put(_Command(finished, reply)))
 
-    async def _cancel_turn(self, turn_id: str) -> None:
+    async def _cancel_turn(self, turn_id: TurnId) -> None:
         if self._active is None or self._active.turn_id != turn_id:
             raise TurnNotActive(turn_id)
         self._active.cancel.set()
 
     async def _resolve_permission(
-        self, turn_id: str, tool_call_id: str, decision: PermissionDecision
+        self, turn_id: TurnId, tool_call_id: ToolCallId, decision: PermissionDecision
     ) -> None:
         if self._active is None or self._active.turn_id != turn_id:
             raise TurnNotActive(turn_id)
@@ -268,7 +269,7 @@ class SessionActor:
             run_compaction(deps, CompactionKind.MANUAL, None, None, system)
         )
 
-    async def _rewind(self, compaction_id: str, model: ResolvedModel) -> CompactionResult:
+    async def _rewind(self, compaction_id: CompactionId, model: ResolvedModel) -> CompactionResult:
         self._require_idle()
         system = SystemContextBuilder().build(self._services.agent.system_prompt)
         return await self._installing(
@@ -336,7 +337,7 @@ class SessionActor:
             return Replay((), False), subscription
         return self._hub.replay(after_sequence), subscription
 
-    async def _active_turn_id(self) -> str | None:
+    async def _active_turn_id(self) -> TurnId | None:
         return None if self._active is None else self._active.turn_id
 
     async def shutdown(self) -> None:

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Literal, Protocol, TypeAlias
 
 from openwork_chat_state.messages import JsonObject
+from openwork_core.ids import SessionId, ToolCallId, TurnId
 from openwork_tools import (
     Access,
     Actor,
@@ -182,9 +183,9 @@ class ApprovalCard:
 class PermissionRequest:
     """Carried by ``permission_requested``."""
 
-    session_id: str
-    turn_id: str
-    tool_call_id: str
+    session_id: SessionId
+    turn_id: TurnId
+    tool_call_id: ToolCallId
     provider_call_id: str
     tool_name: str
     card: ApprovalCard

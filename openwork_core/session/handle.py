@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from openwork_core.agents import AgentMessage, check_deliverable
+from openwork_core.ids import CompactionId, ToolCallId, TurnId
 from openwork_core.session.approval import PermissionDecision
 from openwork_core.session.compaction import CompactionResult
 from openwork_core.session.runner import ResolvedModel, SessionServices, TurnSpec
@@ -40,7 +41,7 @@ class SessionHandle:
     async def start_turn(self, spec: TurnSpec) -> TurnAccepted:
         return await self._actor.call(lambda: self._actor._start_turn(spec))
 
-    async def cancel_turn(self, turn_id: str) -> None:
+    async def cancel_turn(self, turn_id: TurnId) -> None:
         await self._actor.call(lambda: self._actor._cancel_turn(turn_id))
 
     async def deliver_agent_message(self, message: AgentMessage) -> None:
@@ -63,11 +64,11 @@ class SessionHandle:
     async def compact(self, model: ResolvedModel) -> CompactionResult:
         return await self._actor.call(lambda: self._actor._compact(model))
 
-    async def rewind(self, compaction_id: str, model: ResolvedModel) -> CompactionResult:
+    async def rewind(self, compaction_id: CompactionId, model: ResolvedModel) -> CompactionResult:
         return await self._actor.call(lambda: self._actor._rewind(compaction_id, model))
 
     async def resolve_permission(
-        self, turn_id: str, tool_call_id: str, decision: PermissionDecision
+        self, turn_id: TurnId, tool_call_id: ToolCallId, decision: PermissionDecision
     ) -> None:
         await self._actor.call(
             lambda: self._actor._resolve_permission(turn_id, tool_call_id, decision)
@@ -79,7 +80,7 @@ class SessionHandle:
     async def subscribe(self, after_sequence: int | None) -> tuple[Replay, Subscription]:
         return await self._actor.call(lambda: self._actor._subscribe(after_sequence))
 
-    async def active_turn_id(self) -> str | None:
+    async def active_turn_id(self) -> TurnId | None:
         return await self._actor.call(self._actor._active_turn_id)
 
     async def shutdown(self) -> None:

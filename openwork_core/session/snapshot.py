@@ -10,6 +10,7 @@ from typing import Literal, TypeAlias, assert_never
 
 from pydantic import JsonValue
 
+from openwork_core.ids import ClientRequestId, SessionId, TurnId
 from openwork_core.session.outcome import TurnOutcome
 from openwork_core.session.updates import (
     SESSION_UPDATE_VERSION,
@@ -42,8 +43,8 @@ class IdleRuntime:
 @dataclass(slots=True, kw_only=True)
 class RunningRuntime:
     state: Literal["running"] = "running"
-    turn_id: str
-    client_request_id: str
+    turn_id: TurnId
+    client_request_id: ClientRequestId
     phase: SessionPhase = SessionPhase.STARTING
     draft_text: str = ""
     draft_reasoning: str = ""
@@ -55,8 +56,8 @@ class RunningRuntime:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TerminalRuntime:
     state: Literal["terminal"] = "terminal"
-    turn_id: str
-    client_request_id: str
+    turn_id: TurnId
+    client_request_id: ClientRequestId
     outcome: TurnOutcome
     plan: JsonValue = None
 
@@ -73,7 +74,7 @@ class SandboxView:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SessionSnapshot:
     version: int = SESSION_UPDATE_VERSION
-    session_id: str
+    session_id: SessionId
     last_update_sequence: int
     permission_mode: SandboxMode
     sandbox: SandboxView
@@ -91,7 +92,7 @@ def fold(runtime: Runtime, envelope: SessionUpdateEnvelope) -> Runtime:
     update = envelope.update
     if isinstance(update, TurnStarted):
         return RunningRuntime(
-            turn_id=envelope.turn_id or "", client_request_id=update.client_request_id
+            turn_id=envelope.turn_id or TurnId(""), client_request_id=update.client_request_id
         )
     if not isinstance(runtime, RunningRuntime):
         return runtime

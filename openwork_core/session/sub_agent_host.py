@@ -37,7 +37,14 @@ from openwork_core.agents import (
     terminal_agent_message,
 )
 from openwork_core.agents.definitions import EXPLORER_AGENT
-from openwork_core.ids import new_agent_request_id, new_turn_id
+from openwork_core.ids import (
+    MessageId,
+    SessionId,
+    SpanId,
+    TurnId,
+    new_agent_request_id,
+    new_turn_id,
+)
 from openwork_core.session.errors import ActorStopped, Busy, SessionError, TurnNotActive
 from openwork_core.session.input import InputMessage, PreparedTurnInput
 from openwork_core.session.outcome import Cancelled, Completed, Failed, TurnOutcome
@@ -64,7 +71,7 @@ class SubAgentModeFixed(SessionError):
 
     code = "sub_agent_mode_fixed"
 
-    def __init__(self, session_id: str) -> None:
+    def __init__(self, session_id: SessionId) -> None:
         super().__init__(f"A sub-agent keeps the sandbox mode it was started with: {session_id}")
 
 
@@ -93,11 +100,11 @@ class SubAgentHost:
     def __init__(self, core: OpenWorkCore, control: AgentControl) -> None:
         self._core_ref = weakref.ref(core)
         self.control = control
-        self._live_interrupts: set[str] = set()
+        self._live_interrupts: set[MessageId] = set()
         """Ids of ``interrupted`` messages delivered live in this process (§8 reading)."""
 
     @property
-    def root_session_id(self) -> str:
+    def root_session_id(self) -> SessionId:
         return self.control.root_session_id
 
     def _core(self) -> OpenWorkCore:
@@ -106,17 +113,17 @@ class SubAgentHost:
             raise AgentHostUnavailable(HOST_GONE_TEXT)
         return core
 
-    def _live_child_ids(self, core: OpenWorkCore) -> list[str]:
+    def _live_child_ids(self, core: OpenWorkCore) -> list[SessionId]:
         ids = (self.control.session_of(name) for name in self.control.task_names())
         return [sid for sid in ids if sid is not None and core.loaded_handle(sid) is not None]
 
     # -- control tools ---------------------------------------------------------------------
-    async def spawn(self, task_name: str, message: str, *, spawn_span_id: str | None) -> None:
+    async def spawn(self, task_name: str, message: str, *, spawn_span_id: SpanId | None) -> None:
         core = self._core()
         control = self.control
         control.reserve(task_name)
         slot: TurnSlot | None = None
-        child_id: str | None = None
+        child_id: SessionId | None = None
         try:
             slot = control.slots.acquire()
             root = await core.store.get_session(self.root_session_id)
@@ -225,7 +232,7 @@ class SubAgentHost:
         )
         await handle.start_turn(spec)
 
-    async def _discard(self, core: OpenWorkCore, child_id: str) -> None:
+    async def _discard(self, core: OpenWorkCore, child_id: SessionId) -> None:
         """A spawn that failed after its row was written: close the actor, delete the row."""
         try:
             await core.close_session(child_id)
@@ -235,7 +242,9 @@ class SubAgentHost:
         except Exception as exc:  # reconciliation removes it before the next user Turn
             log.warning("sub_agent.discard_failed", child_session_id=child_id, error=repr(exc))
 
-    async def child_finished(self, child_id: str, turn_id: str, outcome: TurnOutcome) -> None:
+    async def child_finished(
+        self, child_id: SessionId, turn_id: TurnId, outcome: TurnOutcome
+    ) -> None:
         """A child's actor reports its Turn's outcome to the parent's mailbox (§6). A failure
         (parent gone, envelope too large) is a warning; the child's outcome is unchanged."""
         task_name = self.control.task_of(child_id)
@@ -287,11 +296,11 @@ class SubAgentHost:
                 messages=len(plan.messages),
             )
 
-    def _interrupt_reported(self, failed_id: str) -> bool:
+    def _interrupt_reported(self, failed_id: MessageId) -> bool:
         """A ``cancelled`` child Turn whose live ``interrupted`` message is still queued is
         reported once, not again as ``failed`` (docs/multi-agent.md reading)."""
         prefix, _, _kind = failed_id.rpartition(":")
         _, _, rest = prefix.partition(":")
         child_id, _, turn_id = rest.partition(":")
-        live = agent_message_id(child_id, turn_id, AgentMessageKind.INTERRUPTED)
+        live = agent_message_id(SessionId(child_id), TurnId(turn_id), AgentMessageKind.INTERRUPTED)
         return live in self._live_interrupts

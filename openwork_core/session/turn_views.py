@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import assert_never
 
+from openwork_core.ids import SessionId, TurnId
 from openwork_core.session.actor import SessionHandle
 from openwork_core.session.outcome import Cancelled, Completed, Failed, TurnOutcome
 from openwork_core.session.snapshot import TerminalRuntime
@@ -16,7 +17,7 @@ from openwork_core.storage.records import TurnRecord, TurnStatus
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TurnView:
-    turn_id: str
+    turn_id: TurnId
     status: TurnStatus
     error_code: str | None
     message: str | None
@@ -25,7 +26,7 @@ class TurnView:
 
 
 async def read_turn_view(
-    store: PostgresStore, handle: SessionHandle | None, session_id: str, turn_id: str
+    store: PostgresStore, handle: SessionHandle | None, session_id: SessionId, turn_id: TurnId
 ) -> TurnView:
     """A turn exists from acceptance: running before the runner has written its row."""
     if handle is not None and await handle.active_turn_id() == turn_id:
@@ -52,7 +53,7 @@ async def read_turn_view(
     return await _view_of(store, row)
 
 
-async def _terminal_in_memory(handle: SessionHandle, turn_id: str) -> TurnView | None:
+async def _terminal_in_memory(handle: SessionHandle, turn_id: TurnId) -> TurnView | None:
     """A turn whose row could not be written still has its outcome in the actor's snapshot."""
     runtime = (await handle.snapshot()).runtime
     if not isinstance(runtime, TerminalRuntime) or runtime.turn_id != turn_id:

@@ -16,6 +16,7 @@ from typing import Literal, TypeAlias
 
 from pydantic import JsonValue
 
+from openwork_core.ids import ClientRequestId, SessionId, ToolCallId, TurnId
 from openwork_core.session.outcome import TurnOutcome
 
 SESSION_UPDATE_VERSION = 7
@@ -34,7 +35,7 @@ class SessionPhase(enum.StrEnum):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class LiveToolCall:
-    tool_call_id: str
+    tool_call_id: ToolCallId
     provider_call_id: str
     name: str
     input: JsonValue
@@ -47,7 +48,7 @@ class LiveToolCall:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TurnStarted:
     type: Literal["turn_started"] = "turn_started"
-    client_request_id: str
+    client_request_id: ClientRequestId
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -89,14 +90,14 @@ class ToolProgress:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolCallProgress:
     type: Literal["tool_call_progress"] = "tool_call_progress"
-    tool_call_id: str
+    tool_call_id: ToolCallId
     progress: ToolProgress
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolCallFinished:
     type: Literal["tool_call_finished"] = "tool_call_finished"
-    tool_call_id: str
+    tool_call_id: ToolCallId
     provider_call_id: str
     tool_name: str
     status: str
@@ -114,7 +115,7 @@ class PermissionRequested:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PermissionResolved:
     type: Literal["permission_resolved"] = "permission_resolved"
-    tool_call_id: str
+    tool_call_id: ToolCallId
     decision: Literal["allow_once", "deny"]
 
 
@@ -176,8 +177,8 @@ SessionUpdate: TypeAlias = (
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SessionUpdateEnvelope:
     version: int = SESSION_UPDATE_VERSION
-    session_id: str
-    turn_id: str | None
+    session_id: SessionId
+    turn_id: TurnId | None
     sequence: int
     occurred_at_ms: int
     update: SessionUpdate
@@ -237,13 +238,13 @@ class Replay:
 class UpdateHub:
     """One session's sequence counter, ring buffer and subscribers."""
 
-    session_id: str
+    session_id: SessionId
     global_updates: GlobalUpdates | None = None
     last_sequence: int = 0
     _ring: deque[SessionUpdateEnvelope] = field(default_factory=lambda: deque(maxlen=RING_CAPACITY))
     _subscribers: set[Subscription] = field(default_factory=set)
 
-    def emit(self, turn_id: str | None, update: SessionUpdate) -> SessionUpdateEnvelope:
+    def emit(self, turn_id: TurnId | None, update: SessionUpdate) -> SessionUpdateEnvelope:
         self.last_sequence += 1
         envelope = SessionUpdateEnvelope(
             session_id=self.session_id,

@@ -20,6 +20,7 @@ from openwork_chat_state.item import (
     SyntheticReason,
 )
 from openwork_chat_state.messages import Message, Role, user_text
+from openwork_core.ids import MessageId
 from openwork_core.session.compaction.errors import MissingLastUser
 from openwork_core.storage.postgres.compactions import CheckpointRecord
 
@@ -34,7 +35,7 @@ SUMMARY_PREFIX_SEPARATOR = "\n\n"
 class ReplayAnchor:
     """The persisted message a replay stands for."""
 
-    message_id: str
+    message_id: MessageId
     sequence: int
 
 

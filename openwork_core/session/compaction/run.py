@@ -29,7 +29,7 @@ from openwork_chat_state.messages import Message
 from openwork_chat_state.view import ConversationContextView
 from openwork_core.context.builder import ResolvedSystemContext
 from openwork_core.context.engine import ContextEngine
-from openwork_core.ids import new_compaction_id
+from openwork_core.ids import CompactionId, SessionId, TurnId, new_compaction_id
 from openwork_core.models.capabilities import ModelCapabilities
 from openwork_core.models.port import ModelPort
 from openwork_core.plan import TurnPlan
@@ -76,7 +76,7 @@ log = structlog.get_logger(__name__)
 class CompactionDeps:
     """What one session's compactions use (owned by the session actor)."""
 
-    session_id: str
+    session_id: SessionId
     store: CompactionStore
     chat: ChatStateHandle
     engine: ContextEngine
@@ -117,7 +117,7 @@ class CompactionResult:
     """``before_tokens``/``after_tokens``: the Conversation region of the request copy before
     and after (the span's ``conversationTokensBefore``/``After``; the loop breaker's input)."""
 
-    compaction_id: str
+    compaction_id: CompactionId
     before_tokens: int
     after_tokens: int
     kind: CompactionKind
@@ -205,7 +205,7 @@ async def _install(
 async def run_compaction(
     deps: CompactionDeps,
     kind: CompactionKind,
-    trigger_turn_id: str | None,
+    trigger_turn_id: TurnId | None,
     plan: TurnPlan | None,
     system: ResolvedSystemContext,
 ) -> CompactionResult:
@@ -288,7 +288,7 @@ async def run_compaction(
 
 
 async def _rewind_target(
-    deps: CompactionDeps, target_compaction_id: str
+    deps: CompactionDeps, target_compaction_id: CompactionId
 ) -> tuple[CheckpointRecord, ReplayAnchor]:
     try:
         target = await deps.store.get_checkpoint(deps.session_id, target_compaction_id)
@@ -305,7 +305,7 @@ async def _rewind_target(
 
 
 async def rewind(
-    deps: CompactionDeps, target_compaction_id: str, system: ResolvedSystemContext
+    deps: CompactionDeps, target_compaction_id: CompactionId, system: ResolvedSystemContext
 ) -> CompactionResult:
     """Install the projection of a past checkpoint as a new ``rewind`` checkpoint (§8.3)."""
     laps = _Laps()

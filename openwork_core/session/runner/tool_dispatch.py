@@ -20,7 +20,7 @@ from openwork_chat_state.messages import (
     ToolResultState,
 )
 from openwork_core.agents import AgentToolName
-from openwork_core.ids import new_message_id, new_tool_call_id
+from openwork_core.ids import SpanId, ToolCallId, new_message_id, new_tool_call_id
 from openwork_core.plan import PlanError, TurnPlan, read_update_plan
 from openwork_core.plan.model import steps_to_json
 from openwork_core.plan.tool import PLAN_UPDATED_TEXT
@@ -176,7 +176,7 @@ class ToolCallRunner(ToolResultWriter):
                 assert_never(resolved)
 
     async def _registered(
-        self, call: ToolCallBlock, name: str, tool_call_id: str, span: str
+        self, call: ToolCallBlock, name: str, tool_call_id: ToolCallId, span: SpanId
     ) -> TurnOutcome | None:
         turn = self._turn
         registry = turn.services.toolset.registry_tools
@@ -232,7 +232,7 @@ class ToolCallRunner(ToolResultWriter):
         return None
 
     async def _ask(
-        self, call: ToolCallBlock, tool_call_id: str, pending: NeedsCard
+        self, call: ToolCallBlock, tool_call_id: ToolCallId, pending: NeedsCard
     ) -> PermissionDecision | None:
         """Show the card and wait for allow_once / deny; None when the turn was cancelled."""
         turn = self._turn
@@ -258,7 +258,7 @@ class ToolCallRunner(ToolResultWriter):
         return decision
 
     async def _update_plan(
-        self, call: ToolCallBlock, tool_call_id: str, span: str
+        self, call: ToolCallBlock, tool_call_id: ToolCallId, span: SpanId
     ) -> TurnOutcome | None:
         """update-plan.md §4: plan and tool message in one transaction; event after commit."""
         turn = self._turn
@@ -291,7 +291,7 @@ class ToolCallRunner(ToolResultWriter):
         return None
 
     async def _conversation_history(
-        self, call: ToolCallBlock, tool_call_id: str, span: str
+        self, call: ToolCallBlock, tool_call_id: ToolCallId, span: SpanId
     ) -> TurnOutcome | None:
         turn = self._turn
         args = parse_conversation_history(call.input)

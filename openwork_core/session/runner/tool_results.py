@@ -14,7 +14,7 @@ from openwork_chat_state.messages import (
     ToolResultBlock,
     ToolResultState,
 )
-from openwork_core.ids import new_message_id
+from openwork_core.ids import SpanId, ToolCallId, new_message_id
 from openwork_core.session.runner.context import TurnContext
 from openwork_core.session.runner.guards import in_chat_state, persisted
 from openwork_core.session.runner.tool_step import TERMINATED_TEXT, text_result
@@ -46,7 +46,7 @@ class ToolResultWriter:
     def __init__(self, turn: TurnContext) -> None:
         self._turn = turn
 
-    def _started(self, call: ToolCallBlock, tool_call_id: str) -> None:
+    def _started(self, call: ToolCallBlock, tool_call_id: ToolCallId) -> None:
         self._turn.emit(
             ToolCallStarted(
                 tool_call=LiveToolCall(
@@ -62,9 +62,9 @@ class ToolResultWriter:
     async def _terminated(
         self,
         call: ToolCallBlock,
-        tool_call_id: str,
+        tool_call_id: ToolCallId,
         *,
-        span: str | None = None,
+        span: SpanId | None = None,
         start: bool = False,
     ) -> None:
         if start:
@@ -88,8 +88,8 @@ class ToolResultWriter:
     async def _finish_result(
         self,
         call: ToolCallBlock,
-        tool_call_id: str,
-        span: str,
+        tool_call_id: ToolCallId,
+        span: SpanId,
         result: ToolResult,
         decision_source: str,
         wait_ms: int | None,
@@ -117,8 +117,8 @@ class ToolResultWriter:
     async def _finish(
         self,
         call: ToolCallBlock,
-        tool_call_id: str,
-        span: str,
+        tool_call_id: ToolCallId,
+        span: SpanId,
         block: ToolResultBlock,
         status: str,
         *,
@@ -143,7 +143,7 @@ class ToolResultWriter:
     async def _record(
         self,
         call: ToolCallBlock,
-        tool_call_id: str,
+        tool_call_id: ToolCallId,
         block: ToolResultBlock,
         status: str,
         artifacts: tuple[JsonValue, ...],
@@ -162,7 +162,7 @@ class ToolResultWriter:
     def _finished_update(
         self,
         call: ToolCallBlock,
-        tool_call_id: str,
+        tool_call_id: ToolCallId,
         block: ToolResultBlock,
         status: str,
         artifacts: tuple[JsonValue, ...],

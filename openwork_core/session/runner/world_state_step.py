@@ -20,6 +20,7 @@ from openwork_core.context.world_state import (
     render_diff,
     world_state_message_id,
 )
+from openwork_core.ids import SessionId, TurnId
 from openwork_core.session.outcome import FailureCode, TurnFailure
 from openwork_core.session.runner.guards import in_chat_state, persisted
 from openwork_core.storage import PostgresStore
@@ -41,7 +42,7 @@ class WorldStateStep:
     def __init__(
         self,
         *,
-        session_id: str,
+        session_id: SessionId,
         store: PostgresStore,
         chat: ChatStateHandle,
         tracker: WorldStateTracker,
@@ -53,7 +54,7 @@ class WorldStateStep:
         self._tracker = tracker
         self._sources = sources
 
-    async def sample(self, turn_id: str, model_call: int, sample_seq: int) -> None:
+    async def sample(self, turn_id: TurnId, model_call: int, sample_seq: int) -> None:
         try:
             capture = await capture_world_state(self._sources())
         except WorldStateError as error:
