@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import assert_never
 
 from openwork_core.ids import SessionId, TurnId
-from openwork_core.session.actor import SessionHandle
+from openwork_core.session.handle import SessionHandle
 from openwork_core.session.outcome import Cancelled, Completed, Failed, TurnOutcome
 from openwork_core.session.snapshot import TerminalRuntime
 from openwork_core.storage import PostgresStore, RecordNotFound

@@ -14,8 +14,9 @@ from openwork_chat_state.item import ConversationItem
 from openwork_core.ids import CompactionId, SessionId
 from openwork_core.session.compaction.compacted_view import build_compacted_items
 from openwork_core.session.compaction.errors import CheckpointUnreadable
+from openwork_core.session.storage import CompactionStorage
 from openwork_core.storage.codec import decode_message, to_item
-from openwork_core.storage.postgres.compactions import CompactionStore, ProjectionRows
+from openwork_core.storage.postgres.compactions import ProjectionRows
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -39,7 +40,7 @@ def project_rows(rows: ProjectionRows) -> LoadedConversation:
 
 
 async def load_conversation_items(
-    store: CompactionStore, session_id: SessionId
+    store: CompactionStorage, session_id: SessionId
 ) -> LoadedConversation:
     """Load the session's Conversation as Chat State should hold it (§8.1)."""
     return project_rows(await store.load_projection(session_id))

@@ -22,10 +22,11 @@ from openwork_core.storage.codec import content_text, encode_content
 from openwork_core.storage.errors import RecordNotFound, StorageError
 from openwork_core.storage.postgres import sessions as session_rows
 from openwork_core.storage.postgres.connection import Conn
+from openwork_core.storage.postgres.latest_turns import fetch_latest_turns
 from openwork_core.storage.postgres.messages import _COLUMNS as _MESSAGE_COLUMNS
 from openwork_core.storage.postgres.messages import _row as _message_row
 from openwork_core.storage.postgres.sessions import lock_session
-from openwork_core.storage.records import SessionRecord, StoredMessage, TurnStatus
+from openwork_core.storage.records import SessionRecord, StoredMessage, TurnRecord, TurnStatus
 from openwork_tools.modes import SandboxMode
 
 UNIQUE_TASK_NAME_INDEX = "uq_sessions_parent_task_name"
@@ -170,7 +171,7 @@ async def fetch_child_terminal_turns(conn: Conn, parent_session_id: SessionId) -
 
 async def fetch_delivered_agent_message_ids(
     conn: Conn, parent_session_id: SessionId
-) -> frozenset[MessageId]:
+) -> frozenset[str]:
     rows = await conn.fetch(
         "SELECT id FROM messages WHERE session_id = $1 AND message_kind = $2",
         parent_session_id,
@@ -261,6 +262,14 @@ class AgentStore:
             )
             return child.session
 
+    async def get_session(self, session_id: SessionId) -> SessionRecord:
+        async with self._pool.acquire() as conn:
+            return await session_rows.fetch_session(conn, session_id)
+
+    async def latest_turns(self, session_ids: Collection[str]) -> dict[str, TurnRecord]:
+        """Session id → its latest Turn (``list_agents``, §5)."""
+        return await fetch_latest_turns(self._pool, session_ids)
+
     async def list_children(self, parent_session_id: SessionId) -> list[ChildSessionRecord]:
         """Direct children sorted by task name (``AgentControl.restore``)."""
         async with self._pool.acquire() as conn:
@@ -270,9 +279,7 @@ class AgentStore:
         async with self._pool.acquire() as conn:
             return await fetch_child_terminal_turns(conn, parent_session_id)
 
-    async def delivered_agent_message_ids(
-        self, parent_session_id: SessionId
-    ) -> frozenset[MessageId]:
+    async def delivered_agent_message_ids(self, parent_session_id: SessionId) -> frozenset[str]:
         async with self._pool.acquire() as conn:
             return await fetch_delivered_agent_message_ids(conn, parent_session_id)
 
@@ -327,7 +334,7 @@ class AgentStore:
             return await delete_turnless_child_rows(conn, parent_session_id, keep)
 
     async def reconcile(
-        self, parent_session_id: SessionId, *, live_child_ids: Collection[SessionId] = ()
+        self, parent_session_id: SessionId, *, live_child_ids: Collection[str] = ()
     ) -> Reconciliation:
         """§8 in one transaction locking the parent row: delete turnless children (except
         ``live_child_ids``, whose actors are running), then plan the messages for terminal child
