@@ -181,6 +181,8 @@ class InMemorySessionStorage:
                 raise CheckpointCheckFailed(f"a {new.kind} compaction needs an idle session")
         elif new.trigger_turn_id is None or running != new.trigger_turn_id:
             raise CheckpointCheckFailed(f"trigger turn {new.trigger_turn_id} is not running")
+        if not new.summary.strip() or not new.runtime_reminder.strip():
+            raise CheckpointCheckFailed("a checkpoint's summary and reminder are never blank")
         max_sequence = len(self.messages)
         if max_sequence == 0:
             raise CheckpointCheckFailed("the session has no message")
