@@ -36,6 +36,16 @@ from openwork_tools.modes import SandboxMode, SandboxStatus
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class PlanView:
+    """The Turn's current plan as the snapshot shows it (update-plan.md §7:
+    ``{explanation, steps, updatedAt}``), folded from the latest ``plan_updated``."""
+
+    explanation: str | None
+    steps: list[JsonValue]
+    updated_at: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class IdleRuntime:
     state: Literal["idle"] = "idle"
 
@@ -50,7 +60,7 @@ class RunningRuntime:
     draft_reasoning: str = ""
     tool_calls: list[LiveToolCall] = field(default_factory=list)
     pending_permission: JsonValue = None
-    plan: JsonValue = None
+    plan: PlanView | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -59,7 +69,7 @@ class TerminalRuntime:
     turn_id: TurnId
     client_request_id: ClientRequestId
     outcome: TurnOutcome
-    plan: JsonValue = None
+    plan: PlanView | None = None
 
 
 Runtime: TypeAlias = IdleRuntime | RunningRuntime | TerminalRuntime
@@ -126,11 +136,9 @@ def fold(runtime: Runtime, envelope: SessionUpdateEnvelope) -> Runtime:
         case PermissionResolved():
             runtime.pending_permission = None
         case PlanUpdated() as plan:
-            runtime.plan = {
-                "explanation": plan.explanation,
-                "steps": plan.plan,
-                "updatedAt": plan.updated_at,
-            }
+            runtime.plan = PlanView(
+                explanation=plan.explanation, steps=plan.plan, updated_at=plan.updated_at
+            )
         case TurnFinished(outcome=outcome):
             return TerminalRuntime(
                 turn_id=runtime.turn_id,

@@ -10,6 +10,7 @@ from openwork_core.session.approval import PermissionRequest as Card
 from openwork_core.session.outcome import Cancelled, Completed, Failed, FailureCode
 from openwork_core.session.snapshot import (
     IdleRuntime,
+    PlanView,
     RunningRuntime,
     SandboxView,
     SessionSnapshot,
@@ -258,7 +259,7 @@ def test_snapshots_keep_their_camel_case_bytes() -> None:
             )
         ],
         pending_permission={"toolCallId": "tc_1"},
-        plan={"explanation": "e", "steps": [], "updatedAt": "t"},
+        plan=PlanView(explanation="e", steps=[], updated_at="t"),
     )
     assert (
         snapshot(running)
