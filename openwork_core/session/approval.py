@@ -16,12 +16,12 @@ only (nothing is stored); ``deny`` is a ``denied`` result and the Turn fails ``p
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol, TypeAlias
 
-from openwork_chat_state.messages import JsonObject
 from openwork_core.ids import SessionId, ToolCallId, TurnId
+from openwork_core.session.wire_fields import OMIT_WHEN_NONE
 from openwork_tools import (
     Access,
     Actor,
@@ -122,7 +122,7 @@ def _always_new(grant: PathGrant, actor: Actor) -> bool:
     return True
 
 
-# -- the card (camelCase wire names) -----------------------------------------------------------
+# -- the card (written in camelCase by session/wire.py) ----------------------------------------
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -133,15 +133,6 @@ class CardPath:
     tier: PathTier
     in_workspace: bool
 
-    def to_json(self) -> JsonObject:
-        return {
-            "path": self.path,
-            "access": self.access.value,
-            "scope": self.scope.value,
-            "tier": self.tier.value,
-            "inWorkspace": self.in_workspace,
-        }
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CardDanger:
@@ -151,37 +142,22 @@ class CardDanger:
     start: int
     end: int
 
-    def to_json(self) -> JsonObject:
-        return {"key": self.key, "start": self.start, "end": self.end}
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ApprovalCard:
-    mode: SandboxMode
-    command: str | None = None
-    justification: str | None = None
-    paths: tuple[CardPath, ...] = ()
-    danger: CardDanger | None = None
-    previous_denial: str | None = None
+    """On the wire optional fields are omitted when absent; ``paths`` is always there."""
 
-    def to_json(self) -> JsonObject:
-        """The wire shape; optional fields are omitted when absent, ``paths`` is always there."""
-        out: JsonObject = {"mode": self.mode.value}
-        if self.command is not None:
-            out["command"] = self.command
-        if self.justification is not None:
-            out["justification"] = self.justification
-        out["paths"] = [p.to_json() for p in self.paths]
-        if self.danger is not None:
-            out["danger"] = self.danger.to_json()
-        if self.previous_denial is not None:
-            out["previousDenial"] = self.previous_denial
-        return out
+    mode: SandboxMode
+    command: str | None = field(default=None, metadata=OMIT_WHEN_NONE)
+    justification: str | None = field(default=None, metadata=OMIT_WHEN_NONE)
+    paths: tuple[CardPath, ...] = ()
+    danger: CardDanger | None = field(default=None, metadata=OMIT_WHEN_NONE)
+    previous_denial: str | None = field(default=None, metadata=OMIT_WHEN_NONE)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PermissionRequest:
-    """Carried by ``permission_requested``."""
+    """Carried by ``permission_requested`` and the snapshot's ``pendingPermission``."""
 
     session_id: SessionId
     turn_id: TurnId
@@ -189,16 +165,6 @@ class PermissionRequest:
     provider_call_id: str
     tool_name: str
     card: ApprovalCard
-
-    def to_json(self) -> JsonObject:
-        return {
-            "sessionId": self.session_id,
-            "turnId": self.turn_id,
-            "toolCallId": self.tool_call_id,
-            "providerCallId": self.provider_call_id,
-            "toolName": self.tool_name,
-            "card": self.card.to_json(),
-        }
 
 
 class PermissionDecision(enum.StrEnum):

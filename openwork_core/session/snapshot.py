@@ -11,6 +11,7 @@ from typing import Literal, TypeAlias, assert_never
 from pydantic import JsonValue
 
 from openwork_core.ids import ClientRequestId, SessionId, TurnId
+from openwork_core.session.approval import PermissionRequest
 from openwork_core.session.outcome import TurnOutcome
 from openwork_core.session.updates import (
     SESSION_UPDATE_VERSION,
@@ -59,7 +60,7 @@ class RunningRuntime:
     draft_text: str = ""
     draft_reasoning: str = ""
     tool_calls: list[LiveToolCall] = field(default_factory=list)
-    pending_permission: JsonValue = None
+    pending_permission: PermissionRequest | None = None
     plan: PlanView | None = None
 
 

@@ -17,6 +17,7 @@ from typing import Literal, TypeAlias
 from pydantic import JsonValue
 
 from openwork_core.ids import ClientRequestId, SessionId, ToolCallId, TurnId
+from openwork_core.session.approval import PermissionRequest
 from openwork_core.session.outcome import TurnOutcome
 
 SESSION_UPDATE_VERSION = 7
@@ -109,7 +110,7 @@ class ToolCallFinished:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PermissionRequested:
     type: Literal["permission_requested"] = "permission_requested"
-    request: JsonValue
+    request: PermissionRequest
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -2,8 +2,9 @@
 §2, §4): the one place where domain attribute names (snake_case) become the protocol's camelCase.
 
 Every dataclass inside an envelope or a snapshot is written with its fields in declaration order
-and each name through ``to_camel`` (``tool_call_id`` → ``toolCallId``); JSON values inside them
-(tool inputs, artifacts, the approval card, plan steps) are written as they are."""
+and each name through ``to_camel`` (``tool_call_id`` → ``toolCallId``); a field marked
+``OMIT_WHEN_NONE`` is left out when it is ``None``. JSON values inside them (tool inputs,
+artifacts, plan steps) are written as they are."""
 
 from __future__ import annotations
 
@@ -16,19 +17,29 @@ from pydantic.alias_generators import to_camel
 
 from openwork_core.session.snapshot import SessionSnapshot
 from openwork_core.session.updates import SessionUpdateEnvelope
+from openwork_core.session.wire_fields import OMIT_WHEN_NONE_KEY
 
 WireValue: TypeAlias = SessionUpdateEnvelope | SessionSnapshot
 
 
 @cache
-def _wire_names(cls: type) -> tuple[tuple[str, str], ...]:
-    return tuple((f.name, to_camel(f.name)) for f in dataclasses.fields(cls))
+def _wire_names(cls: type) -> tuple[tuple[str, str, bool], ...]:
+    """(attribute, wire name, omitted when None) of each field, in declaration order."""
+    return tuple(
+        (f.name, to_camel(f.name), bool(f.metadata.get(OMIT_WHEN_NONE_KEY)))
+        for f in dataclasses.fields(cls)
+    )
 
 
 def _camel_case(value: object) -> dict[str, object]:
     if not dataclasses.is_dataclass(value) or isinstance(value, type):
         raise TypeError(f"{type(value).__name__} is not a wire type")
-    return {wire: getattr(value, name) for name, wire in _wire_names(type(value))}
+    out: dict[str, object] = {}
+    for name, wire, omit_when_none in _wire_names(type(value)):
+        item = getattr(value, name)
+        if item is not None or not omit_when_none:
+            out[wire] = item
+    return out
 
 
 def wire_json(value: WireValue) -> bytes:

@@ -247,7 +247,7 @@ class ToolCallRunner(ToolResultWriter):
         )
         future = turn.permission.open(tool_call_id)
         turn.emit(PhaseChanged(phase=SessionPhase.WAITING_PERMISSION))
-        turn.emit(PermissionRequested(request=request.to_json()))
+        turn.emit(PermissionRequested(request=request))
         try:
             async with turn.cancellation.scope():
                 decision = await future

@@ -151,7 +151,7 @@ def test_permission_plan_and_context_updates_keep_their_camel_case_bytes() -> No
         card=card,
     )
     assert (
-        _envelope(PermissionRequested(request=request.to_json()))
+        _envelope(PermissionRequested(request=request))
         == (
             _head() + '"update":{"type":"permission_requested","request":{"sessionId":"ses_1",'
             '"turnId":"turn_1","toolCallId":"tc_1","providerCallId":"call_9","toolName":"bash",'
@@ -258,7 +258,14 @@ def test_snapshots_keep_their_camel_case_bytes() -> None:
                 is_error=False,
             )
         ],
-        pending_permission={"toolCallId": "tc_1"},
+        pending_permission=Card(
+            session_id="ses_1",
+            turn_id="turn_1",
+            tool_call_id="tc_1",
+            provider_call_id="call_9",
+            tool_name="bash",
+            card=ApprovalCard(mode=SandboxMode.AUTO),
+        ),
         plan=PlanView(explanation="e", steps=[], updated_at="t"),
     )
     assert (
@@ -267,8 +274,10 @@ def test_snapshots_keep_their_camel_case_bytes() -> None:
             head + '{"state":"running","turnId":"turn_1","clientRequestId":"req_1","phase":'
             '"running_tools","draftText":"d","draftReasoning":"r","toolCalls":[{"toolCallId":'
             '"tc_1","providerCallId":"call_9","name":"bash","input":{},"status":"succeeded",'
-            '"output":"o","isError":false,"artifacts":null}],"pendingPermission":{"toolCallId":'
-            '"tc_1"},"plan":{"explanation":"e","steps":[],"updatedAt":"t"}}}'
+            '"output":"o","isError":false,"artifacts":null}],"pendingPermission":{"sessionId":'
+            '"ses_1","turnId":"turn_1","toolCallId":"tc_1","providerCallId":"call_9","toolName":'
+            '"bash","card":{"mode":"auto","paths":[]}},"plan":{"explanation":"e","steps":[],'
+            '"updatedAt":"t"}}}'
         ).encode()
     )
     terminal = TerminalRuntime(
