@@ -26,6 +26,9 @@ ToolCallId = NewType("ToolCallId", str)
 SpanId = NewType("SpanId", str)
 """A trace span: ``span_<hex>``."""
 
+DaemonId = NewType("DaemonId", str)
+"""A daemon process registered in ``daemons`` (it owns session leases): ``dmn_<hex>``."""
+
 
 def _hex() -> str:
     return uuid.uuid4().hex
@@ -56,6 +59,10 @@ def new_span_id() -> SpanId:
     return SpanId(f"span_{_hex()}")
 
 
+def new_daemon_id() -> DaemonId:
+    return DaemonId(f"dmn_{_hex()}")
+
+
 def new_compaction_id() -> CompactionId:
     return CompactionId(str(uuid.uuid4()))
 
@@ -63,6 +70,7 @@ def new_compaction_id() -> CompactionId:
 __all__ = [
     "ClientRequestId",
     "CompactionId",
+    "DaemonId",
     "MessageId",
     "SessionId",
     "SpanId",
@@ -70,6 +78,7 @@ __all__ = [
     "TurnId",
     "new_agent_request_id",
     "new_compaction_id",
+    "new_daemon_id",
     "new_message_id",
     "new_session_id",
     "new_span_id",

@@ -16,10 +16,18 @@ from typing import TypeVar, assert_never
 
 import structlog
 
+from openwork_chat_state import ConversationItem
 from openwork_core.agents import TurnSlot
 from openwork_core.context.inspection import ContextInspection, build_context_inspection
 from openwork_core.context.limits import ModelContextLimits
-from openwork_core.ids import ClientRequestId, CompactionId, SessionId, ToolCallId, TurnId
+from openwork_core.ids import (
+    ClientRequestId,
+    CompactionId,
+    SessionId,
+    ToolCallId,
+    TurnId,
+    new_message_id,
+)
 from openwork_core.session.approval import PermissionDecision
 from openwork_core.session.commands import (
     ApplyFileChanges,
@@ -54,6 +62,7 @@ from openwork_core.session.errors import (
     ReloadRequired,
     SessionActive,
     TurnNotActive,
+    TurnNotRecorded,
 )
 from openwork_core.session.file_changes import apply_recorded_changes
 from openwork_core.session.handle import SessionHandle
@@ -78,7 +87,12 @@ from openwork_core.session.snapshot import (
     fold,
     sandbox_view,
 )
-from openwork_core.session.storage import CompactionKind
+from openwork_core.session.storage import (
+    CompactionKind,
+    OutgoingMessage,
+    TurnOpening,
+    committed_all,
+)
 from openwork_core.session.updates import (
     Replay,
     SessionUpdate,
@@ -223,6 +237,7 @@ class SessionActor:
         if self._active is not None:
             raise Busy(self._active.turn_id)
         assert self._queue is not None
+        opened = await self._open_turn(spec)
         active = _ActiveTurn(
             turn_id=spec.turn_id,
             client_request_id=spec.client_request_id,
@@ -242,12 +257,34 @@ class SessionActor:
                 cancellation=active.cancellation,
                 permission=active.permission,
                 mode=active.mode,
+                opened=opened,
             )
         )
         active.task = asyncio.get_running_loop().create_task(
             self._drive(self._queue, spec.turn_id, runner), name=f"turn-{spec.turn_id}"
         )
         return TurnAccepted(spec.turn_id, spec.client_request_id)
+
+    async def _open_turn(self, spec: TurnSpec) -> tuple[ConversationItem, ...]:
+        """Acknowledged = durable: the turn row and the user's input messages commit before the
+        turn is accepted; a failure accepts nothing (``TurnNotRecorded``)."""
+        rows = [
+            OutgoingMessage(id=new_message_id(), message=m.message, kind=m.kind)
+            for m in spec.input.messages
+        ]
+        opening = TurnOpening(
+            turn_id=spec.turn_id,
+            client_request_id=spec.client_request_id,
+            provider_id=spec.model.provider.id,
+            model_name=spec.model.model.name,
+            app_version=self._services.app_version,
+        )
+        try:
+            origins = await self._services.storage.start_turn(opening, rows)
+        except Exception as exc:
+            log.error("turn.persist_failed", step="turn_start", error=str(exc))
+            raise TurnNotRecorded(str(exc)) from exc
+        return tuple(committed_all(rows, origins))
 
     async def _drive(self, queue: CommandQueue, turn_id: TurnId, runner: TurnRunner) -> None:
         """The turn's task: run the loop, then hand the outcome back to the actor's loop."""

@@ -33,6 +33,7 @@ from openwork_core.session.updates import (
     TurnFinished,
     TurnStarted,
 )
+from openwork_core.storage.records import SessionRecord, TurnRecord
 from openwork_tools.modes import SandboxMode, SandboxStatus
 
 
@@ -152,3 +153,20 @@ def fold(runtime: Runtime, envelope: SessionUpdateEnvelope) -> Runtime:
         case _:
             assert_never(update)
     return runtime
+
+
+def stored_snapshot(
+    record: SessionRecord, running: TurnRecord | None, sandbox: SandboxView
+) -> SessionSnapshot:
+    """A session that is not loaded here, from the database: idle, or a turn running (in another
+    daemon, or left over until its owner's lease expires). No live update sequence."""
+    runtime: Runtime = IdleRuntime()
+    if running is not None:
+        runtime = RunningRuntime(turn_id=running.id, client_request_id=running.client_request_id)
+    return SessionSnapshot(
+        session_id=record.id,
+        last_update_sequence=0,
+        permission_mode=record.sandbox_mode,
+        sandbox=sandbox,
+        runtime=runtime,
+    )

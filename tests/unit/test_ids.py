@@ -13,6 +13,7 @@ import pytest
 from openwork_core.ids import (
     new_agent_request_id,
     new_compaction_id,
+    new_daemon_id,
     new_message_id,
     new_session_id,
     new_span_id,
@@ -27,6 +28,7 @@ PREFIXED: list[tuple[Callable[[], str], str]] = [
     (new_tool_call_id, "tc"),
     (new_span_id, "span"),
     (new_agent_request_id, "agent"),
+    (new_daemon_id, "dmn"),
 ]
 
 

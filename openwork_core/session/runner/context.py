@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from openwork_chat_state import ChatStateHandle
+from openwork_chat_state import ChatStateHandle, ConversationItem
 from openwork_core.agents import AgentListEntry, AgentMailbox, TurnSlot
 from openwork_core.agents.definitions import AgentDefinition
 from openwork_core.context.engine import ContextEngine
@@ -111,6 +111,8 @@ class TurnContext:
     cancellation: TurnCancellation
     permission: PermissionSlot
     mode: PermissionModeView
+    opened: tuple[ConversationItem, ...] = ()
+    """The turn's input messages, committed with the turn row before the turn was accepted."""
 
     @property
     def interactive(self) -> bool:

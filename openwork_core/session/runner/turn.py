@@ -49,11 +49,9 @@ from openwork_core.session.storage import (
     CompactionKind,
     OutgoingMessage,
     TurnClosing,
-    TurnOpening,
     TurnStatus,
     TurnUsage,
     committed,
-    committed_all,
 )
 from openwork_core.session.trace import SpanFinish
 from openwork_core.session.updates import (
@@ -89,7 +87,6 @@ class TurnRunner:
         self._services = turn.services
         self._emit = turn.emit
         self._cancellation = turn.cancellation
-        self._row_written = False
         self._limits = ModelContextLimits.from_capabilities(turn.spec.model.capabilities)
         self._tools = ToolCallRunner(turn)
         self._compaction = CompactionStep(turn)
@@ -116,7 +113,7 @@ class TurnRunner:
 
     # -- the loop ----------------------------------------------------------------------------
     async def _loop(self) -> TurnOutcome:
-        await self._persist_turn_start()
+        await self._append(list(self._turn.opened))  # committed before the turn was accepted
         services = self._services
         system = system_context(services)
         disabled = self._spec.disabled_skill_names
@@ -145,29 +142,6 @@ class TurnRunner:
             FailureCode.MAX_MODEL_CALLS,
             f"the turn reached its limit of {limit} model calls without a final answer",
         )
-
-    async def _persist_turn_start(self) -> None:
-        spec = self._spec
-        rows = [
-            OutgoingMessage(id=new_message_id(), message=m.message, kind=m.kind)
-            for m in spec.input.messages
-        ]
-        opening = TurnOpening(
-            turn_id=spec.turn_id,
-            client_request_id=spec.client_request_id,
-            provider_id=spec.model.provider.id,
-            model_name=spec.model.model.name,
-            app_version=self._services.app_version,
-        )
-        try:
-            origins = await self._services.storage.start_turn(opening, rows)
-        except Exception as exc:
-            log.error("turn.persist_failed", step="turn_start", error=str(exc))
-            raise TurnFailure(
-                FailureCode.PERSISTENCE_ERROR, f"could not write the turn: {exc}"
-            ) from exc
-        self._row_written = True
-        await self._append(committed_all(rows, origins))
 
     async def _drain_mailbox(self) -> None:
         """Step 3b (multi-agent.md §6): every queued agent message is written (``ON CONFLICT (id)
@@ -334,8 +308,6 @@ class TurnRunner:
 
     async def _finish(self, outcome: TurnOutcome) -> None:
         """Write the terminal state; a failure here is logged, the outcome stands."""
-        if not self._row_written:
-            return
         match outcome:
             case Completed():
                 status, code, message = TurnStatus.COMPLETED, None, None

@@ -90,6 +90,13 @@ async def fetch_turn_by_client_request(
     return None if row is None else _row(row)
 
 
+async def fetch_running_turn(conn: Conn, session_id: SessionId) -> TurnRecord | None:
+    row = await conn.fetchrow(
+        f"SELECT {_COLUMNS} FROM turns WHERE session_id = $1 AND status = 'running'", session_id
+    )
+    return None if row is None else _row(row)
+
+
 async def record_submission(conn: Conn, turn_id: TurnId, model_call_index: int) -> None:
     """Before each provider submission: the logical call count and one more submission."""
     await conn.execute(
