@@ -53,6 +53,7 @@ class Point:
     acknowledged: list[str] = field(default_factory=list)
     session: str = ""
     small_window: str | None = None
+    progress: list[str] = field(default_factory=list)
 
     @property
     def workspace(self) -> Path:
@@ -206,6 +207,8 @@ async def _check_database(point: Point) -> None:
 
 async def _next_turn_is_legal_and_replays_world_state(point: Point, daemon: Daemon) -> None:
     before = len(point.fake.requests)
+    if point.small_window is not None:  # the small window compacts before answering
+        point.fake.push(Reply(text=valid_summary(), chunk_chars=400))
     point.fake.push(Reply(text="after the restart"))
     async with (
         daemon.client() as client,
@@ -286,8 +289,11 @@ async def _run_point(point: Point) -> None:
         armed = await start_daemon(
             home=point.home, database_url=point.database_url, env=point.env(armed=True)
         )
+        point.progress.append(f"rep {rep}: armed")
+        point.fake.clear()
         async with armed.client() as client:
             await SCENARIOS[point.name](point, client, rep)
+        point.progress.append(f"rep {rep}: scenario driven")
         async with asyncio.timeout(60):
             code = await armed.process.wait()
         assert code == -9, f"{point.name}: the daemon did not die at its fault point ({code})"
@@ -295,9 +301,12 @@ async def _run_point(point: Point) -> None:
         clean = await start_daemon(
             home=point.home, database_url=point.database_url, env=point.env(armed=False)
         )
+        point.progress.append(f"rep {rep}: restarted")
+        point.fake.clear()
         try:
             await _check_database(point)
             await _next_turn_is_legal_and_replays_world_state(point, clean)
+            point.progress.append(f"rep {rep}: checked")
             await _check_database(point)
         finally:
             assert await clean.stop() == 0
@@ -316,6 +325,8 @@ async def test_the_kill_9_matrix_loses_and_duplicates_nothing_at_every_fault_poi
             point.fake.start()
             try:
                 await _run_point(point)
+            except BaseException as failure:
+                raise AssertionError(f"{failure!r} after {point.progress}") from failure
             finally:
                 point.fake.stop()
 

@@ -126,6 +126,11 @@ class FakeProvider:
         """For the Anthropic SDK (it appends ``/v1/messages`` itself)."""
         return self.url
 
+    def clear(self) -> None:
+        """Drop the steps not used yet (a killed daemon left its scenario half-answered)."""
+        with self._changed:
+            self._script.clear()
+
     def push(self, *steps: Step) -> None:
         with self._changed:
             self._script.extend(steps)
