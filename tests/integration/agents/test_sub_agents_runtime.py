@@ -646,3 +646,36 @@ async def test_an_oversized_final_answer_reaches_the_parent_as_a_failed_notice_a
     assert "<kind>failed</kind>" in envelope
     assert "agent_delivery_failed: the sub-agent's final_answer message is estimated at" in envelope
     assert "z" * 100 not in envelope
+
+
+async def test_an_idle_root_unloads_together_with_its_children_and_a_busy_child_keeps_it(
+    store: PostgresStore, tmp_path: Path
+) -> None:
+    """Faults issue point 6: a root goes with its children, never while one of them runs; the
+    child is never unloaded on its own while its root is loaded."""
+    import time
+
+    router = _Router()
+    release = asyncio.Event()
+    router.parent.extend(
+        [
+            _call("s1", "spawn_agent", {"task_name": "scan", "message": "look slowly"}),
+            ScriptedResponse(text="spawned"),
+        ]
+    )
+    router.child("look slowly", _held(release, ScriptedResponse(text="found it")))
+    async with runtime(store, tmp_path, router.model()) as rt:
+        parent = await rt.new_session()
+        await rt.run_turn(parent, "delegate")
+        child_id, _ = await _only_child(rt, parent)
+        sessions = rt.core.sessions
+        far = time.monotonic() + 10_000
+        assert sessions.get(child_id) is not None
+        assert await sessions.unload_idle(now=far) == []  # the child's turn still runs
+        await _child_finishes(rt, parent, 1, _release(release))
+        assert set(await sessions.unload_idle(now=far)) == {parent, child_id}
+        assert sessions.loaded_count == 0
+
+
+async def _release(event: asyncio.Event) -> None:
+    event.set()
