@@ -38,7 +38,7 @@ from tests.support.wire import chat_user_texts
 from tests.unit.compaction.compaction_support import valid_summary
 
 REPETITIONS = 3
-PARALLEL = 4
+PARALLEL = 6
 
 
 @dataclass
@@ -312,7 +312,7 @@ async def _run_point(point: Point) -> None:
             assert await clean.stop() == 0
 
 
-@pytest.mark.timeout(540)
+@pytest.mark.timeout(900)
 async def test_the_kill_9_matrix_loses_and_duplicates_nothing_at_every_fault_point(
     tmp_path: Path, pg_cluster: PgCluster
 ) -> None:
