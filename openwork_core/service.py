@@ -48,7 +48,7 @@ from openwork_core.session.sub_agent_host import SubAgentHost, SubAgentModeFixed
 from openwork_core.session.trace import TraceRecorder
 from openwork_core.session.turn_views import TurnView, read_turn_view
 from openwork_core.session.updates import GlobalUpdates, Replay, Subscription
-from openwork_core.skills.enablement import SkillEnablement
+from openwork_core.skills.enablement import SkillEnablement, SkillListing
 from openwork_core.skills.selection import select_skills, skill_snapshot_text
 from openwork_core.storage import PostgresStore, RecordNotFound
 from openwork_core.storage.postgres.agents import AgentStore
@@ -74,6 +74,14 @@ log = structlog.get_logger(__name__)
 
 ModelPortFactory = Callable[[ProviderRecord, str | None], ModelPort]
 """Builds the port for a provider, given the API key read from its environment variable."""
+
+
+def _is_directory(path: Path) -> bool:
+    """``Path.is_dir`` that answers False for a name the OS refuses (ENAMETOOLONG, EINVAL)."""
+    try:
+        return path.is_dir()
+    except (OSError, ValueError):
+        return False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -152,7 +160,7 @@ class OpenWorkCore:
         permission_mode: SandboxMode = SandboxMode.AUTO,
     ) -> SessionRecord:
         path = Path(workspace)
-        if not path.is_absolute() or not await asyncio.to_thread(path.is_dir):
+        if not path.is_absolute() or not await asyncio.to_thread(_is_directory, path):
             raise InvalidWorkspace(f"workspace is not an existing absolute directory: {workspace}")
         if agent not in AGENTS:
             raise UnknownAgent(f"unknown agent: {agent}")
@@ -401,3 +409,28 @@ class OpenWorkCore:
         return build_context_inspection(
             prepared, ModelContextLimits.from_capabilities(model.capabilities)
         )
+
+    # -- the daemon's facade (routes call only methods of this class) ----------------------------
+    async def database_ok(self) -> bool:
+        """True when PostgreSQL answers (GET /v1/health)."""
+        try:
+            await self.store.ping()
+        except Exception:
+            return False
+        return True
+
+    async def list_providers(self) -> list[ProviderRecord]:
+        return await self.store.list_providers()
+
+    async def put_provider(self, record: ProviderRecord) -> ProviderRecord:
+        return await self.store.upsert_provider(record)
+
+    async def skill_listing(self) -> SkillListing:
+        return await self.skills.listing()
+
+    async def set_skill_disabled(self, name: str, disabled: bool) -> SkillListing:
+        return await self.skills.set_disabled(name, disabled)
+
+    def subscribe_all(self) -> Subscription:
+        """Every session's live updates (GET /v1/events)."""
+        return self.global_updates.subscribe()

@@ -10,6 +10,9 @@ from __future__ import annotations
 import enum
 from typing import ClassVar
 
+from openwork_chat_state.error_root import OpenWorkError
+from openwork_core.session import errors as session_errors
+
 
 class AgentErrorCode(enum.StrEnum):
     """The domain error codes of multi-agent.md §5, in the spec's order."""
@@ -30,7 +33,7 @@ def error_body(code: AgentErrorCode, message: str) -> str:
     return f"{code.value}: {message}"
 
 
-class AgentError(Exception):
+class AgentError(OpenWorkError):
     """A control tool's domain failure; ``body`` is the model-visible failed result."""
 
     code: ClassVar[AgentErrorCode]
@@ -52,7 +55,9 @@ class DuplicateTaskName(AgentError):
     code = AgentErrorCode.DUPLICATE_TASK_NAME
 
 
-class UnknownAgent(AgentError):
+class UnknownAgent(AgentError, session_errors.UnknownAgent):
+    """The same refusal as creating a session with an unknown agent: one code, one meaning."""
+
     code = AgentErrorCode.UNKNOWN_AGENT
 
 

@@ -133,6 +133,8 @@ async def serve(settings: OpenWorkSettings, *, allow_remote: bool = False) -> in
             allow_remote=allow_remote,
             version=app_version(),
             shutdown=shutdown,
+            max_body_bytes=settings.max_body_bytes,
+            max_input_chars=settings.max_input_chars,
         )
         discovery: list[Path] = []
 

@@ -4,13 +4,19 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from pydantic import JsonValue
 
-class SessionError(Exception):
+from openwork_chat_state.error_root import OpenWorkError
+
+
+class SessionError(OpenWorkError):
     code: ClassVar[str] = "session_error"
+    http_status: ClassVar[int] = 400
 
 
 class ActorStopped(SessionError):
     code = "actor_stopped"
+    http_status = 503
 
     def __init__(self) -> None:
         super().__init__("session actor stopped")
@@ -18,14 +24,19 @@ class ActorStopped(SessionError):
 
 class Busy(SessionError):
     code = "busy"
+    http_status = 409
 
     def __init__(self, turn_id: str) -> None:
         super().__init__(f"session already has an active turn: {turn_id}")
         self.turn_id = turn_id
 
+    def envelope_extra(self) -> dict[str, JsonValue]:
+        return {"turn_id": self.turn_id}
+
 
 class TurnNotActive(SessionError):
     code = "turn_not_active"
+    http_status = 409
 
     def __init__(self, turn_id: str) -> None:
         super().__init__(f"turn is not active: {turn_id}")
@@ -33,6 +44,7 @@ class TurnNotActive(SessionError):
 
 class PermissionNotPending(SessionError):
     code = "permission_not_pending"
+    http_status = 409
 
     def __init__(self, tool_call_id: str) -> None:
         super().__init__(f"permission request is not pending for tool call: {tool_call_id}")
@@ -47,6 +59,7 @@ class EmptyInput(SessionError):
 
 class ReloadRequired(SessionError):
     code = "reload_required"
+    http_status = 409
 
     def __init__(self) -> None:
         super().__init__(
@@ -57,6 +70,7 @@ class ReloadRequired(SessionError):
 
 class SessionActive(SessionError):
     code = "session_active"
+    http_status = 409
 
     def __init__(self, turn_id: str) -> None:
         super().__init__(f"the session has an active turn: {turn_id}")

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from openwork_chat_state import ChatStateError, ChatStateHandle
+from openwork_chat_state.error_root import OpenWorkError
 from openwork_chat_state.messages import (
     ContentBlock,
     Message,
@@ -32,8 +33,10 @@ from openwork_core.session.outcome import FailureCode, TurnFailure
 from openwork_core.session.updates import ReasoningDeltaUpdate, SessionUpdate, TextDeltaUpdate
 
 
-class ModelProtocolViolation(Exception):
+class ModelProtocolViolation(OpenWorkError):
     """No completed response, or more than one."""
+
+    code = FailureCode.MODEL_PROTOCOL_ERROR
 
 
 @dataclass(frozen=True, slots=True)

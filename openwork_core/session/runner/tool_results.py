@@ -19,7 +19,12 @@ from openwork_core.session.runner.guards import in_chat_state, new_id, persisted
 from openwork_core.session.runner.tool_step import TERMINATED_TEXT, text_result
 from openwork_core.session.trace import SpanFinish
 from openwork_core.session.updates import LiveToolCall, ToolCallFinished, ToolCallStarted
-from openwork_core.storage.codec import new_message, to_item
+from openwork_core.storage.codec import (
+    new_message,
+    storable_json,
+    storable_message,
+    to_item,
+)
 from openwork_tools import ToolResult, ToolStatus
 
 _SPAN_STATUS = {
@@ -149,7 +154,10 @@ class ToolResultWriter:
     ) -> None:
         """DB → Chat State → tool_call_finished (session-runtime.md §5 step 9)."""
         turn = self._turn
-        message = Message(role=Role.TOOL, content=(block,))
+        # reliability.md "NUL-safe storage": the row, Chat State and the update carry one text
+        message = storable_message(Message(role=Role.TOOL, content=(block,)))
+        (block,) = message.tool_results
+        artifacts = tuple(storable_json(a) for a in artifacts)
         row = new_message(new_id("msg"), message, MessageKind.NORMAL, artifacts)
         (stored,) = await persisted(
             turn.services.store.append_messages(turn.spec.session_id, turn.spec.turn_id, (row,)),

@@ -20,7 +20,7 @@ from openwork_core.context.world_state import (
     render_diff,
     world_state_message_id,
 )
-from openwork_core.session.outcome import FailureCode, TurnFailure
+from openwork_core.session.outcome import TurnFailure
 from openwork_core.session.runner.guards import in_chat_state, persisted
 from openwork_core.storage import PostgresStore
 from openwork_core.storage.codec import new_message, to_item
@@ -57,7 +57,7 @@ class WorldStateStep:
         try:
             capture = await capture_world_state(self._sources())
         except WorldStateError as error:
-            raise TurnFailure(FailureCode(error.code), str(error)) from error
+            raise TurnFailure(error.code, str(error)) from error
         view = await in_chat_state(self._chat.context_view())
         baseline = self._tracker.baseline
         updates = render_diff(baseline, capture, RetainedSections.scan(view.items))
