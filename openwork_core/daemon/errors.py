@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-import orjson
 import structlog
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -16,6 +15,7 @@ from starlette.responses import Response
 
 from openwork_chat_state.error_root import InvalidRequest, NotFound, OpenWorkError
 from openwork_core.daemon.validation import UNKNOWN_ID, UNSTORABLE_TEXT
+from openwork_core.daemon.wire import wire_json
 
 log = structlog.get_logger(__name__)
 
@@ -24,7 +24,7 @@ class JsonBytes(Response):
     media_type = "application/json"
 
     def render(self, content: object) -> bytes:
-        return content if isinstance(content, bytes) else orjson.dumps(content)
+        return content if isinstance(content, bytes) else wire_json(content)
 
 
 class ErrorBody(BaseModel):

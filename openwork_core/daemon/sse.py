@@ -7,8 +7,7 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 
-import orjson
-
+from openwork_core.daemon.wire import wire_json
 from openwork_core.session.updates import (
     Replay,
     Resync,
@@ -18,14 +17,14 @@ from openwork_core.session.updates import (
 
 
 def _event(envelope: SessionUpdateEnvelope) -> dict[str, str]:
-    return {"id": str(envelope.sequence), "data": orjson.dumps(envelope).decode()}
+    return {"id": str(envelope.sequence), "data": wire_json(envelope).decode()}
 
 
 def _resync(session_id: str, last_sequence: int) -> dict[str, str]:
     envelope = SessionUpdateEnvelope(
         sessionId=session_id, turnId=None, sequence=last_sequence, occurredAtMs=0, update=Resync()
     )
-    return {"event": "resync", "data": orjson.dumps(envelope).decode()}
+    return {"event": "resync", "data": wire_json(envelope).decode()}
 
 
 async def session_events(
@@ -63,7 +62,7 @@ async def global_events(
             if envelope is None:
                 yield {"event": "resync", "data": "{}"}
                 continue
-            yield {"data": orjson.dumps(envelope).decode()}
+            yield {"data": wire_json(envelope).decode()}
     finally:
         subscription.close()
 

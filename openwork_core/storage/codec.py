@@ -55,6 +55,11 @@ def storable_json(value: JsonValue) -> JsonValue:
 
 def storable_message(message: Message) -> Message:
     """The message as it will be stored and read back (the same object when it is storable)."""
+    try:  # fast path: orjson refuses lone surrogates and writes U+0000 as the escape \u0000
+        if b"\\u0000" not in orjson.dumps(message.content):
+            return message
+    except orjson.JSONEncodeError:
+        pass
     raw: JsonValue = CONTENT_BLOCKS.dump_python(list(message.content), mode="json")
     cleaned = storable_json(raw)
     if cleaned == raw:

@@ -22,6 +22,7 @@ from openwork_core.daemon.schemas import (
 )
 from openwork_core.daemon.validation import Cursor, IdPath, IdQuery
 from openwork_core.daemon.views import compaction_body, message_json, session_body
+from openwork_core.daemon.wire import wire_json
 from openwork_core.service import OpenWorkCore
 
 
@@ -48,7 +49,7 @@ def sessions_router(core: OpenWorkCore) -> APIRouter:
         record = await core.get_session(sid)
         snapshot = await core.snapshot(sid)
         body = session_body(record).model_dump(mode="json")
-        body["snapshot"] = orjson.loads(orjson.dumps(snapshot))
+        body["snapshot"] = orjson.loads(wire_json(snapshot))
         return JsonBytes(body)
 
     @router.put("/v1/sessions/{sid}/permission-mode", response_model=SessionBody)
