@@ -41,6 +41,8 @@ class OpenWorkSettings(BaseSettings):
     log_format: Literal["json", "console"] | None = None
     max_body_bytes: int = Field(default=DEFAULT_MAX_BODY_BYTES, gt=0)
     max_input_chars: int = Field(default=DEFAULT_MAX_INPUT_CHARS, gt=0)
+    session_lease_seconds: float = Field(default=30.0, gt=0)
+    """How long a session's lease lasts without renewal (renewed every third of it)."""
 
     provider: ProviderKind | None = None
     provider_base_url: str | None = None

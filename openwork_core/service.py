@@ -4,7 +4,7 @@ provider resolution, and every operation the daemon exposes (session-runtime.md 
 from __future__ import annotations
 
 import asyncio
-import uuid
+import contextlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,6 +16,15 @@ from openwork_chat_state.messages import user_text
 from openwork_core.agents.definitions import AGENTS
 from openwork_core.context.engine import ContextEngine
 from openwork_core.context.inspection import ContextInspection
+from openwork_core.ids import (
+    ClientRequestId,
+    CompactionId,
+    SessionId,
+    ToolCallId,
+    TurnId,
+    new_session_id,
+    new_turn_id,
+)
 from openwork_core.session.approval import PermissionDecision
 from openwork_core.session.build import SessionDeps
 from openwork_core.session.commands import TurnAccepted
@@ -29,19 +38,27 @@ from openwork_core.session.input import (
     UserInput,
     visible_user_message,
 )
+from openwork_core.session.ownership import (
+    DEFAULT_LEASE_SECONDS,
+    DaemonIdentity,
+    SessionLease,
+    in_process_identity,
+)
 from openwork_core.session.registry import ModelPortFactory, SessionRegistry
 from openwork_core.session.runner import ResolvedModel, SessionServices, TurnSpec
-from openwork_core.session.snapshot import SessionSnapshot
+from openwork_core.session.snapshot import SessionSnapshot, sandbox_view, stored_snapshot
 from openwork_core.session.sub_agent_host import SubAgentModeFixed
 from openwork_core.session.trace import TraceRecorder
 from openwork_core.session.turn_views import TurnView, read_turn_view
 from openwork_core.session.updates import GlobalUpdates, Replay, Subscription
+from openwork_core.session.workspace import workspace_refusal
 from openwork_core.skills.enablement import SkillEnablement, SkillListing
 from openwork_core.skills.selection import select_skills, skill_snapshot_text
 from openwork_core.storage import PostgresStore
 from openwork_core.storage.postgres.agents import AgentStore
 from openwork_core.storage.postgres.compactions import CompactionStore, TranscriptPage
 from openwork_core.storage.postgres.file_changes import FileChangeStore
+from openwork_core.storage.postgres.ownership import PostgresOwnership
 from openwork_core.storage.postgres.session_storage import PostgresSessionStorage
 from openwork_core.storage.postgres.skills import SkillStatusStore
 from openwork_core.storage.records import ProviderRecord, SessionRecord, StoredMessage
@@ -81,8 +98,16 @@ class OpenWorkCore:
         skill_root: Path | None = None,
         summary_settings: SummarySettings | None = None,
         observe_sessions: Callable[[str, SessionServices], None] | None = None,
+        identity: DaemonIdentity | None = None,
+        lease_seconds: float = DEFAULT_LEASE_SECONDS,
     ) -> None:
         self._store = store
+        self._sandbox = sandbox
+        self._lease_seconds = lease_seconds
+        self._ownership = PostgresOwnership(
+            store.pool, identity or in_process_identity(home), lease_seconds
+        )
+        self._renewals: asyncio.Task[None] | None = None
         self._home = home
         self._skill_root = skill_root
         self._global_updates = GlobalUpdates()
@@ -108,15 +133,13 @@ class OpenWorkCore:
             children=agent_store,
             get_provider=store.get_provider,
             model_ports=model_ports,
+            ownership=self._ownership,
         )
 
-    def _session_storage(self, session_id: str) -> PostgresSessionStorage:
-        return PostgresSessionStorage(
-            self._store.pool,
-            session_id,
-            compactions=self._compactions,
-            file_changes=self._file_changes,
-        )
+    def _session_storage(
+        self, session_id: SessionId, lease: SessionLease
+    ) -> PostgresSessionStorage:
+        return PostgresSessionStorage(self._store.pool, session_id, lease)
 
     # -- read-only views the daemon and tests use ----------------------------------------------
     @property
@@ -154,8 +177,9 @@ class OpenWorkCore:
 
     # -- lifecycle ---------------------------------------------------------------------------
     async def start(self) -> None:
-        """Restart correction before any session is served (session-runtime.md §10)."""
-        corrected = await self._store.mark_running_interrupted()
+        """Register this daemon and correct what no live daemon drives any more, before any
+        session is served (session-runtime.md §10; never a live daemon's turns)."""
+        corrected = await self._ownership.register()
         if corrected:
             log.info("restart.corrected", interrupted_turns=corrected)
         await self._skills.load()
@@ -163,10 +187,31 @@ class OpenWorkCore:
         if removed:
             log.info("spill.swept", directories=len(removed))
         self._trace.start()
+        self._renewals = asyncio.get_running_loop().create_task(
+            self._renew_leases(), name="lease-renewal"
+        )
+
+    async def _renew_leases(self) -> None:
+        """Heartbeat and lease renewal, a third of the lease apart; a lease another daemon took
+        stops its actor here. A failed renewal is retried at the next beat."""
+        while True:
+            await asyncio.sleep(self._lease_seconds / 3)
+            try:
+                await self._sessions.leases_renewed(await self._ownership.renew())
+            except Exception as exc:
+                log.warning("lease.renewal_failed", error=str(exc))
 
     async def shutdown(self) -> None:
-        """Cancel active turns (outcome cancelled) and stop every actor."""
+        """Cancel active turns (outcome cancelled), stop every actor, give the leases back."""
+        if self._renewals is not None:
+            self._renewals.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._renewals
         await self._sessions.shutdown()
+        try:
+            await self._ownership.stop()
+        except Exception as exc:  # the leases then expire on their own
+            log.warning("lease.release_failed", error=str(exc))
         await self._trace.close()
 
     # -- sessions ----------------------------------------------------------------------------
@@ -182,10 +227,13 @@ class OpenWorkCore:
         path = Path(workspace)
         if not path.is_absolute() or not await asyncio.to_thread(_is_directory, path):
             raise InvalidWorkspace(f"workspace is not an existing absolute directory: {workspace}")
+        refusal = workspace_refusal(await asyncio.to_thread(path.resolve), self._home.resolve())
+        if refusal is not None:
+            raise InvalidWorkspace(refusal)
         if agent not in AGENTS:
             raise UnknownAgent(f"unknown agent: {agent}")
         return await self._store.create_session(
-            session_id=f"ses_{uuid.uuid4().hex}",
+            session_id=new_session_id(),
             working_directory=str(await asyncio.to_thread(path.resolve)),
             agent=agent,
             provider_id=provider,
@@ -193,13 +241,13 @@ class OpenWorkCore:
             sandbox_mode=permission_mode,
         )
 
-    async def get_session(self, session_id: str) -> SessionRecord:
+    async def get_session(self, session_id: SessionId) -> SessionRecord:
         return await self._store.get_session(session_id)
 
     async def list_sessions(self) -> list[SessionRecord]:
         return await self._store.list_sessions()
 
-    async def _loaded(self, session_id: str) -> SessionHandle:
+    async def _loaded(self, session_id: SessionId) -> SessionHandle:
         """The live handle of an existing session (``RecordNotFound`` otherwise)."""
         await self._store.get_session(session_id)
         return await self._sessions.load(session_id)
@@ -207,13 +255,16 @@ class OpenWorkCore:
     # -- turns -------------------------------------------------------------------------------
     async def start_turn(
         self,
-        session_id: str,
+        session_id: SessionId,
         *,
-        client_request_id: str,
+        client_request_id: ClientRequestId,
         inputs: Sequence[UserInput],
         disabled_skill_names: Sequence[str] = (),
     ) -> TurnAccepted:
         record = await self._store.get_session(session_id)
+        known = await self._store.get_turn_by_client_request(session_id, client_request_id)
+        if known is not None:  # idempotent from the database, across restarts and daemons
+            return TurnAccepted(known.id, client_request_id)
         visible = visible_user_message(tuple(inputs))
         # the persisted preference plus this request's (skills.md §6: snapshotted at turn start)
         disabled = self._skills.disabled | frozenset(disabled_skill_names)
@@ -236,7 +287,7 @@ class OpenWorkCore:
             await (await self._sessions.agent_host(session_id)).reconcile(handle)
         spec = TurnSpec(
             session_id=session_id,
-            turn_id=f"turn_{uuid.uuid4().hex}",
+            turn_id=new_turn_id(),
             client_request_id=client_request_id,
             input=prepared,
             model=model,
@@ -247,37 +298,49 @@ class OpenWorkCore:
     async def resolve_model(self, record: SessionRecord) -> ResolvedModel:
         return await self._sessions.resolve_model(record)
 
-    async def turn_view(self, session_id: str, turn_id: str) -> TurnView:
+    async def turn_view(self, session_id: SessionId, turn_id: TurnId) -> TurnView:
         """A turn exists from acceptance: running before the runner has written its row."""
         return await read_turn_view(
             self._store, self._sessions.get(session_id), session_id, turn_id
         )
 
-    async def cancel_turn(self, session_id: str, turn_id: str) -> None:
+    async def cancel_turn(self, session_id: SessionId, turn_id: TurnId) -> None:
         await (await self._loaded(session_id)).cancel_turn(turn_id)
 
     async def resolve_permission(
-        self, session_id: str, turn_id: str, tool_call_id: str, decision: PermissionDecision
+        self,
+        session_id: SessionId,
+        turn_id: TurnId,
+        tool_call_id: ToolCallId,
+        decision: PermissionDecision,
     ) -> None:
         await (await self._loaded(session_id)).resolve_permission(turn_id, tool_call_id, decision)
 
-    async def set_permission_mode(self, session_id: str, mode: SandboxMode) -> SessionRecord:
+    async def set_permission_mode(self, session_id: SessionId, mode: SandboxMode) -> SessionRecord:
         record = await self._store.get_session(session_id)
         if record.parent_session_id is not None:
             raise SubAgentModeFixed(session_id)
         await (await self._sessions.load(session_id)).set_permission_mode(mode)
         return await self._store.get_session(session_id)
 
-    async def snapshot(self, session_id: str) -> SessionSnapshot:
-        return await (await self._sessions.load(session_id)).snapshot()
+    async def snapshot(self, session_id: SessionId) -> SessionSnapshot:
+        """The live snapshot of a loaded session; otherwise one read from the database (reading
+        a session never loads its actor)."""
+        handle = self._sessions.get(session_id)
+        if handle is not None:
+            return await handle.snapshot()
+        record = await self._store.get_session(session_id)
+        return stored_snapshot(
+            record, await self._store.get_running_turn(session_id), sandbox_view(self._sandbox)
+        )
 
     async def subscribe(
-        self, session_id: str, after_sequence: int | None
+        self, session_id: SessionId, after_sequence: int | None
     ) -> tuple[Replay, Subscription]:
         return await (await self._sessions.load(session_id)).subscribe(after_sequence)
 
     async def list_messages(
-        self, session_id: str, *, after_sequence: int, limit: int
+        self, session_id: SessionId, *, after_sequence: int, limit: int
     ) -> MessagePage:
         await self._store.get_session(session_id)
         rows = await self._store.list_messages(
@@ -292,27 +355,32 @@ class OpenWorkCore:
 
     # -- file changes ----------------------------------------------------------------------------
     async def apply_file_changes(
-        self, session_id: str, change_ids: Sequence[str], direction: ChangeDirection
+        self, session_id: SessionId, change_ids: Sequence[str], direction: ChangeDirection
     ) -> tuple[FileChange, ...]:
         """Undo or reapply recorded ``file_change`` artifacts (tools.md §8); idle sessions only."""
         handle = await self._loaded(session_id)
         return await handle.apply_file_changes(tuple(change_ids), direction)
 
     # -- compaction ----------------------------------------------------------------------------
-    async def compact(self, session_id: str) -> CompactionResult:
+    async def compact(self, session_id: SessionId) -> CompactionResult:
         """Manual compaction (compaction.md §1): idle only, no pruning."""
         record = await self._store.get_session(session_id)
         model = await self._sessions.resolve_model(record)
         return await (await self._sessions.load(session_id)).compact(model)
 
-    async def rewind(self, session_id: str, compaction_id: str) -> CompactionResult:
+    async def rewind(self, session_id: SessionId, compaction_id: CompactionId) -> CompactionResult:
         """Install an older checkpoint's projection as a new rewind checkpoint (§8.3)."""
         record = await self._store.get_session(session_id)
         model = await self._sessions.resolve_model(record)
         return await (await self._sessions.load(session_id)).rewind(compaction_id, model)
 
     async def read_transcript(
-        self, session_id: str, *, compaction_id: str | None, after_sequence: int, limit: int
+        self,
+        session_id: SessionId,
+        *,
+        compaction_id: CompactionId | None,
+        after_sequence: int,
+        limit: int,
     ) -> TranscriptPage:
         """The raw messages a checkpoint covers, paged (§8.4); never synthetic items."""
         await self._store.get_session(session_id)
@@ -321,7 +389,7 @@ class OpenWorkCore:
         )
 
     # -- inspection --------------------------------------------------------------------------
-    async def inspect_context_window(self, session_id: str) -> ContextInspection:
+    async def inspect_context_window(self, session_id: SessionId) -> ContextInspection:
         """The next request's regions through the runner's own prepare, without sampling World
         State and without calling a provider (context-window.md §8)."""
         record = await self._store.get_session(session_id)

@@ -11,7 +11,6 @@ import enum
 from typing import ClassVar
 
 from openwork_chat_state.error_root import OpenWorkError
-from openwork_core.session import errors as session_errors
 
 
 class AgentErrorCode(enum.StrEnum):
@@ -55,9 +54,7 @@ class DuplicateTaskName(AgentError):
     code = AgentErrorCode.DUPLICATE_TASK_NAME
 
 
-class UnknownAgent(AgentError, session_errors.UnknownAgent):
-    """The same refusal as creating a session with an unknown agent: one code, one meaning."""
-
+class UnknownAgent(AgentError):
     code = AgentErrorCode.UNKNOWN_AGENT
 
 

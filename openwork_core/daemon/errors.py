@@ -4,8 +4,9 @@ exception handler: every product error is an ``OpenWorkError`` that carries its 
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import ClassVar, cast
 
+import orjson
 import structlog
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -15,7 +16,7 @@ from starlette.responses import Response
 
 from openwork_chat_state.error_root import InvalidRequest, NotFound, OpenWorkError
 from openwork_core.daemon.validation import UNKNOWN_ID, UNSTORABLE_TEXT
-from openwork_core.daemon.wire import wire_json
+from openwork_core.storage.codec import storable_json
 
 log = structlog.get_logger(__name__)
 
@@ -24,7 +25,12 @@ class JsonBytes(Response):
     media_type = "application/json"
 
     def render(self, content: object) -> bytes:
-        return content if isinstance(content, bytes) else wire_json(content)
+        if isinstance(content, bytes):
+            return content
+        try:
+            return orjson.dumps(content)
+        except orjson.JSONEncodeError:  # a lone surrogate: escaped as the storage rule does
+            return orjson.dumps(storable_json(cast(JsonValue, content)))
 
 
 class ErrorBody(BaseModel):

@@ -9,7 +9,15 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator, model_validator
 
-from openwork_core.daemon.validation import BaseUrl, BodyId, Name, RequestModel, TokenCount
+from openwork_core.daemon.validation import (
+    BaseUrl,
+    BodyId,
+    ClientRequestIdBody,
+    CompactionIdBody,
+    Name,
+    RequestModel,
+    TokenCount,
+)
 from openwork_core.models.capabilities import ModelCapabilities
 from openwork_core.storage.records import ProviderKind
 from openwork_tools import SandboxMode
@@ -66,7 +74,7 @@ InputBody = Annotated[TextInputBody | SkillInputBody, Field(discriminator="type"
 
 class StartTurnBody(RequestModel):
     model_config = ConfigDict(extra="forbid")
-    client_request_id: Name
+    client_request_id: ClientRequestIdBody
     input: list[InputBody] = Field(max_length=100)
     disabled_skill_names: list[Annotated[str, Field(max_length=200)]] = Field(
         default_factory=list, max_length=200
@@ -101,7 +109,7 @@ class CompactionBody(BaseModel):
 
 class RewindBody(RequestModel):
     model_config = ConfigDict(extra="forbid")
-    compaction_id: BodyId
+    compaction_id: CompactionIdBody
 
 
 class PermissionDecisionBody(RequestModel):

@@ -10,13 +10,16 @@ Pure rules, applied by pydantic while a request is parsed, so a refused request 
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 from fastapi import Query
 from pydantic import AfterValidator, BaseModel, Field, model_validator
 from pydantic_core import PydanticCustomError
 
+from openwork_core.ids import ClientRequestId, CompactionId, SessionId, ToolCallId, TurnId
 from openwork_core.storage.codec import is_storable_text
+
+_S = TypeVar("_S", bound=str)
 
 UNSTORABLE_TEXT = "unstorable_text"
 UNKNOWN_ID = "unknown_id"
@@ -56,7 +59,7 @@ class RequestModel(BaseModel):
         return data
 
 
-def _checked_id(value: str) -> str:
+def _checked_id(value: _S) -> _S:
     if not is_storable_text(value):
         raise unstorable("an id")
     if _ID.fullmatch(value) is None:
@@ -70,16 +73,17 @@ def _storable_str(value: str) -> str:
     return value
 
 
-def _not_blank(value: str) -> str:
+def _not_blank(value: _S) -> _S:
     if not value.strip():
         raise ValueError("must not be blank")
     return value
 
 
-IdPath = Annotated[str, AfterValidator(_checked_id)]
+SessionIdPath = Annotated[SessionId, AfterValidator(_checked_id)]
 """A path id: unstorable → 400, not an id we could have minted → 404 (never reaches SQL)."""
-
-IdQuery = Annotated[str, AfterValidator(_checked_id)]
+TurnIdPath = Annotated[TurnId, AfterValidator(_checked_id)]
+ToolCallIdPath = Annotated[ToolCallId, AfterValidator(_checked_id)]
+CompactionIdQuery = Annotated[CompactionId, AfterValidator(_checked_id)]
 StorableStr = Annotated[str, AfterValidator(_storable_str)]
 Cursor = Annotated[int, Query(ge=0, le=INT64_MAX)]
 """A non-negative sequence cursor that fits PostgreSQL's BIGINT."""
@@ -90,6 +94,12 @@ Name = Annotated[str, Field(min_length=1, max_length=MAX_NAME_CHARS), AfterValid
 BaseUrl = Annotated[str, Field(min_length=1, max_length=2048), AfterValidator(_not_blank)]
 
 BodyId = Annotated[str, Field(min_length=1, max_length=MAX_ID_CHARS), AfterValidator(_checked_id)]
+CompactionIdBody = Annotated[
+    CompactionId, Field(min_length=1, max_length=MAX_ID_CHARS), AfterValidator(_checked_id)
+]
+ClientRequestIdBody = Annotated[
+    ClientRequestId, Field(min_length=1, max_length=MAX_NAME_CHARS), AfterValidator(_not_blank)
+]
 
 TokenCount = Annotated[int, Field(gt=0, le=2**31 - 1)]
 

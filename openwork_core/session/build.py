@@ -13,10 +13,12 @@ from openwork_chat_state import ChatStateActor, ChatStateError
 from openwork_core.agents.definitions import AGENTS
 from openwork_core.context.engine import ContextEngine
 from openwork_core.context.world_state import WorldStateSources
+from openwork_core.ids import SessionId, TurnId
 from openwork_core.session.actor import SessionActor
 from openwork_core.session.compaction import SummarySettings, load_conversation_items
 from openwork_core.session.handle import SessionHandle
 from openwork_core.session.outcome import TurnOutcome
+from openwork_core.session.ownership import SessionLease
 from openwork_core.session.runner import SessionServices, WorldStateTracker
 from openwork_core.session.runner.history import CompactionHistory
 from openwork_core.session.storage import SessionRecord, SessionStorage
@@ -39,8 +41,8 @@ log = structlog.get_logger(__name__)
 class SessionDeps:
     """What Core shares with every session it builds."""
 
-    storage_for: Callable[[str], SessionStorage]
-    """The storage port of one session."""
+    storage_for: Callable[[SessionId, SessionLease], SessionStorage]
+    """The storage port of one session, fenced by this daemon's lease on it."""
     engine: ContextEngine
     registry: ToolRegistry
     trace: TraceRecorder
@@ -56,23 +58,23 @@ class SessionDeps:
 
 
 def _child_reporter(
-    host: SubAgentHost, child_id: str
-) -> Callable[[str, TurnOutcome], Awaitable[None]]:
-    async def report(turn_id: str, outcome: TurnOutcome) -> None:
+    host: SubAgentHost, child_id: SessionId
+) -> Callable[[TurnId, TurnOutcome], Awaitable[None]]:
+    async def report(turn_id: TurnId, outcome: TurnOutcome) -> None:
         await host.child_finished(child_id, turn_id, outcome)
 
     return report
 
 
 async def build_session_handle(
-    deps: SessionDeps, record: SessionRecord, host: SubAgentHost
+    deps: SessionDeps, record: SessionRecord, host: SubAgentHost, lease: SessionLease
 ) -> SessionHandle:
     """Load the Conversation, build the Tool Surface and services, spawn the actor. A root gets
     the control tools and the host; a child is non-interactive and reports each Turn's outcome
     to its parent."""
     session_id = record.id
     agent = AGENTS[record.agent]
-    storage = deps.storage_for(session_id)
+    storage = deps.storage_for(session_id, lease)
     loaded = await load_conversation_items(storage.compactions, session_id)
     chat = ChatStateActor.spawn()
     try:
@@ -86,6 +88,7 @@ async def build_session_handle(
         sandbox=deps.sandbox,
         spill_dir=spill_dir,
         protected_roots=tuple(p for p in (deps.home, deps.skill_root) if p is not None),
+        secret_dirs=(deps.home,),
     )
     toolset = TurnToolset.new(
         deps.registry.finalize(ToolsetConfig(agent.tool_ids), tool_session),

@@ -7,6 +7,10 @@ from typing import ClassVar
 from pydantic import JsonValue
 
 from openwork_chat_state.error_root import OpenWorkError
+from openwork_core.agents.errors import AgentErrorCode
+from openwork_core.agents.errors import UnknownAgent as AgentUnknownAgent
+from openwork_core.ids import ToolCallId, TurnId
+from openwork_core.storage.errors import StorageError
 
 
 class SessionError(OpenWorkError):
@@ -26,7 +30,7 @@ class Busy(SessionError):
     code = "busy"
     http_status = 409
 
-    def __init__(self, turn_id: str) -> None:
+    def __init__(self, turn_id: TurnId) -> None:
         super().__init__(f"session already has an active turn: {turn_id}")
         self.turn_id = turn_id
 
@@ -38,7 +42,7 @@ class TurnNotActive(SessionError):
     code = "turn_not_active"
     http_status = 409
 
-    def __init__(self, turn_id: str) -> None:
+    def __init__(self, turn_id: TurnId) -> None:
         super().__init__(f"turn is not active: {turn_id}")
 
 
@@ -46,7 +50,7 @@ class PermissionNotPending(SessionError):
     code = "permission_not_pending"
     http_status = 409
 
-    def __init__(self, tool_call_id: str) -> None:
+    def __init__(self, tool_call_id: ToolCallId) -> None:
         super().__init__(f"permission request is not pending for tool call: {tool_call_id}")
 
 
@@ -68,11 +72,28 @@ class ReloadRequired(SessionError):
         )
 
 
+class TurnNotRecorded(SessionError, StorageError):
+    """The turn row and its input could not be committed: nothing was accepted (the 202 of
+    ``POST …/turns`` is sent only after that commit); a retry with the same client request id is
+    safe."""
+
+    code = "persistence_error"
+    http_status = 503
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(f"could not write the turn: {detail}")
+
+    @property
+    def public_message(self) -> str:
+        """The detail is the database's text: it stays in the log (reliability.md)."""
+        return "could not write the turn; nothing was accepted (a retry is safe)"
+
+
 class SessionActive(SessionError):
     code = "session_active"
     http_status = 409
 
-    def __init__(self, turn_id: str) -> None:
+    def __init__(self, turn_id: TurnId) -> None:
         super().__init__(f"the session has an active turn: {turn_id}")
 
 
@@ -84,5 +105,8 @@ class InvalidWorkspace(SessionError):
     code = "invalid_workspace"
 
 
-class UnknownAgent(SessionError):
-    code = "unknown_agent"
+class UnknownAgent(AgentUnknownAgent, SessionError):
+    """``POST /v1/sessions`` with an agent that is not defined: the same refusal, and so the same
+    code, as ``spawn_agent``'s (multi-agent.md §5); 400 like every session refusal."""
+
+    code = AgentErrorCode.UNKNOWN_AGENT

@@ -12,11 +12,18 @@ from collections.abc import Awaitable, Callable
 import structlog
 
 from openwork_core.agents import AgentControl
+from openwork_core.ids import SessionId
 from openwork_core.models.capabilities import ModelCapabilities
 from openwork_core.models.port import ModelPort
 from openwork_core.session.build import SessionDeps, build_session_handle
 from openwork_core.session.errors import NoProvider, ReloadRequired
 from openwork_core.session.handle import SessionHandle
+from openwork_core.session.ownership import (
+    LeaseHolder,
+    OwnershipStorage,
+    SessionLease,
+    SessionOwnedElsewhere,
+)
 from openwork_core.session.runner import ResolvedModel
 from openwork_core.session.storage import (
     ChildSessionStorage,
@@ -45,14 +52,17 @@ class SessionRegistry:
         children: ChildSessionStorage,
         get_provider: ProviderLookup,
         model_ports: ModelPortFactory,
+        ownership: OwnershipStorage,
     ) -> None:
         self._deps = deps
+        self._ownership = ownership
+        self._leases: dict[SessionId, SessionLease] = {}
         self._children = children
         self._get_provider = get_provider
         self._model_ports = model_ports
         self._ports: dict[ProviderRecord, ModelPort] = {}
-        self._handles: dict[str, SessionHandle] = {}
-        self._load_locks: dict[str, asyncio.Lock] = {}
+        self._handles: dict[SessionId, SessionHandle] = {}
+        self._load_locks: dict[SessionId, asyncio.Lock] = {}
         self._hosts: dict[str, SubAgentHost] = {}
         self._closing = False
 
@@ -61,16 +71,16 @@ class SessionRegistry:
         return self._closing
 
     # -- the directory -------------------------------------------------------------------------
-    def get(self, session_id: str) -> SessionHandle | None:
+    def get(self, session_id: SessionId) -> SessionHandle | None:
         return self._handles.get(session_id)
 
-    async def load(self, session_id: str) -> SessionHandle:
+    async def load(self, session_id: SessionId) -> SessionHandle:
         """The live handle; an idle actor whose checkpoint could not be installed is rebuilt
         from the database first (compaction.md §7)."""
         handle, _ = await self._current(session_id)
         return handle
 
-    async def load_for_turn(self, session_id: str) -> SessionHandle:
+    async def load_for_turn(self, session_id: SessionId) -> SessionHandle:
         """Like ``load``, but a stale idle actor refuses this one turn with ``ReloadRequired``
         (its replacement is built on the next access): both sentences of compaction.md §7."""
         handle, rebuilt = await self._current(session_id, refuse_stale=True)
@@ -79,7 +89,7 @@ class SessionRegistry:
         return handle
 
     async def _current(
-        self, session_id: str, *, refuse_stale: bool = False
+        self, session_id: SessionId, *, refuse_stale: bool = False
     ) -> tuple[SessionHandle, bool]:
         lock = self._load_locks.setdefault(session_id, asyncio.Lock())
         async with lock:
@@ -96,10 +106,25 @@ class SessionRegistry:
             self._handles[session_id] = handle
             return handle, False
 
-    async def close(self, session_id: str) -> None:
+    async def close(self, session_id: SessionId) -> None:
+        """Stop the actor and give its lease back (another daemon may take the session at once)."""
         handle = self._handles.pop(session_id, None)
         if handle is not None:
             await handle.shutdown()
+        lease = self._leases.pop(session_id, None)
+        if lease is not None:
+            await self._ownership.release(lease)
+
+    async def leases_renewed(self, still_ours: frozenset[SessionId]) -> None:
+        """After a renewal: a loaded session whose lease another daemon took is stopped here (its
+        writes are already refused by the fence)."""
+        lost = [sid for sid in self._leases if sid not in still_ours]
+        for session_id in lost:
+            log.warning("session.lease_lost", session_id=session_id)
+            self._leases.pop(session_id, None)
+            handle = self._handles.pop(session_id, None)
+            if handle is not None:
+                await handle.shutdown()
 
     async def shutdown(self) -> None:
         """Cancel active turns (outcome cancelled) and stop every actor."""
@@ -109,9 +134,10 @@ class SessionRegistry:
         async with asyncio.TaskGroup() as group:
             for handle in handles:
                 group.create_task(handle.shutdown())
+        self._leases.clear()  # given back together by ``OwnershipStorage.stop``
 
     # -- sub-agents ------------------------------------------------------------------------------
-    async def agent_host(self, root_session_id: str) -> SubAgentHost:
+    async def agent_host(self, root_session_id: SessionId) -> SubAgentHost:
         """The root's sub-agent host; its ``AgentControl`` is restored from the child rows the
         first time (multi-agent.md §2: no child started, no slot taken)."""
         host = self._hosts.get(root_session_id)
@@ -124,11 +150,27 @@ class SessionRegistry:
                 self._hosts[root_session_id] = host
         return host
 
-    async def _build(self, session_id: str) -> SessionHandle:
-        """``build_session_handle`` (multi-agent.md §1): roots and children alike."""
+    async def _build(self, session_id: SessionId) -> SessionHandle:
+        """Take the session's lease, then ``build_session_handle`` (multi-agent.md §1): roots
+        and children alike. ``SessionOwnedElsewhere`` when another live daemon drives it."""
         record = await self._children.get_session(session_id)
         host = await self.agent_host(record.parent_session_id or record.id)
-        return await build_session_handle(self._deps, record, host)
+        lease = await self._ownership.acquire(session_id)
+        if isinstance(lease, LeaseHolder):
+            raise SessionOwnedElsewhere(session_id, lease)
+        try:
+            handle = await build_session_handle(self._deps, record, host, lease)
+        except BaseException:
+            await self._ownership.release(lease)
+            raise
+        self._leases[session_id] = lease
+        return handle
+
+    async def owner_elsewhere(self, session_id: SessionId) -> LeaseHolder | None:
+        """The other live daemon driving ``session_id``, when this one has it not loaded."""
+        if session_id in self._handles:
+            return None
+        return await self._ownership.holder(session_id)
 
     # -- models ------------------------------------------------------------------------------------
     async def resolve_model(self, record: SessionRecord) -> ResolvedModel:

@@ -11,7 +11,7 @@ from starlette.responses import Response
 
 from openwork_chat_state.error_root import InvalidRequest
 from openwork_core.daemon.sse import global_events, session_events
-from openwork_core.daemon.validation import INT64_MAX, IdPath, last_event_cursor
+from openwork_core.daemon.validation import INT64_MAX, SessionIdPath, last_event_cursor
 from openwork_core.service import OpenWorkCore
 
 
@@ -24,7 +24,7 @@ def events_router(core: OpenWorkCore, *, shutdown: asyncio.Event) -> APIRouter:
 
     @router.get("/v1/sessions/{sid}/events")
     async def events(
-        sid: IdPath,
+        sid: SessionIdPath,
         after_sequence: Annotated[int | None, Query(ge=0, le=INT64_MAX)] = None,
         last_event_id: Annotated[str | None, Header()] = None,
     ) -> Response:

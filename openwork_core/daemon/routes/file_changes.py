@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from openwork_core.daemon.schemas import AppliedChangeBody, AppliedChangesBody, FileChangesBody
-from openwork_core.daemon.validation import IdPath
+from openwork_core.daemon.validation import SessionIdPath
 from openwork_core.service import OpenWorkCore
 from openwork_tools.undo import ChangeDirection
 
@@ -15,7 +15,7 @@ def file_changes_router(core: OpenWorkCore) -> APIRouter:
 
     @router.post("/v1/sessions/{sid}/file-changes/{direction}", response_model=AppliedChangesBody)
     async def file_changes(
-        sid: IdPath, direction: ChangeDirection, body: FileChangesBody
+        sid: SessionIdPath, direction: ChangeDirection, body: FileChangesBody
     ) -> AppliedChangesBody:
         applied = await core.apply_file_changes(sid, body.change_ids, direction)
         return AppliedChangesBody(

@@ -20,10 +20,10 @@ from openwork_core.daemon.schemas import (
     SessionList,
     SessionWithSnapshot,
 )
-from openwork_core.daemon.validation import Cursor, IdPath, IdQuery
+from openwork_core.daemon.validation import CompactionIdQuery, Cursor, SessionIdPath
 from openwork_core.daemon.views import compaction_body, message_json, session_body
-from openwork_core.daemon.wire import wire_json
 from openwork_core.service import OpenWorkCore
+from openwork_core.session.wire import wire_json
 
 
 def sessions_router(core: OpenWorkCore) -> APIRouter:
@@ -45,7 +45,7 @@ def sessions_router(core: OpenWorkCore) -> APIRouter:
         return SessionList(sessions=[session_body(r) for r in await core.list_sessions()])
 
     @router.get("/v1/sessions/{sid}", response_model=SessionWithSnapshot)
-    async def get_session(sid: IdPath) -> Response:
+    async def get_session(sid: SessionIdPath) -> Response:
         record = await core.get_session(sid)
         snapshot = await core.snapshot(sid)
         body = session_body(record).model_dump(mode="json")
@@ -53,12 +53,12 @@ def sessions_router(core: OpenWorkCore) -> APIRouter:
         return JsonBytes(body)
 
     @router.put("/v1/sessions/{sid}/permission-mode", response_model=SessionBody)
-    async def set_mode(sid: IdPath, body: PermissionModeBody) -> SessionBody:
+    async def set_mode(sid: SessionIdPath, body: PermissionModeBody) -> SessionBody:
         return session_body(await core.set_permission_mode(sid, body.mode))
 
     @router.get("/v1/sessions/{sid}/messages", response_model=MessagePageBody)
     async def list_messages(
-        sid: IdPath,
+        sid: SessionIdPath,
         after_sequence: Cursor = 0,
         limit: Annotated[int, Query(ge=1, le=500)] = 100,
     ) -> Response:
@@ -71,17 +71,17 @@ def sessions_router(core: OpenWorkCore) -> APIRouter:
         return JsonBytes(body)
 
     @router.post("/v1/sessions/{sid}/compact", response_model=CompactionBody)
-    async def compact(sid: IdPath) -> CompactionBody:
+    async def compact(sid: SessionIdPath) -> CompactionBody:
         return compaction_body(await core.compact(sid))
 
     @router.post("/v1/sessions/{sid}/rewind", response_model=CompactionBody)
-    async def rewind(sid: IdPath, body: RewindBody) -> CompactionBody:
+    async def rewind(sid: SessionIdPath, body: RewindBody) -> CompactionBody:
         return compaction_body(await core.rewind(sid, body.compaction_id))
 
     @router.get("/v1/sessions/{sid}/transcript")
     async def transcript(
-        sid: IdPath,
-        compaction_id: IdQuery | None = None,
+        sid: SessionIdPath,
+        compaction_id: CompactionIdQuery | None = None,
         after_sequence: Cursor = 0,
         limit: Annotated[int, Query(ge=1, le=50)] = 20,
     ) -> Response:
@@ -99,7 +99,7 @@ def sessions_router(core: OpenWorkCore) -> APIRouter:
         )
 
     @router.get("/v1/sessions/{sid}/context")
-    async def inspect_context(sid: IdPath) -> Response:
+    async def inspect_context(sid: SessionIdPath) -> Response:
         return JsonBytes((await core.inspect_context_window(sid)).to_json())
 
     return router

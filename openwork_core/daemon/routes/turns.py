@@ -12,7 +12,7 @@ from openwork_core.daemon.schemas import (
     TurnAcceptedBody,
     TurnBody,
 )
-from openwork_core.daemon.validation import IdPath
+from openwork_core.daemon.validation import SessionIdPath, ToolCallIdPath, TurnIdPath
 from openwork_core.daemon.views import input_chars, turn_inputs
 from openwork_core.service import OpenWorkCore
 from openwork_core.session.approval import PermissionDecision
@@ -30,7 +30,7 @@ def turns_router(core: OpenWorkCore, *, max_input_chars: int) -> APIRouter:
     router = APIRouter()
 
     @router.post("/v1/sessions/{sid}/turns", status_code=202, response_model=TurnAcceptedBody)
-    async def start_turn(sid: IdPath, body: StartTurnBody) -> TurnAcceptedBody:
+    async def start_turn(sid: SessionIdPath, body: StartTurnBody) -> TurnAcceptedBody:
         chars = input_chars(body)
         if chars > max_input_chars:
             raise InputTooLong(chars, max_input_chars)
@@ -43,7 +43,7 @@ def turns_router(core: OpenWorkCore, *, max_input_chars: int) -> APIRouter:
         return TurnAcceptedBody(turn_id=accepted.turn_id)
 
     @router.get("/v1/sessions/{sid}/turns/{tid}", response_model=TurnBody)
-    async def get_turn(sid: IdPath, tid: IdPath) -> TurnBody:
+    async def get_turn(sid: SessionIdPath, tid: TurnIdPath) -> TurnBody:
         view = await core.turn_view(sid, tid)
         return TurnBody(
             turn_id=view.turn_id,
@@ -55,7 +55,7 @@ def turns_router(core: OpenWorkCore, *, max_input_chars: int) -> APIRouter:
         )
 
     @router.post("/v1/sessions/{sid}/turns/{tid}/cancel", status_code=202)
-    async def cancel_turn(sid: IdPath, tid: IdPath) -> Response:
+    async def cancel_turn(sid: SessionIdPath, tid: TurnIdPath) -> Response:
         try:
             await core.cancel_turn(sid, tid)
         except TurnNotActive:
@@ -65,7 +65,10 @@ def turns_router(core: OpenWorkCore, *, max_input_chars: int) -> APIRouter:
 
     @router.post("/v1/sessions/{sid}/turns/{tid}/permissions/{tool_call_id}", status_code=202)
     async def resolve_permission(
-        sid: IdPath, tid: IdPath, tool_call_id: IdPath, body: PermissionDecisionBody
+        sid: SessionIdPath,
+        tid: TurnIdPath,
+        tool_call_id: ToolCallIdPath,
+        body: PermissionDecisionBody,
     ) -> Response:
         try:
             await core.resolve_permission(sid, tid, tool_call_id, PermissionDecision(body.decision))

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from openwork_chat_state.error_root import OpenWorkError
+from openwork_core.ids import CompactionId
 
 
 class CompactionError(OpenWorkError):
@@ -85,7 +86,7 @@ class CompactionInstallFailed(CompactionError):
 
     code = "compaction_install_failed"
 
-    def __init__(self, compaction_id: str, detail: str) -> None:
+    def __init__(self, compaction_id: CompactionId, detail: str) -> None:
         super().__init__(
             f"checkpoint {compaction_id} committed but the compacted Conversation could not be "
             f"installed: {detail}"

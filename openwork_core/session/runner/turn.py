@@ -5,8 +5,9 @@ assistant message before any tool runs, each tool result before the next model c
 
 from __future__ import annotations
 
+from typing import assert_never
+
 import structlog
-from pydantic import JsonValue
 
 from openwork_chat_state import ChatStateError, ConversationItem, MessageKind
 from openwork_chat_state.messages import Message
@@ -15,6 +16,7 @@ from openwork_core.context.builder import ResolvedSystemContext
 from openwork_core.context.engine import PreparedModelCall
 from openwork_core.context.errors import ContextAssemblyError
 from openwork_core.context.limits import ModelContextLimits
+from openwork_core.ids import new_message_id
 from openwork_core.models.port import ModelCallOptions, ModelError
 from openwork_core.plan import unfinished_step_count
 from openwork_core.session.compaction import overflow_due, threshold_due
@@ -34,7 +36,7 @@ from openwork_core.session.runner.context import (
     TurnContext,
     TurnSpec,
 )
-from openwork_core.session.runner.guards import in_chat_state, new_id, persisted
+from openwork_core.session.runner.guards import in_chat_state, persisted
 from openwork_core.session.runner.model_step import (
     ModelProtocolViolation,
     assistant_message,
@@ -47,11 +49,9 @@ from openwork_core.session.storage import (
     CompactionKind,
     OutgoingMessage,
     TurnClosing,
-    TurnOpening,
     TurnStatus,
     TurnUsage,
     committed,
-    committed_all,
 )
 from openwork_core.session.trace import SpanFinish
 from openwork_core.session.updates import (
@@ -67,20 +67,9 @@ __all__ = [
     "TurnContext",
     "TurnRunner",
     "TurnSpec",
-    "outcome_json",
 ]
 
 log = structlog.get_logger(__name__)
-
-
-def outcome_json(outcome: TurnOutcome) -> JsonValue:
-    match outcome:
-        case Completed(final_text=text):
-            return {"status": "completed", "finalText": text}
-        case Failed(code=code, message=message):
-            return {"status": "failed", "code": code.value, "message": message}
-        case Cancelled():
-            return {"status": "cancelled"}
 
 
 class _Overflow(Exception):
@@ -98,7 +87,6 @@ class TurnRunner:
         self._services = turn.services
         self._emit = turn.emit
         self._cancellation = turn.cancellation
-        self._row_written = False
         self._limits = ModelContextLimits.from_capabilities(turn.spec.model.capabilities)
         self._tools = ToolCallRunner(turn)
         self._compaction = CompactionStep(turn)
@@ -125,7 +113,7 @@ class TurnRunner:
 
     # -- the loop ----------------------------------------------------------------------------
     async def _loop(self) -> TurnOutcome:
-        await self._persist_turn_start()
+        await self._append(list(self._turn.opened))  # committed before the turn was accepted
         services = self._services
         system = system_context(services)
         disabled = self._spec.disabled_skill_names
@@ -154,29 +142,6 @@ class TurnRunner:
             FailureCode.MAX_MODEL_CALLS,
             f"the turn reached its limit of {limit} model calls without a final answer",
         )
-
-    async def _persist_turn_start(self) -> None:
-        spec = self._spec
-        rows = [
-            OutgoingMessage(id=new_id("msg"), message=m.message, kind=m.kind)
-            for m in spec.input.messages
-        ]
-        opening = TurnOpening(
-            turn_id=spec.turn_id,
-            client_request_id=spec.client_request_id,
-            provider_id=spec.model.provider.id,
-            model_name=spec.model.model.name,
-            app_version=self._services.app_version,
-        )
-        try:
-            origins = await self._services.storage.start_turn(opening, rows)
-        except Exception as exc:
-            log.error("turn.persist_failed", step="turn_start", error=str(exc))
-            raise TurnFailure(
-                FailureCode.PERSISTENCE_ERROR, f"could not write the turn: {exc}"
-            ) from exc
-        self._row_written = True
-        await self._append(committed_all(rows, origins))
 
     async def _drain_mailbox(self) -> None:
         """Step 3b (multi-agent.md §6): every queued agent message is written (``ON CONFLICT (id)
@@ -208,12 +173,12 @@ class TurnRunner:
         budget = prepared.budget
         self._emit(
             ContextUpdated(
-                systemContextTokens=budget.system_context_tokens,
-                conversationTokens=budget.conversation_tokens,
-                toolSurfaceTokens=budget.tool_surface_tokens,
-                estimatedInputTokens=budget.estimated_input_tokens,
-                reservedOutputTokens=budget.reserved_output_tokens,
-                autoCompactPercent=self._limits.auto_compact_percent(budget),
+                system_context_tokens=budget.system_context_tokens,
+                conversation_tokens=budget.conversation_tokens,
+                tool_surface_tokens=budget.tool_surface_tokens,
+                estimated_input_tokens=budget.estimated_input_tokens,
+                reserved_output_tokens=budget.reserved_output_tokens,
+                auto_compact_percent=self._limits.auto_compact_percent(budget),
             )
         )
         return prepared
@@ -301,7 +266,7 @@ class TurnRunner:
         response = streamed.response
         message = assistant_message(response)
         usage = response.usage
-        row = OutgoingMessage(id=new_id("msg"), message=message)
+        row = OutgoingMessage(id=new_message_id(), message=message)
         origin = await persisted(
             services.storage.append_assistant(
                 spec.turn_id,
@@ -343,8 +308,6 @@ class TurnRunner:
 
     async def _finish(self, outcome: TurnOutcome) -> None:
         """Write the terminal state; a failure here is logged, the outcome stands."""
-        if not self._row_written:
-            return
         match outcome:
             case Completed():
                 status, code, message = TurnStatus.COMPLETED, None, None
@@ -352,6 +315,8 @@ class TurnRunner:
                 status, code, message = TurnStatus.FAILED, failure.value, text
             case Cancelled():
                 status, code, message = TurnStatus.CANCELLED, None, None
+            case _:
+                assert_never(outcome)
         try:
             await self._services.storage.finish_turn(
                 self._spec.turn_id,

@@ -10,6 +10,8 @@ import asyncpg
 import orjson
 from pydantic import JsonValue
 
+from openwork_core.ids import MessageId, SessionId
+from openwork_core.storage.postgres.connection import Conn
 from openwork_core.storage.postgres.sessions import lock_session
 
 FILE_CHANGE_TYPE = "file_change"
@@ -17,7 +19,7 @@ FILE_CHANGE_TYPE = "file_change"
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class StoredFileChange:
-    message_id: str
+    message_id: MessageId
     sequence: int
     artifact: dict[str, JsonValue]
 
@@ -35,7 +37,9 @@ class FileChangeStore:
     def __init__(self, pool: asyncpg.Pool) -> None:
         self._pool = pool
 
-    async def find(self, session_id: str, change_ids: Sequence[str]) -> list[StoredFileChange]:
+    async def find(
+        self, session_id: SessionId, change_ids: Sequence[str]
+    ) -> list[StoredFileChange]:
         """The named changes in creation order (message sequence, then artifact order)."""
         wanted = set(change_ids)
         async with self._pool.acquire() as conn:
@@ -52,28 +56,33 @@ class FileChangeStore:
             if a.get("changeId") in wanted
         ]
 
-    async def set_undone(self, session_id: str, undone: Mapping[str, bool]) -> None:
+    async def set_undone(self, session_id: SessionId, undone: Mapping[str, bool]) -> None:
         """Rewrite the ``undone`` flag of the named changes, all in one transaction."""
         async with self._pool.acquire() as conn, conn.transaction():
-            await lock_session(conn, session_id)
-            rows = await conn.fetch(
-                """SELECT id, content::text AS content FROM messages
-                   WHERE session_id = $1 AND role = 'tool' AND content::text LIKE '%file_change%'
-                   FOR UPDATE""",
-                session_id,
+            await rewrite_undone(conn, session_id, undone)
+
+
+async def rewrite_undone(conn: Conn, session_id: SessionId, undone: Mapping[str, bool]) -> None:
+    """The ``undone`` flags of the named changes (caller holds a transaction)."""
+    await lock_session(conn, session_id)
+    rows = await conn.fetch(
+        """SELECT id, content::text AS content FROM messages
+           WHERE session_id = $1 AND role = 'tool' AND content::text LIKE '%file_change%'
+           FOR UPDATE""",
+        session_id,
+    )
+    for row in rows:
+        blocks = orjson.loads(row["content"])
+        touched = False
+        for block in blocks:
+            for artifact in block.get("artifacts") or ():
+                change_id = artifact.get("changeId") if isinstance(artifact, dict) else None
+                if isinstance(change_id, str) and change_id in undone:
+                    artifact["undone"] = undone[change_id]
+                    touched = True
+        if touched:
+            await conn.execute(
+                "UPDATE messages SET content = $2::jsonb WHERE id = $1",
+                row["id"],
+                orjson.dumps(blocks).decode(),
             )
-            for row in rows:
-                blocks = orjson.loads(row["content"])
-                touched = False
-                for block in blocks:
-                    for artifact in block.get("artifacts") or ():
-                        change_id = artifact.get("changeId") if isinstance(artifact, dict) else None
-                        if isinstance(change_id, str) and change_id in undone:
-                            artifact["undone"] = undone[change_id]
-                            touched = True
-                if touched:
-                    await conn.execute(
-                        "UPDATE messages SET content = $2::jsonb WHERE id = $1",
-                        row["id"],
-                        orjson.dumps(blocks).decode(),
-                    )

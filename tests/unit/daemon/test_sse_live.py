@@ -9,6 +9,7 @@ import asyncio
 import pytest
 
 from openwork_core.daemon.sse import global_events
+from openwork_core.ids import SessionId
 from openwork_core.session.updates import GlobalUpdates, SessionUpdateEnvelope, TextDeltaUpdate
 
 
@@ -65,5 +66,9 @@ async def test_a_client_that_goes_away_cancels_the_stream_and_its_watcher() -> N
 
 def _envelope() -> SessionUpdateEnvelope:
     return SessionUpdateEnvelope(
-        sessionId="s", turnId=None, sequence=1, occurredAtMs=0, update=TextDeltaUpdate(delta="a")
+        session_id=SessionId("ses_1"),
+        turn_id=None,
+        sequence=1,
+        occurred_at_ms=0,
+        update=TextDeltaUpdate(delta="a"),
     )
