@@ -117,6 +117,8 @@ def validation_response(exc: RequestValidationError) -> JsonBytes:
 
 
 def http_error_response(exc: StarletteHTTPException) -> JsonBytes:
+    if exc.status_code == 400:  # the framework could not read the body at all
+        return error_response(400, InvalidRequest.code, "the request body cannot be read")
     if exc.status_code == 404:
         return error_response(404, NotFound.code, "no such route")
     if exc.status_code == 405:
