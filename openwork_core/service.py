@@ -1,5 +1,8 @@
 """OpenWorkCore: the service facade — a registry of session handles, restart correction,
-provider resolution, and every operation the daemon exposes (session-runtime.md §1, §10)."""
+provider resolution, and every operation the daemon exposes (session-runtime.md §1, §10).
+
+Over the 400-line soft limit on purpose: it is the one facade the routes call, a thin method
+per daemon operation (docs/architecture.md "Daemon routes")."""
 
 from __future__ import annotations
 
@@ -52,7 +55,7 @@ from openwork_core.session.sub_agent_host import SubAgentModeFixed
 from openwork_core.session.trace import TraceRecorder
 from openwork_core.session.turn_views import TurnView, read_turn_view
 from openwork_core.session.updates import GlobalUpdates, Replay, Subscription
-from openwork_core.session.workspace import workspace_refusal
+from openwork_core.session.workspace import is_directory, workspace_refusal
 from openwork_core.skills.enablement import SkillEnablement, SkillListing
 from openwork_core.skills.selection import select_skills, skill_snapshot_text
 from openwork_core.storage import PostgresStore
@@ -68,14 +71,6 @@ from openwork_tools import FileChange, SandboxMode, SandboxStatus, builtin_regis
 from openwork_tools.undo import ChangeDirection
 
 log = structlog.get_logger(__name__)
-
-
-def _is_directory(path: Path) -> bool:
-    """``Path.is_dir`` that answers False for a name the OS refuses (ENAMETOOLONG, EINVAL)."""
-    try:
-        return path.is_dir()
-    except (OSError, ValueError):
-        return False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -242,7 +237,7 @@ class OpenWorkCore:
         permission_mode: SandboxMode = SandboxMode.AUTO,
     ) -> SessionRecord:
         path = Path(workspace)
-        if not path.is_absolute() or not await asyncio.to_thread(_is_directory, path):
+        if not path.is_absolute() or not await asyncio.to_thread(is_directory, path):
             raise InvalidWorkspace(f"workspace is not an existing absolute directory: {workspace}")
         refusal = workspace_refusal(await asyncio.to_thread(path.resolve), self._home.resolve())
         if refusal is not None:
