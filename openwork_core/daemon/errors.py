@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import ClassVar, cast
 
+import asyncpg
 import orjson
 import structlog
 from fastapi import FastAPI, Request
@@ -17,6 +18,7 @@ from starlette.responses import Response
 from openwork_chat_state.error_root import InvalidRequest, NotFound, OpenWorkError
 from openwork_core.daemon.validation import UNKNOWN_ID, UNSTORABLE_TEXT
 from openwork_core.storage.codec import storable_json
+from openwork_core.storage.errors import database_unavailable
 
 log = structlog.get_logger(__name__)
 
@@ -53,8 +55,20 @@ def error_response(
 
 
 def response_for(exc: OpenWorkError) -> JsonBytes:
-    """The envelope of a product error: its own status, code, message and extra fields."""
+    """The envelope of a product error: its own status, code, message and extra fields; any
+    error caused by the database being unreachable is 503 ``service_unavailable`` (issue 12
+    point 1: an outage, not a refusal of this request)."""
+    if database_unavailable(exc):
+        return unavailable_response()
     return error_response(exc.http_status, exc.code, exc.public_message, exc.envelope_extra())
+
+
+def unavailable_response() -> JsonBytes:
+    return error_response(
+        ServiceUnavailable.http_status,
+        ServiceUnavailable.code,
+        "the database is unavailable; retry",
+    )
 
 
 # -- errors of the HTTP layer itself ------------------------------------------------------------
@@ -82,6 +96,13 @@ class HttpError(OpenWorkError):
     """Any other status the framework raises; the status is the framework's."""
 
     code = "http_error"
+
+
+class ServiceUnavailable(OpenWorkError):
+    """The database cannot be reached (an outage); the request may be retried."""
+
+    code = "service_unavailable"
+    http_status = 503
 
 
 class InternalError(OpenWorkError):
@@ -140,6 +161,17 @@ def install_error_handlers(app: FastAPI) -> None:
         if exc.http_status >= 500:
             log.warning("request.failed", code=exc.code, error=str(exc)[:500])
         return response_for(exc)
+
+    for library_error in (OSError, asyncpg.PostgresError, asyncpg.InterfaceError):
+
+        @app.exception_handler(library_error)
+        async def _library(_request: Request, exc: Exception) -> Response:
+            """An outage answers 503; any other library error is not ours to explain: re-raised
+            to ``EnvelopeMiddleware`` (500 ``internal_error``, the traceback in the log)."""
+            if database_unavailable(exc):
+                log.warning("request.database_unavailable", error=str(exc)[:500])
+                return unavailable_response()
+            raise exc
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(_request: Request, exc: RequestValidationError) -> Response:

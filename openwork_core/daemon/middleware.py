@@ -9,7 +9,13 @@ import structlog
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from openwork_core.daemon.errors import InternalError, PayloadTooLarge, error_response
+from openwork_core.daemon.errors import (
+    InternalError,
+    PayloadTooLarge,
+    error_response,
+    unavailable_response,
+)
+from openwork_core.storage.errors import database_unavailable
 
 log = structlog.get_logger(__name__)
 
@@ -50,7 +56,12 @@ class EnvelopeMiddleware:
         except _BodyTooLarge:
             if not started:
                 await _too_large(scope, receive, send_with_id)
-        except Exception:
+        except Exception as exc:
+            if database_unavailable(exc):
+                log.warning("request.database_unavailable", request_id=request_id)
+                if not started:
+                    await unavailable_response()(scope, receive, send_with_id)
+                return
             log.exception(
                 "request.unhandled",
                 request_id=request_id,
