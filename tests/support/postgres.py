@@ -77,20 +77,13 @@ class PgCluster:
         return with_database(self.admin_url, name)
 
     async def drop_all(self) -> None:
-        """Drop this run's databases, eight at a time: each DROP waits for a checkpoint, and
-        concurrent drops share one, so a run of hundreds stays well inside the session
-        fixture's teardown timeout on a busy shared server."""
-        gate = asyncio.Semaphore(8)
-
-        async def drop(name: str) -> None:
-            async with gate:
-                conn = await self._admin()
-                try:
+        conn = await self._admin()
+        try:
+            for name in [*self.created, self.template]:
+                if name:
                     await conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-                finally:
-                    await conn.close()
-
-        await asyncio.gather(*(drop(n) for n in [*self.created, self.template] if n))
+        finally:
+            await conn.close()
         for cleanup in self.cleanups:
             cleanup()
 
