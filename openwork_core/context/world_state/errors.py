@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from openwork_chat_state.error_root import OpenWorkError
-from openwork_core.session.outcome import FailureCode
+from openwork_core.failure_codes import FailureCode
 
 
 class WorldStateError(OpenWorkError):
