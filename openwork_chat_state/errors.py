@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from openwork_chat_state.error_root import OpenWorkError
 
-class ChatStateError(Exception):
+
+class ChatStateError(OpenWorkError):
     code: ClassVar[str] = "chat_state_error"
 
 

@@ -15,6 +15,10 @@ from openwork_core.storage.records import ProviderKind, ProviderModel, ProviderR
 
 DEFAULT_PROVIDER_ID = "default"
 DEFAULT_PROVIDER_KEY_ENV = "OPENWORK_PROVIDER_API_KEY"
+DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024
+"""``OPENWORK_MAX_BODY_BYTES``: a larger request body is refused with 413 (reliability.md)."""
+DEFAULT_MAX_INPUT_CHARS = 1_000_000
+"""``OPENWORK_MAX_INPUT_CHARS``: the text of one turn's input, all parts together."""
 
 
 def default_home() -> Path:
@@ -35,6 +39,8 @@ class OpenWorkSettings(BaseSettings):
     token: str | None = None
     allowed_origins: str = ""
     log_format: Literal["json", "console"] | None = None
+    max_body_bytes: int = Field(default=DEFAULT_MAX_BODY_BYTES, gt=0)
+    max_input_chars: int = Field(default=DEFAULT_MAX_INPUT_CHARS, gt=0)
     session_lease_seconds: float = Field(default=30.0, gt=0)
     """How long a session's lease lasts without renewal (renewed every third of it)."""
     session_idle_seconds: float = Field(default=600.0, gt=0)

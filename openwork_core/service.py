@@ -1,5 +1,8 @@
 """OpenWorkCore: the service facade — a registry of session handles, restart correction,
-provider resolution, and every operation the daemon exposes (session-runtime.md §1, §10)."""
+provider resolution, and every operation the daemon exposes (session-runtime.md §1, §10).
+
+Over the 400-line soft limit on purpose: it is the one facade the routes call, a thin method
+per daemon operation (docs/architecture.md "Daemon routes")."""
 
 from __future__ import annotations
 
@@ -52,8 +55,8 @@ from openwork_core.session.sub_agent_host import SubAgentModeFixed
 from openwork_core.session.trace import TraceRecorder
 from openwork_core.session.turn_views import TurnView, read_turn_view
 from openwork_core.session.updates import GlobalUpdates, Replay, Subscription
-from openwork_core.session.workspace import workspace_refusal
-from openwork_core.skills.enablement import SkillEnablement
+from openwork_core.session.workspace import is_directory, workspace_refusal
+from openwork_core.skills.enablement import SkillEnablement, SkillListing
 from openwork_core.skills.selection import select_skills, skill_snapshot_text
 from openwork_core.storage import PostgresStore
 from openwork_core.storage.postgres.agents import AgentStore
@@ -62,7 +65,7 @@ from openwork_core.storage.postgres.file_changes import FileChangeStore
 from openwork_core.storage.postgres.ownership import PostgresOwnership
 from openwork_core.storage.postgres.session_storage import PostgresSessionStorage
 from openwork_core.storage.postgres.skills import SkillStatusStore
-from openwork_core.storage.records import SessionRecord, StoredMessage
+from openwork_core.storage.records import ProviderRecord, SessionRecord, StoredMessage
 from openwork_core.storage.spill_retention import sweep_spill_dirs
 from openwork_tools import FileChange, SandboxMode, SandboxStatus, builtin_registry
 from openwork_tools.undo import ChangeDirection
@@ -234,7 +237,7 @@ class OpenWorkCore:
         permission_mode: SandboxMode = SandboxMode.AUTO,
     ) -> SessionRecord:
         path = Path(workspace)
-        if not path.is_absolute() or not await asyncio.to_thread(path.is_dir):
+        if not path.is_absolute() or not await asyncio.to_thread(is_directory, path):
             raise InvalidWorkspace(f"workspace is not an existing absolute directory: {workspace}")
         refusal = workspace_refusal(await asyncio.to_thread(path.resolve), self._home.resolve())
         if refusal is not None:
@@ -404,3 +407,28 @@ class OpenWorkCore:
         record = await self._store.get_session(session_id)
         model = await self._sessions.resolve_model(record)
         return await (await self._sessions.load(session_id)).inspect_context(model)
+
+    # -- the daemon's facade (routes call only methods of this class) ----------------------------
+    async def database_ok(self) -> bool:
+        """True when PostgreSQL answers (GET /v1/health)."""
+        try:
+            await self._store.ping()
+        except Exception:
+            return False
+        return True
+
+    async def list_providers(self) -> list[ProviderRecord]:
+        return await self._store.list_providers()
+
+    async def put_provider(self, record: ProviderRecord) -> ProviderRecord:
+        return await self._store.upsert_provider(record)
+
+    async def skill_listing(self) -> SkillListing:
+        return await self._skills.listing()
+
+    async def set_skill_disabled(self, name: str, disabled: bool) -> SkillListing:
+        return await self._skills.set_disabled(name, disabled)
+
+    def subscribe_all(self) -> Subscription:
+        """Every session's live updates (GET /v1/events)."""
+        return self._global_updates.subscribe()

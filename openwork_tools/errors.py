@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from openwork_chat_state.error_root import OpenWorkError
 
-class ToolsError(Exception):
+
+class ToolsError(OpenWorkError):
     """Base error of ``openwork_tools``."""
 
     code: ClassVar[str] = "tools_error"
@@ -50,6 +52,7 @@ class FileChangeError(ToolsError):
     unless the subclass is ``RollbackFailed``."""
 
     code = "file_change_error"
+    http_status = 409
 
 
 class ChangeStateMismatch(FileChangeError):

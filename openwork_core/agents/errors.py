@@ -10,6 +10,8 @@ from __future__ import annotations
 import enum
 from typing import ClassVar
 
+from openwork_chat_state.error_root import OpenWorkError
+
 
 class AgentErrorCode(enum.StrEnum):
     """The domain error codes of multi-agent.md §5, in the spec's order."""
@@ -30,7 +32,7 @@ def error_body(code: AgentErrorCode, message: str) -> str:
     return f"{code.value}: {message}"
 
 
-class AgentError(Exception):
+class AgentError(OpenWorkError):
     """A control tool's domain failure; ``body`` is the model-visible failed result."""
 
     code: ClassVar[AgentErrorCode]

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from openwork_chat_state.error_root import OpenWorkError
 
-class ContextAssemblyError(Exception):
+
+class ContextAssemblyError(OpenWorkError):
     """The request copy for one Model Call could not be assembled."""
 
     code: ClassVar[str] = "context_assembly_error"
@@ -39,6 +41,7 @@ class SkillTooLarge(ContextAssemblyError):
     refused, the body is never trimmed."""
 
     code = "skill_too_large"
+    http_status = 422
 
 
 class AgentMessageTooLarge(ContextAssemblyError):

@@ -1,61 +1,50 @@
-"""The error envelope: {"error": {"code", "message", ...extra}} (daemon-api.md §2)."""
+"""The error envelope: {"error": {"code", "message", ...extra}} (daemon-api.md §2), and the one
+exception handler: every product error is an ``OpenWorkError`` that carries its ``code`` and
+``http_status`` (docs/architecture.md "Errors"), so no route maps errors itself."""
 
 from __future__ import annotations
 
+from typing import ClassVar, cast
+
+import asyncpg
 import orjson
-from pydantic import JsonValue
+import structlog
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from pydantic import BaseModel, ConfigDict, JsonValue
+from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 
-from openwork_chat_state import ChatStateError
-from openwork_core.context.errors import SkillTooLarge
-from openwork_core.models.capabilities import CapabilityError
-from openwork_core.session.compaction import CheckpointRejected, CompactionError, RewindRejected
-from openwork_core.session.errors import (
-    ActorStopped,
-    Busy,
-    EmptyInput,
-    InvalidWorkspace,
-    NoProvider,
-    PermissionNotPending,
-    ReloadRequired,
-    SessionActive,
-    SessionError,
-    TurnNotActive,
-    TurnNotRecorded,
-    UnknownAgent,
-)
-from openwork_core.session.file_changes import UnknownFileChange
-from openwork_core.session.ownership import LeaseLost, SessionOwnedElsewhere
-from openwork_core.session.sub_agent_host import SubAgentModeFixed
-from openwork_core.skills.enablement import InvalidSkillName
-from openwork_core.skills.selection import SkillSelectionError
-from openwork_core.storage import RecordNotFound
+from openwork_chat_state.error_root import InvalidRequest, NotFound, OpenWorkError
+from openwork_core.daemon.validation import UNKNOWN_ID, UNSTORABLE_TEXT
+from openwork_core.storage.codec import storable_json
 from openwork_core.storage.errors import database_unavailable
-from openwork_core.storage.postgres.compactions import NoCheckpoint, TranscriptQueryInvalid
-from openwork_tools.errors import FileChangeError
 
-_STATUS: dict[type[Exception], int] = {
-    RecordNotFound: 404,
-    InvalidWorkspace: 400,
-    NoProvider: 400,
-    EmptyInput: 400,
-    UnknownAgent: 400,
-    Busy: 409,
-    ReloadRequired: 409,
-    TurnNotActive: 409,
-    PermissionNotPending: 409,
-    SessionActive: 409,
-    SubAgentModeFixed: 409,
-    ActorStopped: 503,
-    TurnNotRecorded: 503,
-}
+log = structlog.get_logger(__name__)
 
 
 class JsonBytes(Response):
     media_type = "application/json"
 
     def render(self, content: object) -> bytes:
-        return content if isinstance(content, bytes) else orjson.dumps(content)
+        if isinstance(content, bytes):
+            return content
+        try:
+            return orjson.dumps(content)
+        except orjson.JSONEncodeError:  # a lone surrogate: escaped as the storage rule does
+            return orjson.dumps(storable_json(cast(JsonValue, content)))
+
+
+class ErrorBody(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    code: str
+    message: str
+
+
+class ErrorEnvelope(BaseModel):
+    """Every non-2xx answer of the daemon (daemon-api.md §2)."""
+
+    error: ErrorBody
 
 
 def error_response(
@@ -65,39 +54,147 @@ def error_response(
     return JsonBytes({"error": body}, status_code=status)
 
 
-def response_for(exc: Exception) -> JsonBytes:
-    """Map a domain error to its status and stable code."""
+def response_for(exc: OpenWorkError) -> JsonBytes:
+    """The envelope of a product error: its own status, code, message and extra fields; any
+    error caused by the database being unreachable is 503 ``service_unavailable`` (issue 12
+    point 1: an outage, not a refusal of this request)."""
     if database_unavailable(exc):
-        return error_response(503, "service_unavailable", "the database is unavailable; retry")
-    if isinstance(exc, RecordNotFound):
-        return error_response(404, "not_found", str(exc))
-    if isinstance(exc, Busy):
-        return error_response(409, exc.code, str(exc), {"turn_id": exc.turn_id})
-    if isinstance(exc, SessionOwnedElsewhere):
-        return error_response(409, exc.code, str(exc), {"owner_url": exc.owner_url})
-    if isinstance(exc, LeaseLost):
-        return error_response(409, exc.code, str(exc))
-    if isinstance(exc, UnknownFileChange):
-        return error_response(404, exc.code, str(exc))
-    if isinstance(exc, FileChangeError):
-        return error_response(409, exc.code, str(exc))
-    if isinstance(exc, InvalidSkillName):
-        return error_response(422, exc.code, str(exc))
-    if isinstance(exc, CapabilityError):
-        return error_response(400, exc.code, f"the provider's model is misconfigured: {exc}")
-    if isinstance(exc, NoCheckpoint):
-        return error_response(404, exc.code, str(exc))
-    if isinstance(exc, TranscriptQueryInvalid):
-        return error_response(422, exc.code, str(exc))
-    if isinstance(exc, RewindRejected | CheckpointRejected):
-        return error_response(409, exc.code, str(exc))
-    if isinstance(exc, CompactionError):
-        # the summary model failed or the checkpoint could not be installed: not the caller's input
-        return error_response(502, exc.code, str(exc))
-    if isinstance(exc, SkillSelectionError | SkillTooLarge):
-        return error_response(422, exc.code, str(exc))
-    if isinstance(exc, SessionError):
-        return error_response(_STATUS.get(type(exc), 400), exc.code, str(exc))
-    if isinstance(exc, ChatStateError):
-        return error_response(500, exc.code, str(exc))
-    return error_response(500, "internal_error", "internal error")
+        return unavailable_response()
+    return error_response(exc.http_status, exc.code, exc.public_message, exc.envelope_extra())
+
+
+def unavailable_response() -> JsonBytes:
+    return error_response(
+        ServiceUnavailable.http_status,
+        ServiceUnavailable.code,
+        "the database is unavailable; retry",
+    )
+
+
+# -- errors of the HTTP layer itself ------------------------------------------------------------
+
+
+class InvalidBody(InvalidRequest):
+    """A body, path or query parameter that fails its schema (daemon-api.md §2: 422)."""
+
+    http_status = 422
+
+
+class PayloadTooLarge(OpenWorkError):
+    """The request body is over ``OPENWORK_MAX_BODY_BYTES`` (reliability.md "Bounds")."""
+
+    code = "payload_too_large"
+    http_status = 413
+
+
+class MethodNotAllowed(OpenWorkError):
+    code = "method_not_allowed"
+    http_status = 405
+
+
+class HttpError(OpenWorkError):
+    """Any other status the framework raises; the status is the framework's."""
+
+    code = "http_error"
+
+
+class ServiceUnavailable(OpenWorkError):
+    """The database cannot be reached (an outage); the request may be retried."""
+
+    code = "service_unavailable"
+    http_status = 503
+
+
+class InternalError(OpenWorkError):
+    """An exception nobody expected: 500 with the request id, the traceback only in the log."""
+
+    code = "internal_error"
+    http_status: ClassVar[int] = 500
+
+
+def _field_errors(exc: RequestValidationError) -> list[JsonValue]:
+    return [
+        {"loc": [str(p) for p in e.get("loc", ())], "msg": str(e.get("msg", ""))}
+        for e in exc.errors()
+    ]
+
+
+def validation_response(exc: RequestValidationError) -> JsonBytes:
+    """Unstorable text → 400, an id that cannot exist → 404, any other field error → 422."""
+    kinds = {str(e.get("type", "")) for e in exc.errors()}
+    errors = _field_errors(exc)
+    if UNSTORABLE_TEXT in kinds:
+        return error_response(
+            InvalidRequest.http_status,
+            InvalidRequest.code,
+            "the request holds text that cannot be stored (U+0000 or a lone surrogate)",
+            {"errors": errors},
+        )
+    if kinds == {UNKNOWN_ID}:
+        return error_response(NotFound.http_status, NotFound.code, "no such id")
+    return error_response(
+        InvalidBody.http_status, InvalidBody.code, "the request body is invalid", {"errors": errors}
+    )
+
+
+def http_error_response(exc: StarletteHTTPException) -> JsonBytes:
+    if exc.status_code == 400:  # the framework could not read the body at all
+        return error_response(400, InvalidRequest.code, "the request body cannot be read")
+    if exc.status_code == 404:
+        return error_response(404, NotFound.code, "no such route")
+    if exc.status_code == 405:
+        return error_response(405, MethodNotAllowed.code, "method not allowed")
+    if exc.status_code == PayloadTooLarge.http_status:
+        return error_response(
+            PayloadTooLarge.http_status,
+            PayloadTooLarge.code,
+            "the request body is over the daemon's limit (OPENWORK_MAX_BODY_BYTES)",
+        )
+    return error_response(exc.status_code, HttpError.code, "the request cannot be served")
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    """The one handler per kind: product errors, validation errors, framework HTTP errors."""
+
+    @app.exception_handler(OpenWorkError)
+    async def _product(_request: Request, exc: OpenWorkError) -> Response:
+        if exc.http_status >= 500:
+            log.warning("request.failed", code=exc.code, error=str(exc)[:500])
+        return response_for(exc)
+
+    for library_error in (OSError, asyncpg.PostgresError, asyncpg.InterfaceError):
+
+        @app.exception_handler(library_error)
+        async def _library(_request: Request, exc: Exception) -> Response:
+            """An outage answers 503; any other library error is not ours to explain: re-raised
+            to ``EnvelopeMiddleware`` (500 ``internal_error``, the traceback in the log)."""
+            if database_unavailable(exc):
+                log.warning("request.database_unavailable", error=str(exc)[:500])
+                return unavailable_response()
+            raise exc
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(_request: Request, exc: RequestValidationError) -> Response:
+        return validation_response(exc)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(_request: Request, exc: StarletteHTTPException) -> Response:
+        return http_error_response(exc)
+
+
+ERROR_RESPONSES: dict[int | str, dict[str, object]] = {
+    status: {"model": ErrorEnvelope, "description": description}
+    for status, description in (
+        (400, "invalid_request (e.g. unstorable text) or a domain refusal"),
+        (401, "unauthorized"),
+        (403, "forbidden_host / forbidden_origin"),
+        (404, "not_found"),
+        (409, "a state conflict (busy, session_active, …)"),
+        (413, "payload_too_large"),
+        (422, "invalid_request with the field errors"),
+        (500, "internal_error with a request id"),
+        (502, "an upstream (model) failure"),
+        (503, "service unavailable"),
+    )
+}
+"""Documented on every operation (an addition to the OpenAPI document)."""

@@ -1,5 +1,6 @@
 """Request and response bodies of daemon-api.md, as pydantic models (the OpenAPI document is
-generated from these)."""
+generated from these). Every request body derives from ``RequestModel`` (no unstorable text) and
+bounds its strings, lists and integers (docs/reliability.md "Bounds")."""
 
 from __future__ import annotations
 
@@ -8,7 +9,15 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator, model_validator
 
-from openwork_core.ids import ClientRequestId, CompactionId
+from openwork_core.daemon.validation import (
+    BaseUrl,
+    BodyId,
+    ClientRequestIdBody,
+    CompactionIdBody,
+    Name,
+    RequestModel,
+    TokenCount,
+)
 from openwork_core.models.capabilities import ModelCapabilities
 from openwork_core.storage.records import ProviderKind
 from openwork_tools import SandboxMode
@@ -18,12 +27,12 @@ def _mode(value: object) -> object:
     return "accept_edits" if value == "accept-edits" else value
 
 
-class CreateSessionBody(BaseModel):
+class CreateSessionBody(RequestModel):
     model_config = ConfigDict(extra="forbid")
-    workspace: str = Field(min_length=1)
-    agent: str = "default"
-    provider: str | None = "default"
-    model: str | None = None
+    workspace: str = Field(min_length=1, max_length=4096)
+    agent: Name = "default"
+    provider: Name | None = "default"
+    model: Name | None = None
     permission_mode: SandboxMode = SandboxMode.AUTO
 
     _normalize_mode = field_validator("permission_mode", mode="before")(_mode)
@@ -47,27 +56,29 @@ class SessionList(BaseModel):
     sessions: list[SessionBody]
 
 
-class TextInputBody(BaseModel):
+class TextInputBody(RequestModel):
     model_config = ConfigDict(extra="forbid")
     type: Literal["text"]
     text: str
 
 
-class SkillInputBody(BaseModel):
+class SkillInputBody(RequestModel):
     model_config = ConfigDict(extra="forbid")
     type: Literal["skill"]
-    name: str = Field(min_length=1)
-    path: str = Field(min_length=1)
+    name: str = Field(min_length=1, max_length=200)
+    path: str = Field(min_length=1, max_length=4096)
 
 
 InputBody = Annotated[TextInputBody | SkillInputBody, Field(discriminator="type")]
 
 
-class StartTurnBody(BaseModel):
+class StartTurnBody(RequestModel):
     model_config = ConfigDict(extra="forbid")
-    client_request_id: ClientRequestId = Field(min_length=1, max_length=200)
-    input: list[InputBody]
-    disabled_skill_names: list[str] = Field(default_factory=list)
+    client_request_id: ClientRequestIdBody
+    input: list[InputBody] = Field(max_length=100)
+    disabled_skill_names: list[Annotated[str, Field(max_length=200)]] = Field(
+        default_factory=list, max_length=200
+    )
 
 
 class TurnAcceptedBody(BaseModel):
@@ -83,7 +94,7 @@ class TurnBody(BaseModel):
     model_calls: int
 
 
-class PermissionModeBody(BaseModel):
+class PermissionModeBody(RequestModel):
     model_config = ConfigDict(extra="forbid")
     mode: SandboxMode
 
@@ -96,12 +107,12 @@ class CompactionBody(BaseModel):
     after_tokens: int
 
 
-class RewindBody(BaseModel):
+class RewindBody(RequestModel):
     model_config = ConfigDict(extra="forbid")
-    compaction_id: CompactionId = Field(min_length=1)
+    compaction_id: CompactionIdBody
 
 
-class PermissionDecisionBody(BaseModel):
+class PermissionDecisionBody(RequestModel):
     model_config = ConfigDict(extra="forbid")
     decision: Literal["allow_once", "deny"]
 
@@ -122,12 +133,12 @@ class MessagePageBody(BaseModel):
     next_after_sequence: int
 
 
-class ProviderModelBody(BaseModel):
+class ProviderModelBody(RequestModel):
     model_config = ConfigDict(extra="forbid")
-    name: str = Field(min_length=1)
-    context_window: int = Field(default=128_000, gt=0)
-    max_output_tokens: int = Field(default=16_384, gt=0)
-    max_reasoning_tokens: int = Field(default=0, ge=0)
+    name: Name
+    context_window: TokenCount = 128_000
+    max_output_tokens: TokenCount = 16_384
+    max_reasoning_tokens: int = Field(default=0, ge=0, le=2**31 - 1)
     accepts_data_blocks: bool = True
 
     @model_validator(mode="after")
@@ -141,13 +152,15 @@ class ProviderModelBody(BaseModel):
         return self
 
 
-class ProviderBody(BaseModel):
+class ProviderBody(RequestModel):
     model_config = ConfigDict(extra="forbid")
-    id: str | None = None
+    id: str | None = Field(default=None, max_length=256)
     kind: ProviderKind
-    base_url: str | None = None
-    api_key_env: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
-    models: list[ProviderModelBody] = Field(default_factory=list)
+    base_url: BaseUrl | None = None
+    api_key_env: str | None = Field(
+        default=None, max_length=200, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$"
+    )
+    models: list[ProviderModelBody] = Field(default_factory=list, max_length=200)
 
 
 class ProviderList(BaseModel):
@@ -178,14 +191,14 @@ class SkillListBody(BaseModel):
     warnings: list[SkillWarningBody]
 
 
-class SkillStatusBody(BaseModel):
+class SkillStatusBody(RequestModel):
     model_config = ConfigDict(extra="forbid")
     disabled: bool
 
 
-class FileChangesBody(BaseModel):
+class FileChangesBody(RequestModel):
     model_config = ConfigDict(extra="forbid")
-    change_ids: list[str] = Field(min_length=1, max_length=500)
+    change_ids: list[BodyId] = Field(min_length=1, max_length=500)
 
 
 class AppliedChangeBody(BaseModel):

@@ -143,6 +143,8 @@ async def _serve_locked(settings: OpenWorkSettings, home: Path, *, allow_remote:
             allow_remote=allow_remote,
             version=app_version(),
             shutdown=shutdown,
+            max_body_bytes=settings.max_body_bytes,
+            max_input_chars=settings.max_input_chars,
         )
 
         def on_listening() -> None:

@@ -4,6 +4,7 @@ after ``Last-Event-ID`` / ``after_sequence``, then live; ``resync`` first when u
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator
 
 from openwork_core.ids import SessionId
@@ -78,23 +79,39 @@ async def _live(
 ) -> AsyncIterator[SessionUpdateEnvelope | None]:
     """Envelopes as they come; None when the subscriber fell behind and lost some.
 
-    The pending ``queue.get()`` is cancelled however the stream ends (client gone, shutdown), so
-    no task is left behind per disconnected client."""
-    stop = asyncio.ensure_future(shutdown.wait())
-    get: asyncio.Future[SessionUpdateEnvelope] | None = None
+    Structured: the stream's own task waits on the queue; shutdown cancels that task (one
+    watcher task, owned here, cancelled and awaited however the stream ends), so no race between
+    two futures and nothing left pending per disconnected client."""
+    stream = asyncio.current_task()
+    assert stream is not None
+    waiting = stopping = False
+
+    async def watch() -> None:
+        nonlocal stopping
+        await shutdown.wait()
+        if waiting:  # only the queue wait is cancelled, never the consumer between envelopes
+            stopping = True
+            stream.cancel()
+
+    watcher = asyncio.get_running_loop().create_task(watch())
     try:
         while not shutdown.is_set():
             if subscription.lagged:
                 subscription.lagged = False
                 yield None
-            get = asyncio.ensure_future(subscription.queue.get())
-            done, _ = await asyncio.wait({get, stop}, return_when=asyncio.FIRST_COMPLETED)
-            if get not in done:
-                return
-            envelope = get.result()
-            get = None
+                if shutdown.is_set():
+                    return
+            waiting = True
+            try:
+                envelope = await subscription.queue.get()
+            except asyncio.CancelledError:
+                if stopping and stream.uncancel() == 0:
+                    return  # our own cancel: shutdown began; any other cancel propagates
+                raise
+            finally:
+                waiting = False
             yield envelope
     finally:
-        stop.cancel()
-        if get is not None:
-            get.cancel()
+        watcher.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await watcher

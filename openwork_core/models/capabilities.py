@@ -5,9 +5,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+from openwork_chat_state.error_root import OpenWorkError
 
-class CapabilityError(ValueError):
+
+class CapabilityError(OpenWorkError, ValueError):
+    """A ValueError too, so that pydantic reports it as a field error of a request body."""
+
     code: ClassVar[str] = "invalid_capabilities"
+    http_status: ClassVar[int] = 400
+
+    @property
+    def public_message(self) -> str:
+        return f"the provider's model is misconfigured: {self}"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

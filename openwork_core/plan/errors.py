@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from openwork_chat_state.error_root import OpenWorkError
 
-class PlanError(Exception):
+
+class PlanError(OpenWorkError):
     code: ClassVar[str] = "plan_error"
 
 

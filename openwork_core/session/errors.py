@@ -4,15 +4,23 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from pydantic import JsonValue
+
+from openwork_chat_state.error_root import OpenWorkError
+from openwork_core.agents.errors import AgentErrorCode
+from openwork_core.agents.errors import UnknownAgent as AgentUnknownAgent
 from openwork_core.ids import ToolCallId, TurnId
+from openwork_core.storage.errors import StorageError
 
 
-class SessionError(Exception):
+class SessionError(OpenWorkError):
     code: ClassVar[str] = "session_error"
+    http_status: ClassVar[int] = 400
 
 
 class ActorStopped(SessionError):
     code = "actor_stopped"
+    http_status = 503
 
     def __init__(self) -> None:
         super().__init__("session actor stopped")
@@ -20,14 +28,19 @@ class ActorStopped(SessionError):
 
 class Busy(SessionError):
     code = "busy"
+    http_status = 409
 
     def __init__(self, turn_id: TurnId) -> None:
         super().__init__(f"session already has an active turn: {turn_id}")
         self.turn_id = turn_id
 
+    def envelope_extra(self) -> dict[str, JsonValue]:
+        return {"turn_id": self.turn_id}
+
 
 class TurnNotActive(SessionError):
     code = "turn_not_active"
+    http_status = 409
 
     def __init__(self, turn_id: TurnId) -> None:
         super().__init__(f"turn is not active: {turn_id}")
@@ -35,6 +48,7 @@ class TurnNotActive(SessionError):
 
 class PermissionNotPending(SessionError):
     code = "permission_not_pending"
+    http_status = 409
 
     def __init__(self, tool_call_id: ToolCallId) -> None:
         super().__init__(f"permission request is not pending for tool call: {tool_call_id}")
@@ -49,6 +63,7 @@ class EmptyInput(SessionError):
 
 class ReloadRequired(SessionError):
     code = "reload_required"
+    http_status = 409
 
     def __init__(self) -> None:
         super().__init__(
@@ -57,19 +72,26 @@ class ReloadRequired(SessionError):
         )
 
 
-class TurnNotRecorded(SessionError):
+class TurnNotRecorded(SessionError, StorageError):
     """The turn row and its input could not be committed: nothing was accepted (the 202 of
     ``POST …/turns`` is sent only after that commit); a retry with the same client request id is
     safe."""
 
     code = "persistence_error"
+    http_status = 503
 
     def __init__(self, detail: str) -> None:
         super().__init__(f"could not write the turn: {detail}")
 
+    @property
+    def public_message(self) -> str:
+        """The detail is the database's text: it stays in the log (reliability.md)."""
+        return "could not write the turn; nothing was accepted (a retry is safe)"
+
 
 class SessionActive(SessionError):
     code = "session_active"
+    http_status = 409
 
     def __init__(self, turn_id: TurnId) -> None:
         super().__init__(f"the session has an active turn: {turn_id}")
@@ -83,5 +105,8 @@ class InvalidWorkspace(SessionError):
     code = "invalid_workspace"
 
 
-class UnknownAgent(SessionError):
-    code = "unknown_agent"
+class UnknownAgent(AgentUnknownAgent, SessionError):
+    """``POST /v1/sessions`` with an agent that is not defined: the same refusal, and so the same
+    code, as ``spawn_agent``'s (multi-agent.md §5); 400 like every session refusal."""
+
+    code = AgentErrorCode.UNKNOWN_AGENT

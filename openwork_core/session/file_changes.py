@@ -4,16 +4,16 @@ runs; files first (with conflict checks and rollback), then the stored ``undone`
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import ClassVar
 
+from openwork_chat_state.error_root import NotFound
 from openwork_core.ids import SessionId
 from openwork_core.session.storage import FileChangeStorage
 from openwork_tools import FileChange, SandboxMode, ToolSessionContext
 from openwork_tools.undo import ChangeDirection, apply_file_changes
 
 
-class UnknownFileChange(LookupError):
-    code: ClassVar[str] = "not_found"
+class UnknownFileChange(NotFound, LookupError):
+    """A change id this session never recorded (404 ``not_found``, docs/daemon-additions.md)."""
 
 
 async def apply_recorded_changes(

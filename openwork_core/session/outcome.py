@@ -2,24 +2,10 @@
 
 from __future__ import annotations
 
-import enum
 from dataclasses import dataclass, field
 from typing import Literal, TypeAlias
 
-
-class FailureCode(enum.StrEnum):
-    MODEL_ERROR = "model_error"
-    MODEL_PROTOCOL_ERROR = "model_protocol_error"
-    PERSISTENCE_ERROR = "persistence_error"
-    CHAT_STATE_ERROR = "chat_state_error"
-    COMPACTION_ERROR = "compaction_error"
-    PERMISSION_DENIED = "permission_denied"
-    DOOM_LOOP = "doom_loop"
-    MAX_MODEL_CALLS = "max_model_calls"
-    ACTOR_STOPPED = "actor_stopped"
-    USER_PROJECT_CONTEXT_ERROR = "user_project_context_error"
-    PROJECT_INSTRUCTION_ERROR = "project_instruction_error"
-    SKILL_CATALOG_TASK_ERROR = "skill_catalog_task_error"
+from openwork_core.failure_codes import FailureCode as FailureCode
 
 
 @dataclass(frozen=True, slots=True)

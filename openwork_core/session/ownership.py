@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from pydantic import JsonValue
+
 from openwork_core.ids import DaemonId, SessionId, new_daemon_id
 from openwork_core.session.errors import SessionError
 from openwork_core.storage.errors import StorageError
@@ -68,16 +70,22 @@ class SessionOwnedElsewhere(SessionError):
     """An action on a session another daemon owns; reads of committed facts keep working."""
 
     code = "session_owned_elsewhere"
+    http_status = 409
 
     def __init__(self, session_id: SessionId, holder: LeaseHolder) -> None:
         super().__init__(f"session {session_id} is driven by the daemon at {holder.url}")
         self.owner_url = holder.url
+
+    def envelope_extra(self) -> dict[str, JsonValue]:
+        return {"owner_url": self.owner_url}
 
 
 class LeaseLost(StorageError):
     """A write carried a lease that is no longer the session's current one: nothing was written."""
 
     code = "session_lease_lost"
+    http_status = 409
+    message_is_ours = True
 
 
 class OwnershipStorage(Protocol):

@@ -21,7 +21,7 @@ from openwork_chat_state.messages import Message
 from openwork_core.agents import Reconciliation, TurnlessChild
 from openwork_core.ids import ClientRequestId, CompactionId, MessageId, SessionId, SpanId, TurnId
 from openwork_core.plan import TurnPlan
-from openwork_core.storage.codec import decode_message
+from openwork_core.storage.codec import decode_message, storable_json, storable_message
 from openwork_core.storage.compaction_records import (
     CheckpointRecord,
     CompactionKind,
@@ -80,6 +80,12 @@ class OutgoingMessage:
     message: Message
     kind: MessageKind = MessageKind.NORMAL
     artifacts: tuple[JsonValue, ...] = ()
+
+    def __post_init__(self) -> None:
+        # docs/reliability.md "NUL-safe storage": the row and the Chat State item (``committed``)
+        # carry the same storable text, so the request is the same bytes after a reload
+        object.__setattr__(self, "message", storable_message(self.message))
+        object.__setattr__(self, "artifacts", tuple(storable_json(a) for a in self.artifacts))
 
 
 def committed(outgoing: OutgoingMessage, origin: RealOrigin) -> ConversationItem:

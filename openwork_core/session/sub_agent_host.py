@@ -68,6 +68,7 @@ class SubAgentModeFixed(SessionError):
     """``set_permission_mode`` on a sub-agent (permissions-sandbox.md §1)."""
 
     code = "sub_agent_mode_fixed"
+    http_status = 409
 
     def __init__(self, session_id: SessionId) -> None:
         super().__init__(f"A sub-agent keeps the sandbox mode it was started with: {session_id}")

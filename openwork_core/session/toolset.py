@@ -18,6 +18,7 @@ from typing import ClassVar, Literal, TypeAlias, assert_never
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from openwork_chat_state.error_root import OpenWorkError
 from openwork_chat_state.messages import JsonObject, ToolDefinition
 from openwork_core.agents.control import DEFAULT_MAX_ACTIVE_SUB_AGENT_TURNS
 from openwork_core.agents.tools import (
@@ -36,7 +37,7 @@ from openwork_tools.schema import parse_input
 # -- errors ----------------------------------------------------------------------------------
 
 
-class TurnToolsetError(Exception):
+class TurnToolsetError(OpenWorkError):
     """The Tool Surface cannot be built; the session must not load."""
 
     code: ClassVar[str] = "tool_surface_invalid"

@@ -18,6 +18,7 @@ from pydantic.alias_generators import to_camel
 from openwork_core.session.snapshot import SessionSnapshot
 from openwork_core.session.updates import SessionUpdateEnvelope
 from openwork_core.session.wire_fields import OMIT_WHEN_NONE_KEY
+from openwork_core.storage.codec import storable_text
 
 WireValue: TypeAlias = SessionUpdateEnvelope | SessionSnapshot
 
@@ -43,5 +44,24 @@ def _camel_case(value: object) -> dict[str, object]:
 
 
 def wire_json(value: WireValue) -> bytes:
-    """The JSON bytes a client reads: an SSE ``data`` payload or the ``snapshot`` of a session."""
-    return orjson.dumps(value, default=_camel_case, option=orjson.OPT_PASSTHROUGH_DATACLASS)
+    """The JSON bytes a client reads: an SSE ``data`` payload or the ``snapshot`` of a session.
+
+    orjson writes UTF-8 only, so a lone surrogate (a model's ``\\ud83d``, a file name that is not
+    UTF-8 in a live tool update) is written with the storage rule's escape instead of failing
+    the stream (docs/reliability.md "NUL-safe storage")."""
+    try:
+        return orjson.dumps(value, default=_camel_case, option=orjson.OPT_PASSTHROUGH_DATACLASS)
+    except orjson.JSONEncodeError:
+        return orjson.dumps(_escaped(value))
+
+
+def _escaped(value: object) -> object:
+    if isinstance(value, str):
+        return storable_text(value)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {k: _escaped(v) for k, v in _camel_case(value).items()}
+    if isinstance(value, list | tuple):
+        return [_escaped(v) for v in value]
+    if isinstance(value, dict):
+        return {storable_text(str(k)): _escaped(v) for k, v in value.items()}
+    return value

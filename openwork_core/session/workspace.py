@@ -31,3 +31,12 @@ def workspace_refusal(
             f"({daemon_home}); choose a project folder"
         )
     return None
+
+
+def is_directory(path: Path) -> bool:
+    """``Path.is_dir`` that answers False for a name the OS refuses (a 256-byte component is
+    ENAMETOOLONG, a NUL is ValueError) instead of raising (docs/reliability.md "Bounds")."""
+    try:
+        return path.is_dir()
+    except (OSError, ValueError):
+        return False

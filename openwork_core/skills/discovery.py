@@ -15,9 +15,11 @@ import re
 import stat
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import ClassVar, Literal
 
 import yaml
+
+from openwork_chat_state.error_root import OpenWorkError
 
 SKILL_FILE_NAME = "SKILL.md"
 MAX_SKILLS = 100
@@ -62,8 +64,11 @@ REASON_DESCRIPTION_NOT_STRING = "the description field is not a string"
 REASON_DESCRIPTION_EMPTY = "the description field is empty"
 
 
-class SkillError(Exception):
+class SkillError(OpenWorkError):
     """A skill that cannot be used; ``reason`` is the fixed English text of the cause."""
+
+    code: ClassVar[str] = "skill_unusable"
+    http_status: ClassVar[int] = 422
 
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
@@ -73,9 +78,13 @@ class SkillError(Exception):
 class SkillLoadError(SkillError):
     """The skill's directory or ``SKILL.md`` could not be read as a file (type, size, encoding)."""
 
+    code = "skill_load_error"
+
 
 class SkillParseError(SkillError):
     """``SKILL.md`` was read but its frontmatter or fields are invalid."""
+
+    code = "skill_parse_error"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

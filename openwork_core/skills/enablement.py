@@ -6,14 +6,17 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar, Literal
+from typing import Literal
 
+from openwork_chat_state.error_root import InvalidRequest
 from openwork_core.skills.discovery import SkillWarning, discover_skills, is_valid_skill_name
 from openwork_core.storage.postgres.skills import SkillStatusStore
 
 
-class InvalidSkillName(ValueError):
-    code: ClassVar[str] = "invalid_request"
+class InvalidSkillName(InvalidRequest, ValueError):
+    """Not a valid skill directory name (422 ``invalid_request``, docs/daemon-additions.md)."""
+
+    http_status = 422
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

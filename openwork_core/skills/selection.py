@@ -9,14 +9,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
+from openwork_chat_state.error_root import OpenWorkError
 from openwork_core.context.item_limits import check_skill_body
 from openwork_core.skills.discovery import SkillError, discover_skills, read_skill_body
 
 SKILL_FILE_NAME = "SKILL.md"
 
 
-class SkillSelectionError(Exception):
+class SkillSelectionError(OpenWorkError):
     code: ClassVar[str] = "skill_selection_error"
+    http_status: ClassVar[int] = 422
 
 
 class SkillNotFound(SkillSelectionError):

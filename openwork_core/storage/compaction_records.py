@@ -35,12 +35,16 @@ class NoCheckpoint(StorageError):
     """Transcript read-back needs a checkpoint and the session has none (§8.4)."""
 
     code = "no_compaction_checkpoint"
+    http_status = 404
+    message_is_ours = True
 
 
 class TranscriptQueryInvalid(StorageError):
     """``limit`` outside 1–50 or a negative ``afterSequence`` (§8.4)."""
 
     code = "invalid_transcript_query"
+    http_status = 422
+    message_is_ours = True
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

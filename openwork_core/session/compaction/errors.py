@@ -7,11 +7,15 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from openwork_chat_state.error_root import OpenWorkError
 from openwork_core.ids import CompactionId
 
 
-class CompactionError(Exception):
+class CompactionError(OpenWorkError):
     code: ClassVar[str] = "compaction_error"
+    http_status: ClassVar[int] = 502
+    """The summary model failed or the checkpoint could not be installed: not the caller's
+    input (docs/daemon-additions.md)."""
 
 
 class MissingLastUser(CompactionError):
@@ -60,6 +64,7 @@ class CheckpointRejected(CompactionError):
     """The checkpoint write failed its §6 checks or the database refused it; nothing changed."""
 
     code = "checkpoint_rejected"
+    http_status = 409
 
 
 class CompactionStepFailed(CompactionError):
@@ -72,6 +77,7 @@ class RewindRejected(CompactionError):
     """The rewind target is unknown or unusable (§8.3)."""
 
     code = "rewind_rejected"
+    http_status = 409
 
 
 class CompactionInstallFailed(CompactionError):

@@ -21,9 +21,9 @@ async def persisted(write: Awaitable[T], what: str) -> T:
         return await write
     except Exception as exc:
         log.error("turn.persist_failed", what=what, error=str(exc))
-        raise TurnFailure(
-            FailureCode.PERSISTENCE_ERROR, f"could not persist {what}: {exc}"
-        ) from exc
+        # the database's text stays in the log: the turn's message reaches clients
+        # (docs/reliability.md "One envelope everywhere")
+        raise TurnFailure(FailureCode.PERSISTENCE_ERROR, f"could not persist {what}") from exc
 
 
 async def in_chat_state(operation: Awaitable[T]) -> T:

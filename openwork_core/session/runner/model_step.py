@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import assert_never
 
 from openwork_chat_state import ChatStateError, ChatStateHandle
+from openwork_chat_state.error_root import OpenWorkError
 from openwork_chat_state.messages import (
     ContentBlock,
     Message,
@@ -41,8 +42,10 @@ from openwork_core.session.updates import ReasoningDeltaUpdate, SessionUpdate, T
 from openwork_tools.faults import faultpoint
 
 
-class ModelProtocolViolation(Exception):
+class ModelProtocolViolation(OpenWorkError):
     """No completed response, or more than one."""
+
+    code = FailureCode.MODEL_PROTOCOL_ERROR
 
 
 @dataclass(frozen=True, slots=True)

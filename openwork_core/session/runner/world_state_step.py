@@ -21,7 +21,7 @@ from openwork_core.context.world_state import (
     world_state_message_id,
 )
 from openwork_core.ids import TurnId
-from openwork_core.session.outcome import FailureCode, TurnFailure
+from openwork_core.session.outcome import TurnFailure
 from openwork_core.session.runner.guards import in_chat_state, persisted
 from openwork_core.session.storage import OutgoingMessage, SessionStorage, committed_all
 from openwork_tools.faults import faultpoint
@@ -56,7 +56,7 @@ class WorldStateStep:
         try:
             capture = await capture_world_state(self._sources())
         except WorldStateError as error:
-            raise TurnFailure(FailureCode(error.code), str(error)) from error
+            raise TurnFailure(error.code, str(error)) from error
         view = await in_chat_state(self._chat.context_view())
         baseline = self._tracker.baseline
         updates = render_diff(baseline, capture, RetainedSections.scan(view.items))

@@ -17,7 +17,13 @@ def test_child_session_errors_are_storage_errors_with_codes_unique_among_storage
     classes: list[type[StorageError]] = [StorageError, *_all(StorageError)]
     assert ChildSessionRejected in classes
     assert ChildTaskNameTaken in classes
-    codes = [c.code for c in classes]
-    assert len(codes) == len(set(codes)), codes
+    # a code is introduced once; a subclass may restate its parent's (docs/architecture.md Errors)
+    introduced = [
+        c.code
+        for c in classes
+        if "code" in vars(c)
+        and not any(o is not c and issubclass(c, o) and o.code == c.code for o in classes)
+    ]
+    assert len(introduced) == len(set(introduced)), introduced
     assert ChildSessionRejected.code == "child_session_rejected"
     assert ChildTaskNameTaken.code == "child_task_name_taken"

@@ -1,0 +1,1 @@
+"""One router per resource of daemon-api.md; each calls only the ``OpenWorkCore`` facade."""

@@ -1,0 +1,105 @@
+"""Session routes (daemon-api.md §3): create, list, read, permission mode, messages, compaction,
+rewind, transcript, context inspection."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import orjson
+from fastapi import APIRouter, Query
+from starlette.responses import Response
+
+from openwork_core.daemon.errors import JsonBytes
+from openwork_core.daemon.schemas import (
+    CompactionBody,
+    CreateSessionBody,
+    MessagePageBody,
+    PermissionModeBody,
+    RewindBody,
+    SessionBody,
+    SessionList,
+    SessionWithSnapshot,
+)
+from openwork_core.daemon.validation import CompactionIdQuery, Cursor, SessionIdPath
+from openwork_core.daemon.views import compaction_body, message_json, session_body
+from openwork_core.service import OpenWorkCore
+from openwork_core.session.wire import wire_json
+
+
+def sessions_router(core: OpenWorkCore) -> APIRouter:
+    router = APIRouter()
+
+    @router.post("/v1/sessions", status_code=201, response_model=SessionBody)
+    async def create_session(body: CreateSessionBody) -> SessionBody:
+        record = await core.create_session(
+            workspace=body.workspace,
+            agent=body.agent,
+            provider=body.provider,
+            model=body.model,
+            permission_mode=body.permission_mode,
+        )
+        return session_body(record)
+
+    @router.get("/v1/sessions", response_model=SessionList)
+    async def list_sessions() -> SessionList:
+        return SessionList(sessions=[session_body(r) for r in await core.list_sessions()])
+
+    @router.get("/v1/sessions/{sid}", response_model=SessionWithSnapshot)
+    async def get_session(sid: SessionIdPath) -> Response:
+        record = await core.get_session(sid)
+        snapshot = await core.snapshot(sid)
+        body = session_body(record).model_dump(mode="json")
+        body["snapshot"] = orjson.loads(wire_json(snapshot))
+        return JsonBytes(body)
+
+    @router.put("/v1/sessions/{sid}/permission-mode", response_model=SessionBody)
+    async def set_mode(sid: SessionIdPath, body: PermissionModeBody) -> SessionBody:
+        return session_body(await core.set_permission_mode(sid, body.mode))
+
+    @router.get("/v1/sessions/{sid}/messages", response_model=MessagePageBody)
+    async def list_messages(
+        sid: SessionIdPath,
+        after_sequence: Cursor = 0,
+        limit: Annotated[int, Query(ge=1, le=500)] = 100,
+    ) -> Response:
+        page = await core.list_messages(sid, after_sequence=after_sequence, limit=limit)
+        body = {
+            "messages": [message_json(m) for m in page.messages],
+            "has_more": page.has_more,
+            "next_after_sequence": page.next_after_sequence,
+        }
+        return JsonBytes(body)
+
+    @router.post("/v1/sessions/{sid}/compact", response_model=CompactionBody)
+    async def compact(sid: SessionIdPath) -> CompactionBody:
+        return compaction_body(await core.compact(sid))
+
+    @router.post("/v1/sessions/{sid}/rewind", response_model=CompactionBody)
+    async def rewind(sid: SessionIdPath, body: RewindBody) -> CompactionBody:
+        return compaction_body(await core.rewind(sid, body.compaction_id))
+
+    @router.get("/v1/sessions/{sid}/transcript")
+    async def transcript(
+        sid: SessionIdPath,
+        compaction_id: CompactionIdQuery | None = None,
+        after_sequence: Cursor = 0,
+        limit: Annotated[int, Query(ge=1, le=50)] = 20,
+    ) -> Response:
+        page = await core.read_transcript(
+            sid, compaction_id=compaction_id, after_sequence=after_sequence, limit=limit
+        )
+        return JsonBytes(
+            {
+                "compaction_id": page.compaction_id,
+                "through_message_sequence": page.through_message_sequence,
+                "messages": [message_json(m) for m in page.messages],
+                "has_more": page.has_more,
+                "next_after_sequence": page.next_after_sequence,
+            }
+        )
+
+    @router.get("/v1/sessions/{sid}/context")
+    async def inspect_context(sid: SessionIdPath) -> Response:
+        return JsonBytes((await core.inspect_context_window(sid)).to_json())
+
+    return router

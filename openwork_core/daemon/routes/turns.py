@@ -1,0 +1,80 @@
+"""Turn routes (daemon-api.md §3): start, read, cancel, resolve a permission request."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+from starlette.responses import Response
+
+from openwork_core.daemon.errors import InvalidBody, JsonBytes
+from openwork_core.daemon.schemas import (
+    PermissionDecisionBody,
+    StartTurnBody,
+    TurnAcceptedBody,
+    TurnBody,
+)
+from openwork_core.daemon.validation import SessionIdPath, ToolCallIdPath, TurnIdPath
+from openwork_core.daemon.views import input_chars, turn_inputs
+from openwork_core.service import OpenWorkCore
+from openwork_core.session.approval import PermissionDecision
+from openwork_core.session.errors import TurnNotActive
+
+
+class InputTooLong(InvalidBody):
+    """422 ``invalid_request``: the turn's text is over ``OPENWORK_MAX_INPUT_CHARS``."""
+
+    def __init__(self, chars: int, cap: int) -> None:
+        super().__init__(f"the turn's text has {chars} characters; the limit is {cap}")
+
+
+def turns_router(core: OpenWorkCore, *, max_input_chars: int) -> APIRouter:
+    router = APIRouter()
+
+    @router.post("/v1/sessions/{sid}/turns", status_code=202, response_model=TurnAcceptedBody)
+    async def start_turn(sid: SessionIdPath, body: StartTurnBody) -> TurnAcceptedBody:
+        chars = input_chars(body)
+        if chars > max_input_chars:
+            raise InputTooLong(chars, max_input_chars)
+        accepted = await core.start_turn(
+            sid,
+            client_request_id=body.client_request_id,
+            inputs=turn_inputs(body),
+            disabled_skill_names=body.disabled_skill_names,
+        )
+        return TurnAcceptedBody(turn_id=accepted.turn_id)
+
+    @router.get("/v1/sessions/{sid}/turns/{tid}", response_model=TurnBody)
+    async def get_turn(sid: SessionIdPath, tid: TurnIdPath) -> TurnBody:
+        view = await core.turn_view(sid, tid)
+        return TurnBody(
+            turn_id=view.turn_id,
+            status=view.status.value,
+            error_code=view.error_code,
+            message=view.message,
+            final_text=view.final_text,
+            model_calls=view.model_calls,
+        )
+
+    @router.post("/v1/sessions/{sid}/turns/{tid}/cancel", status_code=202)
+    async def cancel_turn(sid: SessionIdPath, tid: TurnIdPath) -> Response:
+        try:
+            await core.cancel_turn(sid, tid)
+        except TurnNotActive:
+            await core.turn_view(sid, tid)  # an unknown turn is 404 not_found, not 409
+            raise
+        return JsonBytes({"turn_id": tid}, status_code=202)
+
+    @router.post("/v1/sessions/{sid}/turns/{tid}/permissions/{tool_call_id}", status_code=202)
+    async def resolve_permission(
+        sid: SessionIdPath,
+        tid: TurnIdPath,
+        tool_call_id: ToolCallIdPath,
+        body: PermissionDecisionBody,
+    ) -> Response:
+        try:
+            await core.resolve_permission(sid, tid, tool_call_id, PermissionDecision(body.decision))
+        except TurnNotActive:
+            await core.turn_view(sid, tid)  # an unknown turn is 404 not_found, not 409
+            raise
+        return JsonBytes({"turn_id": tid, "tool_call_id": tool_call_id}, status_code=202)
+
+    return router

@@ -1,0 +1,119 @@
+"""Domain records → response bodies of daemon-api.md (pure)."""
+
+from __future__ import annotations
+
+import orjson
+from pydantic import JsonValue
+
+from openwork_core.daemon.schemas import (
+    CompactionBody,
+    MessageBody,
+    ProviderBody,
+    ProviderModelBody,
+    SessionBody,
+    SkillBody,
+    SkillListBody,
+    SkillWarningBody,
+    StartTurnBody,
+    TextInputBody,
+)
+from openwork_core.session.compaction import CompactionResult
+from openwork_core.session.input import SkillInput, TextInput, UserInput
+from openwork_core.skills.enablement import SkillListing
+from openwork_core.storage.records import (
+    ProviderModel,
+    ProviderRecord,
+    SessionRecord,
+    StoredMessage,
+)
+
+
+def session_body(record: SessionRecord) -> SessionBody:
+    return SessionBody(
+        session_id=record.id,
+        workspace=record.working_directory,
+        agent=record.agent,
+        provider=record.provider_id,
+        model=record.model_name,
+        permission_mode=record.sandbox_mode,
+        created_at=record.created_at,
+    )
+
+
+def provider_body(provider: ProviderRecord) -> ProviderBody:
+    return ProviderBody(
+        id=provider.id,
+        kind=provider.kind,
+        base_url=provider.base_url,
+        api_key_env=provider.api_key_env,
+        models=[
+            ProviderModelBody(
+                name=m.name,
+                context_window=m.context_window,
+                max_output_tokens=m.max_output_tokens,
+                max_reasoning_tokens=m.max_reasoning_tokens,
+                accepts_data_blocks=m.accepts_data_blocks,
+            )
+            for m in provider.models
+        ],
+    )
+
+
+def provider_record(provider_id: str, body: ProviderBody) -> ProviderRecord:
+    return ProviderRecord(
+        id=provider_id,
+        kind=body.kind,
+        base_url=body.base_url,
+        api_key_env=body.api_key_env,
+        models=tuple(ProviderModel(**m.model_dump()) for m in body.models),
+    )
+
+
+def skill_list(listing: SkillListing) -> SkillListBody:
+    return SkillListBody(
+        skills=[
+            SkillBody(
+                source=s.source,
+                name=s.name,
+                description=s.description,
+                path=s.path,
+                disabled=s.disabled,
+            )
+            for s in listing.skills
+        ],
+        warnings=[SkillWarningBody(path=w.path, reason=w.reason) for w in listing.warnings],
+    )
+
+
+def message_json(message: StoredMessage) -> JsonValue:
+    return MessageBody(
+        message_id=message.id,
+        sequence=message.sequence,
+        turn_id=message.turn_id,
+        role=message.role.value,
+        kind=message.kind.value,
+        content=orjson.loads(message.content),
+        created_at=message.created_at,
+    ).model_dump(mode="json")
+
+
+def compaction_body(result: CompactionResult) -> CompactionBody:
+    return CompactionBody(
+        compaction_id=result.compaction_id,
+        before_tokens=result.before_tokens,
+        after_tokens=result.after_tokens,
+    )
+
+
+def turn_inputs(body: StartTurnBody) -> list[UserInput]:
+    return [
+        TextInput(text=part.text)
+        if isinstance(part, TextInputBody)
+        else SkillInput(name=part.name, path=part.path)
+        for part in body.input
+    ]
+
+
+def input_chars(body: StartTurnBody) -> int:
+    """The characters of the turn's text parts (the cap of ``OPENWORK_MAX_INPUT_CHARS``)."""
+    return sum(len(part.text) for part in body.input if isinstance(part, TextInputBody))

@@ -1,0 +1,22 @@
+"""The Turn failure codes (session-runtime.md §3), in a module of their own so that lower layers
+(World State errors carry their code) import them without importing the session package;
+``openwork_core.session.outcome`` re-exports ``FailureCode``."""
+
+from __future__ import annotations
+
+import enum
+
+
+class FailureCode(enum.StrEnum):
+    MODEL_ERROR = "model_error"
+    MODEL_PROTOCOL_ERROR = "model_protocol_error"
+    PERSISTENCE_ERROR = "persistence_error"
+    CHAT_STATE_ERROR = "chat_state_error"
+    COMPACTION_ERROR = "compaction_error"
+    PERMISSION_DENIED = "permission_denied"
+    DOOM_LOOP = "doom_loop"
+    MAX_MODEL_CALLS = "max_model_calls"
+    ACTOR_STOPPED = "actor_stopped"
+    USER_PROJECT_CONTEXT_ERROR = "user_project_context_error"
+    PROJECT_INSTRUCTION_ERROR = "project_instruction_error"
+    SKILL_CATALOG_TASK_ERROR = "skill_catalog_task_error"
