@@ -25,12 +25,12 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.e2e.conftest import provider_env  # noqa: E402
-from tests.fakes.fake_provider import FakeProvider  # noqa: E402
-from tests.fakes.fake_script import Reply  # noqa: E402
-from tests.support.daemon import start_daemon  # noqa: E402
-from tests.support.postgres import find_cluster  # noqa: E402
-from tests.support.sse import open_events  # noqa: E402
+from tests.e2e.conftest import provider_env
+from tests.fakes.fake_provider import FakeProvider
+from tests.fakes.fake_script import Reply
+from tests.support.daemon import start_daemon
+from tests.support.postgres import find_cluster
+from tests.support.sse import open_events
 
 
 def rss_kib(pid: int) -> int:
@@ -60,6 +60,12 @@ async def _loaded(conn: asyncpg.Connection, daemon_pid: int) -> int:
     return int(count)
 
 
+async def _until_unloaded(conn: asyncpg.Connection, daemon_pid: int) -> None:
+    """The daemon's idle timer runs in another process: a benchmark polls its leases."""
+    while await _loaded(conn, daemon_pid):  # noqa: ASYNC110 - another process's timer
+        await asyncio.sleep(0.5)
+
+
 async def main(sessions: int, turns: int) -> None:
     cluster = await find_cluster()
     await cluster.create_template()
@@ -69,7 +75,9 @@ async def main(sessions: int, turns: int) -> None:
         workspace = root / "ws"
         workspace.mkdir()
         fake.push(*(Reply(text=f"answer {i}") for i in range(sessions + turns + 10)))
-        env = provider_env(fake, OPENWORK_SESSION_IDLE_SECONDS="1", OPENWORK_SESSION_LEASE_SECONDS="3")
+        env = provider_env(
+            fake, OPENWORK_SESSION_IDLE_SECONDS="1", OPENWORK_SESSION_LEASE_SECONDS="3"
+        )
         daemon = await start_daemon(home=root / "home", database_url=url, env=env)
         pid = daemon.process.pid
         conn = await asyncpg.connect(url)
@@ -82,14 +90,12 @@ async def main(sessions: int, turns: int) -> None:
 
                 warm = await new_session()
                 await _turn(client, warm, "warm")
-                while await _loaded(conn, pid):
-                    await asyncio.sleep(0.5)  # a benchmark waits for the idle unloading
+                await _until_unloaded(conn, pid)
                 baseline = rss_kib(pid)
                 for i in range(sessions):
                     await _turn(client, await new_session(), f"s{i}")
                 peak = rss_kib(pid)
-                while await _loaded(conn, pid):
-                    await asyncio.sleep(0.5)
+                await _until_unloaded(conn, pid)
                 after_unload = rss_kib(pid)
                 print(f"sessions: {sessions} × 1 turn")
                 print(f"  baseline RSS            {baseline / 1024:8.1f} MiB")
