@@ -20,6 +20,8 @@ from openwork_core.context.builder import SystemContextBuilder
 from openwork_core.context.engine import ContextEngine
 from openwork_core.context.inspection import ContextInspection, build_context_inspection
 from openwork_core.context.limits import ModelContextLimits
+from openwork_core.desktop.context_overview import ContextOverview, context_overview
+from openwork_core.desktop.queries import DesktopQueries
 from openwork_core.models.capabilities import ModelCapabilities
 from openwork_core.models.port import ModelPort
 from openwork_core.session.actor import SessionHandle, TurnAccepted
@@ -116,6 +118,7 @@ class OpenWorkCore:
         self._summary_settings = summary_settings or SummarySettings()
         self.skills = SkillEnablement(SkillStatusStore(store.pool), skill_root)
         self._file_changes = FileChangeStore(store.pool)
+        self.desktop = DesktopQueries(store.pool, home, sandbox, self)
 
     # -- lifecycle ---------------------------------------------------------------------------
     async def start(self) -> None:
@@ -362,13 +365,21 @@ class OpenWorkCore:
         """Manual compaction (compaction.md §1): idle only, no pruning."""
         record = await self.store.get_session(session_id)
         model = await self.resolve_model(record)
-        return await (await self.handle(session_id)).compact(model)
+        result = await (await self.handle(session_id)).compact(model)
+        await self.desktop.record_compaction_tokens(
+            session_id, result.compaction_id, result.before_tokens, result.after_tokens
+        )
+        return result
 
     async def rewind(self, session_id: str, compaction_id: str) -> CompactionResult:
         """Install an older checkpoint's projection as a new rewind checkpoint (§8.3)."""
         record = await self.store.get_session(session_id)
         model = await self.resolve_model(record)
-        return await (await self.handle(session_id)).rewind(compaction_id, model)
+        result = await (await self.handle(session_id)).rewind(compaction_id, model)
+        await self.desktop.record_compaction_tokens(
+            session_id, result.compaction_id, result.before_tokens, result.after_tokens
+        )
+        return result
 
     async def read_transcript(
         self, session_id: str, *, compaction_id: str | None, after_sequence: int, limit: int
@@ -401,3 +412,12 @@ class OpenWorkCore:
         return build_context_inspection(
             prepared, ModelContextLimits.from_capabilities(model.capabilities)
         )
+
+    # -- the desktop app (issue 16): ``self.desktop`` reads without loading an actor ----------
+    def forget_agent_host(self, root_session_id: str) -> None:
+        """Drop a deleted root's sub-agent host (its children's rows are gone too)."""
+        self._agent_hosts.pop(root_session_id, None)
+        self._load_locks.pop(root_session_id, None)
+
+    async def context_overview(self, session_id: str) -> ContextOverview:
+        return context_overview(await self.inspect_context_window(session_id))

@@ -15,6 +15,11 @@ from starlette.responses import Response
 from openwork_chat_state import ChatStateError
 from openwork_core.context.errors import SkillTooLarge
 from openwork_core.daemon.errors import JsonBytes, error_response, response_for
+from openwork_core.daemon.openapi import install_openapi, operation_id
+from openwork_core.daemon.routes.events import events_router
+from openwork_core.daemon.routes.history import history_router
+from openwork_core.daemon.routes.lifecycle import lifecycle_router
+from openwork_core.daemon.routes.ui import ui_router
 from openwork_core.daemon.schemas import (
     AppliedChangeBody,
     AppliedChangesBody,
@@ -31,8 +36,6 @@ from openwork_core.daemon.schemas import (
     ProviderModelBody,
     RewindBody,
     SessionBody,
-    SessionList,
-    SessionWithSnapshot,
     SkillBody,
     SkillListBody,
     SkillStatusBody,
@@ -40,10 +43,9 @@ from openwork_core.daemon.schemas import (
     StartTurnBody,
     TextInputBody,
     TurnAcceptedBody,
-    TurnBody,
 )
 from openwork_core.daemon.security import SecurityMiddleware
-from openwork_core.daemon.sse import global_events, session_events
+from openwork_core.daemon.sse import session_events
 from openwork_core.models.capabilities import CapabilityError
 from openwork_core.service import OpenWorkCore
 from openwork_core.session.approval import PermissionDecision
@@ -147,6 +149,7 @@ def create_app(
         openapi_url="/v1/openapi.json",
         docs_url=None,
         redoc_url=None,
+        generate_unique_id_function=operation_id,
     )
     app.add_middleware(
         SecurityMiddleware,
@@ -232,18 +235,6 @@ def create_app(
         )
         return _session_body(record)
 
-    @app.get("/v1/sessions", response_model=SessionList)
-    async def list_sessions() -> SessionList:
-        return SessionList(sessions=[_session_body(r) for r in await core.list_sessions()])
-
-    @app.get("/v1/sessions/{sid}", response_model=SessionWithSnapshot)
-    async def get_session(sid: str) -> Response:
-        record = await core.get_session(sid)
-        snapshot = await core.snapshot(sid)
-        body = _session_body(record).model_dump(mode="json")
-        body["snapshot"] = orjson.loads(orjson.dumps(snapshot))
-        return JsonBytes(body)
-
     @app.post("/v1/sessions/{sid}/turns", status_code=202, response_model=TurnAcceptedBody)
     async def start_turn(sid: str, body: StartTurnBody) -> TurnAcceptedBody:
         accepted = await core.start_turn(
@@ -253,18 +244,6 @@ def create_app(
             disabled_skill_names=body.disabled_skill_names,
         )
         return TurnAcceptedBody(turn_id=accepted.turn_id)
-
-    @app.get("/v1/sessions/{sid}/turns/{tid}", response_model=TurnBody)
-    async def get_turn(sid: str, tid: str) -> TurnBody:
-        view = await core.turn_view(sid, tid)
-        return TurnBody(
-            turn_id=view.turn_id,
-            status=view.status.value,
-            error_code=view.error_code,
-            message=view.message,
-            final_text=view.final_text,
-            model_calls=view.model_calls,
-        )
 
     @app.post("/v1/sessions/{sid}/turns/{tid}/cancel", status_code=202)
     async def cancel_turn(sid: str, tid: str) -> Response:
@@ -373,10 +352,11 @@ def create_app(
             session_events(sid, replay, subscription, shutdown), ping=15, send_timeout=30
         )
 
-    @app.get("/v1/events")
-    async def all_events() -> Response:
-        subscription = core.global_updates.subscribe()
-        return EventSourceResponse(global_events(subscription, shutdown), ping=15, send_timeout=30)
+    app.include_router(lifecycle_router(core))
+    app.include_router(history_router(core))
+    app.include_router(events_router(core, shutdown))
+    app.include_router(ui_router(core))
+    install_openapi(app)
 
     @app.exception_handler(_BadProviderId)
     async def _bad_provider(_request: Request, exc: _BadProviderId) -> Response:

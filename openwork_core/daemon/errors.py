@@ -87,7 +87,8 @@ def response_for(exc: Exception) -> JsonBytes:
     if isinstance(exc, SkillSelectionError | SkillTooLarge):
         return error_response(422, exc.code, str(exc))
     if isinstance(exc, SessionError):
-        return error_response(_STATUS.get(type(exc), 400), exc.code, str(exc))
+        status = _STATUS.get(type(exc), getattr(exc, "http_status", 400))
+        return error_response(status, exc.code, str(exc))
     if isinstance(exc, ChatStateError):
         return error_response(500, exc.code, str(exc))
     return error_response(500, "internal_error", "internal error")

@@ -5,15 +5,22 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from typing import TypeVar
 
 import orjson
 
 from openwork_core.session.updates import (
+    GlobalEvent,
+    GlobalReplay,
+    GlobalSubscription,
     Replay,
     Resync,
     SessionUpdateEnvelope,
     Subscription,
+    UpdateSubscription,
 )
+
+T = TypeVar("T", SessionUpdateEnvelope, GlobalEvent)
 
 
 def _event(envelope: SessionUpdateEnvelope) -> dict[str, str]:
@@ -54,28 +61,43 @@ async def session_events(
         subscription.close()
 
 
+def _global_event(event: GlobalEvent) -> dict[str, str]:
+    return {"id": str(event.sequence), "data": orjson.dumps(event.envelope).decode()}
+
+
 async def global_events(
-    subscription: Subscription, shutdown: asyncio.Event
+    replay: GlobalReplay, subscription: GlobalSubscription, shutdown: asyncio.Event
 ) -> AsyncIterator[dict[str, str]]:
+    """Like ``session_events``: ``id:`` is the broadcast's own sequence; replay after
+    ``Last-Event-ID`` from its ring buffer, ``resync`` first when some were lost, then live."""
     try:
-        async for envelope in _live(subscription, shutdown):
-            if envelope is None:
+        last = 0
+        if replay.resync:
+            yield {"event": "resync", "data": "{}"}
+        for event in replay.events:
+            last = event.sequence
+            yield _global_event(event)
+        async for live in _live(subscription, shutdown):
+            if live is None:
                 yield {"event": "resync", "data": "{}"}
                 continue
-            yield {"data": orjson.dumps(envelope).decode()}
+            if live.sequence <= last:
+                continue
+            last = live.sequence
+            yield _global_event(live)
     finally:
         subscription.close()
 
 
 async def _live(
-    subscription: Subscription, shutdown: asyncio.Event
-) -> AsyncIterator[SessionUpdateEnvelope | None]:
+    subscription: UpdateSubscription[T], shutdown: asyncio.Event
+) -> AsyncIterator[T | None]:
     """Envelopes as they come; None when the subscriber fell behind and lost some.
 
     The pending ``queue.get()`` is cancelled however the stream ends (client gone, shutdown), so
     no task is left behind per disconnected client."""
     stop = asyncio.ensure_future(shutdown.wait())
-    get: asyncio.Future[SessionUpdateEnvelope] | None = None
+    get: asyncio.Future[T] | None = None
     try:
         while not shutdown.is_set():
             if subscription.lagged:
