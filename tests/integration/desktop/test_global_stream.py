@@ -35,28 +35,31 @@ async def test_the_global_stream_numbers_its_events_and_replays_after_last_event
     reconnecting with ``Last-Event-ID: N`` replays exactly the events after N, then goes live;
     a cursor ahead of this process answers ``resync`` first."""
     model = ScriptedModel([ScriptedResponse(text=t) for t in ("a", "b", "c")])
-    async with runtime(store, tmp_path, model) as rt, live_app(rt.core) as app:
-        async with app.client() as client:
-            first, second = await rt.new_session(), await rt.new_session()
-            async with open_events(client, "/v1/events") as stream:
-                one = await _start(client, first, "one")
-                seen = await stream.until(_finished(one))  # type: ignore[arg-type]
-                two = await _start(client, second, "two")
-                seen += await stream.until(_finished(two))  # type: ignore[arg-type]
-            ids = [int(e.id or 0) for e in seen]
-            assert ids == list(range(1, len(seen) + 1))
-            assert {e.data["sessionId"] for e in seen} == {first, second}
-            for event in seen:
-                SessionUpdateEnvelopeBody.model_validate(event.data)
+    async with (
+        runtime(store, tmp_path, model) as rt,
+        live_app(rt.core) as app,
+        app.client() as client,
+    ):
+        first, second = await rt.new_session(), await rt.new_session()
+        async with open_events(client, "/v1/events") as stream:
+            one = await _start(client, first, "one")
+            seen = await stream.until(_finished(one))  # type: ignore[arg-type]
+            two = await _start(client, second, "two")
+            seen += await stream.until(_finished(two))  # type: ignore[arg-type]
+        ids = [int(e.id or 0) for e in seen]
+        assert ids == list(range(1, len(seen) + 1))
+        assert {e.data["sessionId"] for e in seen} == {first, second}
+        for event in seen:
+            SessionUpdateEnvelopeBody.model_validate(event.data)
 
-            middle = ids[len(ids) // 2]
-            async with open_events(client, "/v1/events", last_event_id=middle) as replay:
-                replayed = await replay.take(len(ids) - middle)
-                assert [int(e.id or 0) for e in replayed] == ids[middle:]
-                assert [e.data for e in replayed] == [e.data for e in seen[middle:]]
-                three = await _start(client, first, "three")
-                live: list[SseEvent] = await replay.until(_finished(three))  # type: ignore[arg-type]
-                assert int(live[0].id or 0) == ids[-1] + 1
+        middle = ids[len(ids) // 2]
+        async with open_events(client, "/v1/events", last_event_id=middle) as replay:
+            replayed = await replay.take(len(ids) - middle)
+            assert [int(e.id or 0) for e in replayed] == ids[middle:]
+            assert [e.data for e in replayed] == [e.data for e in seen[middle:]]
+            three = await _start(client, first, "three")
+            live: list[SseEvent] = await replay.until(_finished(three))  # type: ignore[arg-type]
+            assert int(live[0].id or 0) == ids[-1] + 1
 
-            async with open_events(client, "/v1/events", last_event_id=10**6) as ahead:
-                assert (await ahead.next()).event == "resync"
+        async with open_events(client, "/v1/events", last_event_id=10**6) as ahead:
+            assert (await ahead.next()).event == "resync"

@@ -153,70 +153,73 @@ async def test_delete_is_refused_while_a_turn_runs_and_then_removes_rows_childre
             yield event
 
     model = ScriptedModel([held])
-    async with runtime(store, tmp_path, model) as rt, live_app(rt.core) as app:
-        async with app.client() as client:
-            sid = await rt.new_session()
-            accepted = await client.post(
-                f"/v1/sessions/{sid}/turns",
-                json={"client_request_id": "r1", "input": [{"type": "text", "text": "hi"}]},
-            )
-            turn_id = accepted.json()["turn_id"]
-            await model.wait_for_requests(1, timeout=10)
-            # a sub-agent row created while the root turn runs (reconcile runs before a turn)
-            child = await rt.core.agent_store.create_child_session(
-                parent_session_id=sid,
-                task_name="explore_docs",
-                agent_role="explorer",
-                working_directory=str(rt.workspace),
-                provider_id="default",
-                model_name=None,
-                sandbox_mode=SandboxMode.AUTO,
-                spawn_span_id=None,
-            )
-            spill = tmp_path / "home" / "spill"
-            for owner in (sid, child.id):
-                (spill / owner).mkdir(parents=True, exist_ok=True)
-                (spill / owner / "out.txt").write_text("spilled output")
-            (spill / "unrelated").mkdir()
+    async with (
+        runtime(store, tmp_path, model) as rt,
+        live_app(rt.core) as app,
+        app.client() as client,
+    ):
+        sid = await rt.new_session()
+        accepted = await client.post(
+            f"/v1/sessions/{sid}/turns",
+            json={"client_request_id": "r1", "input": [{"type": "text", "text": "hi"}]},
+        )
+        turn_id = accepted.json()["turn_id"]
+        await model.wait_for_requests(1, timeout=10)
+        # a sub-agent row created while the root turn runs (reconcile runs before a turn)
+        child = await rt.core.agent_store.create_child_session(
+            parent_session_id=sid,
+            task_name="explore_docs",
+            agent_role="explorer",
+            working_directory=str(rt.workspace),
+            provider_id="default",
+            model_name=None,
+            sandbox_mode=SandboxMode.AUTO,
+            spawn_span_id=None,
+        )
+        spill = tmp_path / "home" / "spill"
+        for owner in (sid, child.id):
+            (spill / owner).mkdir(parents=True, exist_ok=True)
+            (spill / owner / "out.txt").write_text("spilled output")
+        (spill / "unrelated").mkdir()
 
-            (row,) = (await client.get("/v1/sessions")).json()["sessions"]
-            assert row["status"] == "running" and row["active_turn_id"] == turn_id
+        (row,) = (await client.get("/v1/sessions")).json()["sessions"]
+        assert row["status"] == "running" and row["active_turn_id"] == turn_id
 
-            refused = await client.delete(f"/v1/sessions/{sid}")
-            assert refused.status_code == 409
-            assert refused.json()["error"]["code"] == "session_active"
-            sub = await client.delete(f"/v1/sessions/{child.id}")
-            assert sub.status_code == 409
-            assert sub.json()["error"]["code"] == "sub_agent_not_deletable"
+        refused = await client.delete(f"/v1/sessions/{sid}")
+        assert refused.status_code == 409
+        assert refused.json()["error"]["code"] == "session_active"
+        sub = await client.delete(f"/v1/sessions/{child.id}")
+        assert sub.status_code == 409
+        assert sub.json()["error"]["code"] == "sub_agent_not_deletable"
 
-            _, subscription = await rt.core.subscribe(sid, None)
-            release.set()
-            async with asyncio.timeout(20):
-                while (await subscription.queue.get()).update.type != "turn_finished":
-                    pass
-            subscription.close()
+        _, subscription = await rt.core.subscribe(sid, None)
+        release.set()
+        async with asyncio.timeout(20):
+            while (await subscription.queue.get()).update.type != "turn_finished":
+                pass
+        subscription.close()
 
-            deleted = await client.delete(f"/v1/sessions/{sid}")
-            assert deleted.status_code == 204 and deleted.content == b""
-            async with store.pool.acquire() as conn:
-                for table in (
-                    "sessions",
-                    "turns",
-                    "messages",
-                    "trace_spans",
-                    "conversation_compactions",
-                ):
-                    column = "id" if table == "sessions" else "session_id"
-                    left = await conn.fetchval(
-                        f"SELECT count(*) FROM {table} WHERE {column} = ANY($1::text[])",
-                        [sid, child.id],
-                    )
-                    assert left == 0, table
-            assert not (spill / sid).exists() and not (spill / child.id).exists()
-            assert (spill / "unrelated").is_dir()
-            assert rt.core.loaded_handle(sid) is None
+        deleted = await client.delete(f"/v1/sessions/{sid}")
+        assert deleted.status_code == 204 and deleted.content == b""
+        async with store.pool.acquire() as conn:
+            for table in (
+                "sessions",
+                "turns",
+                "messages",
+                "trace_spans",
+                "conversation_compactions",
+            ):
+                column = "id" if table == "sessions" else "session_id"
+                left = await conn.fetchval(
+                    f"SELECT count(*) FROM {table} WHERE {column} = ANY($1::text[])",
+                    [sid, child.id],
+                )
+                assert left == 0, table
+        assert not (spill / sid).exists() and not (spill / child.id).exists()
+        assert (spill / "unrelated").is_dir()
+        assert rt.core.loaded_handle(sid) is None
 
-            await _every_route_is_not_found(client, app, sid, turn_id)
+        await _every_route_is_not_found(client, app, sid, turn_id)
 
 
 async def _every_route_is_not_found(

@@ -39,7 +39,7 @@ def test_the_bar_is_the_budget_against_the_window_and_its_line_is_where_the_next
     inspection = _inspection()
     bar = context_overview(inspection).bar
     tokens = {s.region: s.tokens for s in bar.segments}
-    budget, limits = inspection.budget, inspection.limits
+    budget = inspection.budget
     assert [s.region for s in bar.segments] == list(Region)
     assert tokens[Region.SYSTEM] == budget.system_context_tokens
     assert tokens[Region.CONVERSATION] == budget.conversation_tokens
