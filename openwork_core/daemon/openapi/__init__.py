@@ -10,7 +10,8 @@ kinds as a discriminated union). Served without auth at ``GET /v1/openapi.json``
 
 from __future__ import annotations
 
-from typing import Any, cast
+import dataclasses
+from typing import Any, cast, get_args, get_type_hints
 
 import orjson
 from fastapi import FastAPI
@@ -19,6 +20,11 @@ from fastapi.routing import APIRoute
 from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
+from openwork_chat_state.messages import Message, ToolDefinition
+from openwork_core.context.budget import ContextBudgetEstimate
+from openwork_core.context.builder import SystemContextPart
+from openwork_core.context.limits import ModelContextLimits
+from openwork_core.context.normalize import ProjectionSummary
 from openwork_core.daemon.desktop_schemas import (
     ContextInspectionBody,
     ErrorEnvelope,
@@ -27,6 +33,8 @@ from openwork_core.daemon.desktop_schemas import (
     TranscriptPageBody,
     TurnCancelAcceptedBody,
 )
+from openwork_core.session.snapshot import SessionSnapshot
+from openwork_core.session.updates import SessionUpdate
 
 OPENAPI_PATH = "/v1/openapi.json"
 SECURITY_SCHEME = "bearerAuth"
@@ -149,6 +157,42 @@ def _finish_operation(op: dict[str, Any], path: str, method: str) -> None:
         responses.setdefault(str(status), _error_response(status))
 
 
+_WIRE_DATACLASSES: tuple[object, ...] = (
+    SessionUpdate,
+    SessionSnapshot,
+    SystemContextPart,
+    Message,
+    ToolDefinition,
+    ContextBudgetEstimate,
+    ModelContextLimits,
+    ProjectionSummary,
+)
+"""Values the daemon writes with ``orjson`` as dataclasses: every field is always on the wire."""
+
+
+def _dataclass_names(roots: tuple[object, ...]) -> set[str]:
+    names: set[str] = set()
+    stack = list(roots)
+    while stack:
+        current = stack.pop()
+        stack.extend(get_args(current))
+        if isinstance(current, type) and dataclasses.is_dataclass(current):
+            if current.__name__ in names:
+                continue
+            names.add(current.__name__)
+            stack.extend(get_type_hints(current).values())
+    return names
+
+
+def _always_present(schemas: dict[str, Any]) -> None:
+    """pydantic marks a dataclass field with a default as optional; on our wire it is present
+    (``null`` at worst), and a discriminator's ``type`` must be required for clients."""
+    for name in _dataclass_names(_WIRE_DATACLASSES) & set(schemas):
+        properties = schemas[name].get("properties")
+        if properties:
+            schemas[name]["required"] = list(properties)
+
+
 def build_openapi(app: FastAPI) -> dict[str, Any]:
     document = get_openapi(
         title=app.title,
@@ -163,6 +207,7 @@ def build_openapi(app: FastAPI) -> dict[str, Any]:
     schemas.pop("HTTPValidationError", None)
     schemas.pop("ValidationError", None)
     schemas.update(_named_schemas())
+    _always_present(schemas)
     document["components"]["securitySchemes"] = {
         SECURITY_SCHEME: {
             "type": "http",
