@@ -5,15 +5,22 @@
 const TOKEN_KEY = "openwork.token";
 const REGION_LABELS = { system: "System", conversation: "Conversation", tools: "Tools",
                         free: "free", reserved: "reserved for output" };
-const state = { token: null, sessionId: null, stream: null, updates: 0, renders: 0, waiters: [] };
+const state = { token: null, sessionId: null, stream: null, updates: 0, renders: 0, waiters: [],
+                seen: {}, lastRenderSeen: {} };
 let resolveReady;
 const ready = new Promise((resolve) => { resolveReady = resolve; });
 
 // For tests and scripts: `openworkPage.ready` resolves after the first overview is drawn;
-// `openworkPage.nextRender()` after the next one (e.g. one a live update caused).
+// `nextRender()` after the next one; `renderedAfter(kind, n)` once an overview was drawn from a
+// request made after the n-th live update of that kind arrived.
+const seenAtRender = (kind) => state.lastRenderSeen[kind] || 0;
 window.openworkPage = {
   ready,
-  nextRender: () => new Promise((resolve) => state.waiters.push(resolve)),
+  nextRender: () => new Promise((resolve) => state.waiters.push({ resolve, done: () => true })),
+  renderedAfter: (kind, count) => new Promise((resolve) => {
+    if (seenAtRender(kind) >= count) resolve(state.renders);
+    else state.waiters.push({ resolve, done: () => seenAtRender(kind) >= count });
+  }),
   get updates() { return state.updates; },
 };
 
@@ -132,7 +139,7 @@ function messageLabel(id, sequence) {
   return el("code", { textContent: sequence == null ? id : `#${sequence} ${id}` });
 }
 
-function renderOverview(overview) {
+function renderOverview(overview, seen) {
   renderBar(overview.bar);
   renderRows("world-state", overview.world_state.map((w) =>
     el("tr", { dataset: { section: w.section } },
@@ -149,16 +156,22 @@ function renderOverview(overview) {
       el("td", {}, messageLabel(i.message_id, i.sequence)),
       el("td", { textContent: i.preview }))));
   state.renders += 1;
+  state.lastRenderSeen = seen;
   document.body.dataset.renders = state.renders;
   document.body.dataset.state = "ready";
   resolveReady();
-  for (const resolve of state.waiters.splice(0)) resolve(state.renders);
+  const waiting = state.waiters.splice(0);
+  for (const waiter of waiting) {
+    if (waiter.done()) waiter.resolve(state.renders);
+    else state.waiters.push(waiter);
+  }
 }
 
 async function refreshOverview() {
   if (!state.sessionId) return;
+  const seen = { ...state.seen };
   try {
-    renderOverview(await api(`/v1/sessions/${encodeURIComponent(state.sessionId)}/context/overview`));
+    renderOverview(await api(`/v1/sessions/${encodeURIComponent(state.sessionId)}/context/overview`), seen);
     setStatus("");
   } catch (error) {
     setStatus(String(error.message || error), true);
@@ -228,6 +241,7 @@ function onUpdate(event) {
   $("live-count").textContent = String(state.updates);
   let type = event.event;
   try { type = JSON.parse(event.data).update.type; } catch (_) { /* resync carries {} */ }
+  state.seen[type] = (state.seen[type] || 0) + 1;
   if (type === "context_updated" || type === "turn_finished" || type === "resync") {
     scheduleRefresh();
     loadSessions().catch(() => {});
