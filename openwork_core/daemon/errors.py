@@ -21,6 +21,7 @@ from openwork_core.session.errors import (
     SessionActive,
     SessionError,
     TurnNotActive,
+    TurnNotRecorded,
     UnknownAgent,
 )
 from openwork_core.session.file_changes import UnknownFileChange
@@ -44,6 +45,7 @@ _STATUS: dict[type[Exception], int] = {
     SessionActive: 409,
     SubAgentModeFixed: 409,
     ActorStopped: 503,
+    TurnNotRecorded: 503,
 }
 
 

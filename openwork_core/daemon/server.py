@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import os
 import secrets
 import signal
 import socket
+import sys
 import threading
 from collections.abc import Callable, Generator
 from importlib.metadata import PackageNotFoundError, version
@@ -22,6 +22,7 @@ import uvicorn
 from openwork_core.config import OpenWorkSettings, default_skill_root
 from openwork_core.daemon.app import create_app
 from openwork_core.daemon.embedded_pg import EmbeddedPostgres, start_embedded_postgres
+from openwork_core.daemon.home import HomeInUse, HomeLock, remove_discovery, write_discovery
 from openwork_core.logs import configure_logging
 from openwork_core.models.adapters import model_port_for
 from openwork_core.service import OpenWorkCore
@@ -74,22 +75,23 @@ class _Server(uvicorn.Server):
             self._on_listening()
 
 
-def _write_discovery(home: Path, url: str, token: str) -> Path:
-    path = home / "daemon.json"
-    tmp = home / f".daemon.json.{os.getpid()}"
-    payload = {"url": url, "token": token, "pid": os.getpid(), "version": app_version()}
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as handle:
-        json.dump(payload, handle)
-    os.replace(tmp, path)
-    os.chmod(path, 0o600)
-    return path
-
-
 async def serve(settings: OpenWorkSettings, *, allow_remote: bool = False) -> int:
     configure_logging(settings.log_format)
     home = settings.home
     home.mkdir(parents=True, exist_ok=True)
+    lock = HomeLock(home)
+    try:
+        lock.acquire()
+    except HomeInUse as in_use:  # touch nothing of the running daemon (its daemon.json included)
+        print(f"openwork: {in_use}", file=sys.stderr)
+        return 1
+    try:
+        return await _serve_locked(settings, home, allow_remote=allow_remote)
+    finally:
+        lock.release()
+
+
+async def _serve_locked(settings: OpenWorkSettings, home: Path, *, allow_remote: bool) -> int:
     embedded: EmbeddedPostgres | None = None
     database_url = settings.database_url
     if database_url is None:
@@ -134,10 +136,9 @@ async def serve(settings: OpenWorkSettings, *, allow_remote: bool = False) -> in
             version=app_version(),
             shutdown=shutdown,
         )
-        discovery: list[Path] = []
 
         def on_listening() -> None:
-            discovery.append(_write_discovery(home, url, token))
+            write_discovery(home, url, token, app_version())
             log.info("daemon.listening", url=url, pid=os.getpid())
 
         config = uvicorn.Config(
@@ -154,9 +155,7 @@ async def serve(settings: OpenWorkSettings, *, allow_remote: bool = False) -> in
             shutdown.set()
             log.info("daemon.draining")
             await core.shutdown()
-            for path in discovery:
-                with contextlib.suppress(FileNotFoundError):
-                    path.unlink()
+            remove_discovery(home, url)
     finally:
         await pool.close()
         if embedded is not None:

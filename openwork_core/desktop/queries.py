@@ -21,6 +21,7 @@ from openwork_core.desktop.views import (
     TurnPage,
     TurnSummary,
 )
+from openwork_core.session.compaction import CompactionResult
 from openwork_core.session.errors import SessionActive, SessionError
 from openwork_core.session.handle import SessionHandle
 from openwork_core.session.snapshot import IdleRuntime, SessionSnapshot, sandbox_view
@@ -51,14 +52,14 @@ class SubAgentNotDeletable(SessionError):
         super().__init__(f"session {session_id} is a sub-agent; delete its root session instead")
 
 
-class HandleRegistry(Protocol):
-    """What the facade lends: its loaded handles, never loading one."""
+class LoadedSessions(Protocol):
+    """What the session registry lends: its loaded handles, never loading one."""
 
-    def loaded_handle(self, session_id: str) -> SessionHandle | None: ...
+    def get(self, session_id: str) -> SessionHandle | None: ...
 
-    async def close_session(self, session_id: str) -> None: ...
+    async def close(self, session_id: str) -> None: ...
 
-    def forget_agent_host(self, root_session_id: str) -> None: ...
+    def forget(self, root_session_id: str) -> None: ...
 
 
 def _final_text(content: str | None) -> str | None:
@@ -83,7 +84,7 @@ def _turn_summary(row: TurnHistoryRow) -> TurnSummary:
 
 class DesktopQueries:
     def __init__(
-        self, pool: asyncpg.Pool, home: Path, sandbox: SandboxStatus, registry: HandleRegistry
+        self, pool: asyncpg.Pool, home: Path, sandbox: SandboxStatus, registry: LoadedSessions
     ) -> None:
         self._pool = pool
         self._spill_root = home / "spill"
@@ -92,7 +93,7 @@ class DesktopQueries:
 
     async def _active_turn(self, session_id: str, stored_running: str | None) -> str | None:
         """The running Turn: the live handle's (visible from acceptance), else the stored row's."""
-        handle = self._registry.loaded_handle(session_id)
+        handle = self._registry.get(session_id)
         if handle is not None:
             live = await handle.active_turn_id()
             if live is not None:
@@ -154,7 +155,7 @@ class DesktopQueries:
     async def snapshot(self, session_id: str) -> SessionSnapshot:
         """The live actor's snapshot when it is loaded; otherwise exactly what a freshly loaded
         actor would answer (idle, sequence 0) — without loading it."""
-        handle = self._registry.loaded_handle(session_id)
+        handle = self._registry.get(session_id)
         if handle is not None:
             return await handle.snapshot()
         async with self._pool.acquire() as conn:
@@ -177,7 +178,7 @@ class DesktopQueries:
                 raise SubAgentNotDeletable(session_id)
             tree = await listing_rows.session_tree_ids(conn, session_id)
             for member in tree:
-                handle = self._registry.loaded_handle(member)
+                handle = self._registry.get(member)
                 active = None if handle is None else await handle.active_turn_id()
                 if active is not None:
                     raise SessionActive(active)
@@ -186,8 +187,8 @@ class DesktopQueries:
             except listing_rows.SessionTreeRunning as exc:
                 raise SessionActive(exc.turn_id) from exc
         for member in removed:
-            await self._registry.close_session(member)
-        self._registry.forget_agent_host(session_id)
+            await self._registry.close(member)
+        self._registry.forget(session_id)
         await asyncio.to_thread(self._remove_spill, removed)
         return removed
 
@@ -219,12 +220,11 @@ class DesktopQueries:
             await history_rows.require_session(conn, session_id)
             return await history_rows.fetch_compactions(conn, session_id)
 
-    async def record_compaction_tokens(
-        self, session_id: str, compaction_id: str, before: int, after: int
-    ) -> None:
+    async def record_compaction_tokens(self, session_id: str, result: CompactionResult) -> None:
+        """A checkpoint's Conversation tokens before and after, as the compaction measured them."""
         async with self._pool.acquire() as conn:
             await history_rows.record_compaction_tokens(
-                conn, session_id, compaction_id, before, after
+                conn, session_id, result.compaction_id, result.before_tokens, result.after_tokens
             )
 
     async def plan(self, session_id: str) -> PlanRow | None:

@@ -130,7 +130,7 @@ async def test_reading_a_session_does_not_load_its_actor_and_answers_the_fresh_s
     async with app.client() as client:
         sid = await rt.new_session(SandboxMode.ACCEPT_EDITS)
         body = (await client.get(f"/v1/sessions/{sid}")).json()
-        assert rt.core.loaded_handle(sid) is None
+        assert rt.core.sessions.get(sid) is None
         loaded = await rt.core.snapshot(sid)
         assert body["snapshot"]["runtime"] == {"state": "idle"}
         assert body["snapshot"]["lastUpdateSequence"] == loaded.lastUpdateSequence == 0
@@ -217,7 +217,7 @@ async def test_delete_is_refused_while_a_turn_runs_and_then_removes_rows_childre
                 assert left == 0, table
         assert not (spill / sid).exists() and not (spill / child.id).exists()
         assert (spill / "unrelated").is_dir()
-        assert rt.core.loaded_handle(sid) is None
+        assert rt.core.sessions.get(sid) is None
 
         await _every_route_is_not_found(client, app, sid, turn_id)
 
