@@ -142,6 +142,11 @@ def _finish_operation(op: dict[str, Any], path: str, method: str) -> None:
             ),
             "content": {"text/event-stream": {"schema": _ref("SessionUpdateEnvelopeBody")}},
         }
+    if op_id == "getHealth":
+        responses["503"] = {
+            "description": "degraded: the database does not answer (the same body)",
+            "content": {"application/json": {"schema": _ref("HealthBody")}},
+        }
     statuses: set[int] = set(_EXTRA_ERRORS.get(op_id, ()))
     if op_id not in PUBLIC_OPERATIONS:
         statuses |= {401, 403}
