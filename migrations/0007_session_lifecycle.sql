@@ -1,4 +1,4 @@
--- 0006: what the desktop app reads (issue 16): a session list filtered by workspace and archived
+-- 0007: what the desktop app reads (issue 16): a session list filtered by workspace and archived
 -- state in a stable keyset order, bounded titles, and each checkpoint's Conversation tokens
 -- before and after (the rewind targets' "tokens before and after"; NULL for older rows).
 
