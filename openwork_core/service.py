@@ -4,6 +4,7 @@ provider resolution, and every operation the daemon exposes (session-runtime.md 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -31,9 +32,15 @@ from openwork_core.session.input import (
     UserInput,
     visible_user_message,
 )
+from openwork_core.session.ownership import (
+    DEFAULT_LEASE_SECONDS,
+    DaemonIdentity,
+    SessionLease,
+    in_process_identity,
+)
 from openwork_core.session.registry import ModelPortFactory, SessionRegistry
 from openwork_core.session.runner import ResolvedModel, SessionServices, TurnSpec
-from openwork_core.session.snapshot import SessionSnapshot
+from openwork_core.session.snapshot import SessionSnapshot, sandbox_view, stored_snapshot
 from openwork_core.session.sub_agent_host import SubAgentModeFixed
 from openwork_core.session.trace import TraceRecorder
 from openwork_core.session.turn_views import TurnView, read_turn_view
@@ -45,6 +52,7 @@ from openwork_core.storage import PostgresStore
 from openwork_core.storage.postgres.agents import AgentStore
 from openwork_core.storage.postgres.compactions import CompactionStore, TranscriptPage
 from openwork_core.storage.postgres.file_changes import FileChangeStore
+from openwork_core.storage.postgres.ownership import PostgresOwnership
 from openwork_core.storage.postgres.session_storage import PostgresSessionStorage
 from openwork_core.storage.postgres.skills import SkillStatusStore
 from openwork_core.storage.records import SessionRecord, StoredMessage
@@ -76,8 +84,16 @@ class OpenWorkCore:
         skill_root: Path | None = None,
         summary_settings: SummarySettings | None = None,
         observe_sessions: Callable[[str, SessionServices], None] | None = None,
+        identity: DaemonIdentity | None = None,
+        lease_seconds: float = DEFAULT_LEASE_SECONDS,
     ) -> None:
         self._store = store
+        self._sandbox = sandbox
+        self._lease_seconds = lease_seconds
+        self._ownership = PostgresOwnership(
+            store.pool, identity or in_process_identity(home), lease_seconds
+        )
+        self._renewals: asyncio.Task[None] | None = None
         self._home = home
         self._skill_root = skill_root
         self._global_updates = GlobalUpdates()
@@ -103,17 +119,13 @@ class OpenWorkCore:
             children=agent_store,
             get_provider=store.get_provider,
             model_ports=model_ports,
+            ownership=self._ownership,
         )
         self.desktop = DesktopQueries(store.pool, home, sandbox, sessions)
         """The desktop app's reads and the session lifecycle (issue 16); never loads an actor."""
 
-    def _session_storage(self, session_id: str) -> PostgresSessionStorage:
-        return PostgresSessionStorage(
-            self._store.pool,
-            session_id,
-            compactions=self._compactions,
-            file_changes=self._file_changes,
-        )
+    def _session_storage(self, session_id: str, lease: SessionLease) -> PostgresSessionStorage:
+        return PostgresSessionStorage(self._store.pool, session_id, lease)
 
     # -- read-only views the daemon and tests use ----------------------------------------------
     @property
@@ -151,8 +163,9 @@ class OpenWorkCore:
 
     # -- lifecycle ---------------------------------------------------------------------------
     async def start(self) -> None:
-        """Restart correction before any session is served (session-runtime.md §10)."""
-        corrected = await self._store.mark_running_interrupted()
+        """Register this daemon and correct what no live daemon drives any more, before any
+        session is served (session-runtime.md §10; never a live daemon's turns)."""
+        corrected = await self._ownership.register()
         if corrected:
             log.info("restart.corrected", interrupted_turns=corrected)
         await self._skills.load()
@@ -160,10 +173,31 @@ class OpenWorkCore:
         if removed:
             log.info("spill.swept", directories=len(removed))
         self._trace.start()
+        self._renewals = asyncio.get_running_loop().create_task(
+            self._renew_leases(), name="lease-renewal"
+        )
+
+    async def _renew_leases(self) -> None:
+        """Heartbeat and lease renewal, a third of the lease apart; a lease another daemon took
+        stops its actor here. A failed renewal is retried at the next beat."""
+        while True:
+            await asyncio.sleep(self._lease_seconds / 3)
+            try:
+                await self._sessions.leases_renewed(await self._ownership.renew())
+            except Exception as exc:
+                log.warning("lease.renewal_failed", error=str(exc))
 
     async def shutdown(self) -> None:
-        """Cancel active turns (outcome cancelled) and stop every actor."""
+        """Cancel active turns (outcome cancelled), stop every actor, give the leases back."""
+        if self._renewals is not None:
+            self._renewals.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._renewals
         await self._sessions.shutdown()
+        try:
+            await self._ownership.stop()
+        except Exception as exc:  # the leases then expire on their own
+            log.warning("lease.release_failed", error=str(exc))
         await self._trace.close()
 
     # -- sessions ----------------------------------------------------------------------------
@@ -214,6 +248,9 @@ class OpenWorkCore:
         disabled_skill_names: Sequence[str] = (),
     ) -> TurnAccepted:
         record = await self._store.get_session(session_id)
+        known = await self._store.get_turn_by_client_request(session_id, client_request_id)
+        if known is not None:  # idempotent from the database, across restarts and daemons
+            return TurnAccepted(known.id, client_request_id)
         visible = visible_user_message(tuple(inputs))
         # the persisted preference plus this request's (skills.md §6: snapshotted at turn start)
         disabled = self._skills.disabled | frozenset(disabled_skill_names)
@@ -269,7 +306,15 @@ class OpenWorkCore:
         return await self._store.get_session(session_id)
 
     async def snapshot(self, session_id: str) -> SessionSnapshot:
-        return await (await self._sessions.load(session_id)).snapshot()
+        """The live snapshot of a loaded session; otherwise one read from the database (reading
+        a session never loads its actor)."""
+        handle = self._sessions.get(session_id)
+        if handle is not None:
+            return await handle.snapshot()
+        record = await self._store.get_session(session_id)
+        return stored_snapshot(
+            record, await self._store.get_running_turn(session_id), sandbox_view(self._sandbox)
+        )
 
     async def subscribe(
         self, session_id: str, after_sequence: int | None

@@ -25,6 +25,7 @@ from openwork_core.session.errors import (
     UnknownAgent,
 )
 from openwork_core.session.file_changes import UnknownFileChange
+from openwork_core.session.ownership import LeaseLost, SessionOwnedElsewhere
 from openwork_core.session.sub_agent_host import SubAgentModeFixed
 from openwork_core.skills.enablement import InvalidSkillName
 from openwork_core.skills.selection import SkillSelectionError
@@ -69,6 +70,10 @@ def response_for(exc: Exception) -> JsonBytes:
         return error_response(404, "not_found", str(exc))
     if isinstance(exc, Busy):
         return error_response(409, exc.code, str(exc), {"turn_id": exc.turn_id})
+    if isinstance(exc, SessionOwnedElsewhere):
+        return error_response(409, exc.code, str(exc), {"owner_url": exc.owner_url})
+    if isinstance(exc, LeaseLost):
+        return error_response(409, exc.code, str(exc))
     if isinstance(exc, UnknownFileChange):
         return error_response(404, exc.code, str(exc))
     if isinstance(exc, FileChangeError):

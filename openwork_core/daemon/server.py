@@ -26,6 +26,7 @@ from openwork_core.daemon.home import HomeInUse, HomeLock, remove_discovery, wri
 from openwork_core.logs import configure_logging
 from openwork_core.models.adapters import model_port_for
 from openwork_core.service import OpenWorkCore
+from openwork_core.session.ownership import daemon_identity
 from openwork_core.storage import PostgresStore, apply_migrations, create_pool
 from openwork_tools.sandbox import probe_sandbox
 
@@ -108,15 +109,6 @@ async def _serve_locked(settings: OpenWorkSettings, home: Path, *, allow_remote:
             await store.upsert_provider(default_provider)
         sandbox = await probe_sandbox()
         log.info("sandbox.probed", available=sandbox.available, reason=sandbox.reason)
-        core = OpenWorkCore(
-            store=store,
-            home=home,
-            sandbox=sandbox,
-            model_ports=model_port_for,
-            app_version=app_version(),
-            skill_root=default_skill_root(),
-        )
-        await core.start()
         token = settings.token or secrets.token_urlsafe(32)
         host, port = settings.listen_host_port
         if not allow_remote and host not in ("127.0.0.1", "::1", "localhost"):
@@ -127,6 +119,17 @@ async def _serve_locked(settings: OpenWorkSettings, home: Path, *, allow_remote:
         sock.bind((host, port))
         bound_port = sock.getsockname()[1]
         url = f"http://{'[' + host + ']' if family == socket.AF_INET6 else host}:{bound_port}"
+        core = OpenWorkCore(
+            store=store,
+            home=home,
+            sandbox=sandbox,
+            model_ports=model_port_for,
+            app_version=app_version(),
+            skill_root=default_skill_root(),
+            identity=daemon_identity(url, home),
+            lease_seconds=settings.session_lease_seconds,
+        )
+        await core.start()
         shutdown = asyncio.Event()
         app = create_app(
             core,

@@ -17,6 +17,7 @@ from openwork_core.session.actor import SessionActor
 from openwork_core.session.compaction import SummarySettings, load_conversation_items
 from openwork_core.session.handle import SessionHandle
 from openwork_core.session.outcome import TurnOutcome
+from openwork_core.session.ownership import SessionLease
 from openwork_core.session.runner import SessionServices, WorldStateTracker
 from openwork_core.session.runner.history import CompactionHistory
 from openwork_core.session.storage import SessionRecord, SessionStorage
@@ -39,8 +40,8 @@ log = structlog.get_logger(__name__)
 class SessionDeps:
     """What Core shares with every session it builds."""
 
-    storage_for: Callable[[str], SessionStorage]
-    """The storage port of one session."""
+    storage_for: Callable[[str, SessionLease], SessionStorage]
+    """The storage port of one session, fenced by this daemon's lease on it."""
     engine: ContextEngine
     registry: ToolRegistry
     trace: TraceRecorder
@@ -65,14 +66,14 @@ def _child_reporter(
 
 
 async def build_session_handle(
-    deps: SessionDeps, record: SessionRecord, host: SubAgentHost
+    deps: SessionDeps, record: SessionRecord, host: SubAgentHost, lease: SessionLease
 ) -> SessionHandle:
     """Load the Conversation, build the Tool Surface and services, spawn the actor. A root gets
     the control tools and the host; a child is non-interactive and reports each Turn's outcome
     to its parent."""
     session_id = record.id
     agent = AGENTS[record.agent]
-    storage = deps.storage_for(session_id)
+    storage = deps.storage_for(session_id, lease)
     loaded = await load_conversation_items(storage.compactions, session_id)
     chat = ChatStateActor.spawn()
     try:

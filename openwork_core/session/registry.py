@@ -17,6 +17,12 @@ from openwork_core.models.port import ModelPort
 from openwork_core.session.build import SessionDeps, build_session_handle
 from openwork_core.session.errors import NoProvider, ReloadRequired
 from openwork_core.session.handle import SessionHandle
+from openwork_core.session.ownership import (
+    LeaseHolder,
+    OwnershipStorage,
+    SessionLease,
+    SessionOwnedElsewhere,
+)
 from openwork_core.session.runner import ResolvedModel
 from openwork_core.session.storage import (
     ChildSessionStorage,
@@ -45,8 +51,11 @@ class SessionRegistry:
         children: ChildSessionStorage,
         get_provider: ProviderLookup,
         model_ports: ModelPortFactory,
+        ownership: OwnershipStorage,
     ) -> None:
         self._deps = deps
+        self._ownership = ownership
+        self._leases: dict[str, SessionLease] = {}
         self._children = children
         self._get_provider = get_provider
         self._model_ports = model_ports
@@ -97,9 +106,24 @@ class SessionRegistry:
             return handle, False
 
     async def close(self, session_id: str) -> None:
+        """Stop the actor and give its lease back (another daemon may take the session at once)."""
         handle = self._handles.pop(session_id, None)
         if handle is not None:
             await handle.shutdown()
+        lease = self._leases.pop(session_id, None)
+        if lease is not None:
+            await self._ownership.release(lease)
+
+    async def leases_renewed(self, still_ours: frozenset[str]) -> None:
+        """After a renewal: a loaded session whose lease another daemon took is stopped here (its
+        writes are already refused by the fence)."""
+        lost = [sid for sid in self._leases if sid not in still_ours]
+        for session_id in lost:
+            log.warning("session.lease_lost", session_id=session_id)
+            self._leases.pop(session_id, None)
+            handle = self._handles.pop(session_id, None)
+            if handle is not None:
+                await handle.shutdown()
 
     def forget(self, root_session_id: str) -> None:
         """Drop a deleted root's sub-agent host and load lock (its rows are gone)."""
@@ -114,6 +138,7 @@ class SessionRegistry:
         async with asyncio.TaskGroup() as group:
             for handle in handles:
                 group.create_task(handle.shutdown())
+        self._leases.clear()  # given back together by ``OwnershipStorage.stop``
 
     # -- sub-agents ------------------------------------------------------------------------------
     async def agent_host(self, root_session_id: str) -> SubAgentHost:
@@ -130,10 +155,26 @@ class SessionRegistry:
         return host
 
     async def _build(self, session_id: str) -> SessionHandle:
-        """``build_session_handle`` (multi-agent.md §1): roots and children alike."""
+        """Take the session's lease, then ``build_session_handle`` (multi-agent.md §1): roots
+        and children alike. ``SessionOwnedElsewhere`` when another live daemon drives it."""
         record = await self._children.get_session(session_id)
         host = await self.agent_host(record.parent_session_id or record.id)
-        return await build_session_handle(self._deps, record, host)
+        lease = await self._ownership.acquire(session_id)
+        if isinstance(lease, LeaseHolder):
+            raise SessionOwnedElsewhere(session_id, lease)
+        try:
+            handle = await build_session_handle(self._deps, record, host, lease)
+        except BaseException:
+            await self._ownership.release(lease)
+            raise
+        self._leases[session_id] = lease
+        return handle
+
+    async def owner_elsewhere(self, session_id: str) -> LeaseHolder | None:
+        """The other live daemon driving ``session_id``, when this one has it not loaded."""
+        if session_id in self._handles:
+            return None
+        return await self._ownership.holder(session_id)
 
     # -- models ------------------------------------------------------------------------------------
     async def resolve_model(self, record: SessionRecord) -> ResolvedModel:

@@ -16,6 +16,7 @@ from openwork_core.models.capabilities import ModelCapabilities
 from openwork_core.session.build import SessionDeps, build_session_handle
 from openwork_core.session.compaction import SummarySettings
 from openwork_core.session.handle import SessionHandle
+from openwork_core.session.ownership import SessionLease
 from openwork_core.session.runner import ResolvedModel, SessionServices
 from openwork_core.session.sub_agent_host import SubAgentHost
 from openwork_core.session.trace import TraceRecorder
@@ -80,7 +81,7 @@ async def memory_session(scripted: ScriptedModel, workspace: Path) -> AsyncItera
         updated_at=now,
     )
     deps = SessionDeps(
-        storage_for=lambda _sid: storage,
+        storage_for=lambda _sid, _lease: storage,
         engine=ContextEngine(),
         registry=builtin_registry(),
         trace=TraceRecorder(None),  # type: ignore[arg-type]  # never started: spans are dropped
@@ -93,7 +94,8 @@ async def memory_session(scripted: ScriptedModel, workspace: Path) -> AsyncItera
         observe=seen.__setitem__,
     )
     host = SubAgentHost(NoDirectory(), storage, AgentControl.restore(SESSION_ID, []))  # type: ignore[arg-type]
-    handle = await build_session_handle(deps, record, host)
+    lease = SessionLease(session_id=SESSION_ID, daemon_id="in-memory", epoch=1)
+    handle = await build_session_handle(deps, record, host, lease)
     model = ResolvedModel(
         provider=PROVIDER,
         model=MODEL,
