@@ -121,7 +121,7 @@ class OpenWorkCore:
             model_ports=model_ports,
             ownership=self._ownership,
         )
-        self.desktop = DesktopQueries(store.pool, home, sandbox, sessions)
+        self.desktop = DesktopQueries(store.pool, home, sessions)
         """The desktop app's reads and the session lifecycle (issue 16); never loads an actor."""
 
     def _session_storage(self, session_id: str, lease: SessionLease) -> PostgresSessionStorage:

@@ -24,7 +24,6 @@ from openwork_core.desktop.views import (
 from openwork_core.session.compaction import CompactionResult
 from openwork_core.session.errors import SessionActive, SessionError
 from openwork_core.session.handle import SessionHandle
-from openwork_core.session.snapshot import IdleRuntime, SessionSnapshot, sandbox_view
 from openwork_core.storage.codec import content_text
 from openwork_core.storage.desktop_records import (
     CompactionRow,
@@ -39,7 +38,6 @@ from openwork_core.storage.desktop_records import (
 )
 from openwork_core.storage.postgres import history as history_rows
 from openwork_core.storage.postgres import session_listing as listing_rows
-from openwork_tools import SandboxStatus
 
 
 class SubAgentNotDeletable(SessionError):
@@ -83,12 +81,9 @@ def _turn_summary(row: TurnHistoryRow) -> TurnSummary:
 
 
 class DesktopQueries:
-    def __init__(
-        self, pool: asyncpg.Pool, home: Path, sandbox: SandboxStatus, registry: LoadedSessions
-    ) -> None:
+    def __init__(self, pool: asyncpg.Pool, home: Path, registry: LoadedSessions) -> None:
         self._pool = pool
         self._spill_root = home / "spill"
-        self._sandbox = sandbox
         self._registry = registry
 
     async def _active_turn(self, session_id: str, stored_running: str | None) -> str | None:
@@ -151,22 +146,6 @@ class DesktopQueries:
         async with self._pool.acquire() as conn:
             await listing_rows.patch_session(conn, session_id, patch)
             return await self._summary(await listing_rows.fetch_summary(conn, session_id))
-
-    async def snapshot(self, session_id: str) -> SessionSnapshot:
-        """The live actor's snapshot when it is loaded; otherwise exactly what a freshly loaded
-        actor would answer (idle, sequence 0) — without loading it."""
-        handle = self._registry.get(session_id)
-        if handle is not None:
-            return await handle.snapshot()
-        async with self._pool.acquire() as conn:
-            row = await listing_rows.fetch_summary(conn, session_id)
-        return SessionSnapshot(
-            sessionId=session_id,
-            lastUpdateSequence=0,
-            permissionMode=row.sandbox_mode,
-            sandbox=sandbox_view(self._sandbox),
-            runtime=IdleRuntime(),
-        )
 
     async def delete_session(self, session_id: str) -> tuple[str, ...]:
         """Refused while a Turn of the session or a sub-agent runs (an approval pending is a

@@ -81,7 +81,7 @@ def lifecycle_router(core: OpenWorkCore) -> APIRouter:
     @router.get("/v1/sessions/{sid}", response_model=SessionSummaryWithSnapshot)
     async def get_session(sid: str) -> Response:
         summary = await core.desktop.session(sid)
-        snapshot = await core.desktop.snapshot(sid)
+        snapshot = await core.snapshot(sid)  # never loads the actor
         body = summary_body(summary).model_dump(mode="json")
         body["snapshot"] = orjson.loads(orjson.dumps(snapshot))
         return JsonBytes(body)
