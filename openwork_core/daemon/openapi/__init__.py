@@ -70,26 +70,32 @@ _ERRORS: dict[int, str] = {
     401: "`unauthorized`: no valid bearer token",
     403: "`forbidden_host` (a non-loopback Host) or `forbidden_origin`",
     404: "`not_found`: unknown session, turn or record",
-    409: "the session's state refuses it (e.g. `busy`, `session_active`, `turn_not_active`)",
+    409: (
+        "the session's state refuses it (e.g. `busy`, `session_active`, `turn_not_active`, "
+        "`session_owned_elsewhere`)"
+    ),
     422: "`invalid_request` (with the field `errors`) or a domain validation code",
     502: "an upstream model call failed (compaction codes)",
-    503: "`actor_stopped`: the session is shutting down",
+    503: "`actor_stopped` (the session is shutting down) or `persistence_error`",
 }
 
 _EXTRA_ERRORS: dict[str, tuple[int, ...]] = {
     "createSession": (400,),
     "startTurn": (400, 409, 503),
-    "cancelTurn": (409,),
-    "resolvePermission": (409,),
-    "setPermissionMode": (409,),
-    "compactSession": (400, 409, 502),
-    "rewindSession": (400, 409, 502),
-    "applyFileChanges": (409,),
-    "inspectContext": (400,),
-    "getContextOverview": (400,),
+    "cancelTurn": (409, 503),
+    "resolvePermission": (409, 503),
+    "setPermissionMode": (409, 503),
+    "compactSession": (400, 409, 502, 503),
+    "rewindSession": (400, 409, 502, 503),
+    "applyFileChanges": (409, 503),
+    "inspectContext": (400, 409, 503),
+    "getContextOverview": (400, 409, 503),
+    "streamSessionEvents": (409, 503),
     "deleteSession": (409,),
     "putProvider": (400,),
 }
+"""Beyond 401/403/404/422: what each route can answer (409 also ``session_owned_elsewhere`` for a
+route that drives the session's actor; 503 ``actor_stopped`` / ``persistence_error``)."""
 
 
 def camel(name: str) -> str:

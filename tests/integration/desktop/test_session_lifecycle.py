@@ -14,6 +14,7 @@ from openwork_core.models.adapters.scripted import ScriptedModel, ScriptedRespon
 from openwork_core.models.port import ModelEvent, ModelRequest
 from openwork_core.storage import PostgresStore
 from openwork_tools import SandboxMode
+from openwork_tools.sandbox import probe_sandbox
 from tests.support.live_app import LiveApp, live_app
 from tests.support.runtime import Runtime, runtime
 
@@ -252,3 +253,51 @@ async def _every_route_is_not_found(
             assert response.json()["error"]["code"] == "not_found", (method, path)
             checked += 1
     assert checked >= 20
+
+
+async def test_delete_is_refused_while_an_approval_is_pending(
+    store: PostgresStore, tmp_path: Path
+) -> None:
+    """Issue 16 §1 (permissions-sandbox.md §5 step 3): a dangerous command waits for the user;
+    meanwhile DELETE answers 409 ``session_active``; once denied and finished, 204."""
+    sandbox = await probe_sandbox()
+    assert sandbox.available, f"bubblewrap sandbox unavailable: {sandbox.reason}"
+    model = ScriptedModel(
+        [
+            ScriptedResponse(tool_calls=(("b1", "bash", {"command": "rm -rf build"}),)),
+            _answer("not removed"),
+        ]
+    )
+    async with (
+        runtime(store, tmp_path, model, sandbox=sandbox) as rt,
+        live_app(rt.core) as app,
+        app.client() as client,
+    ):
+        sid = await rt.new_session()
+        _, subscription = await rt.core.subscribe(sid, None)
+        accepted = await client.post(
+            f"/v1/sessions/{sid}/turns",
+            json={"client_request_id": "r", "input": [{"type": "text", "text": "clean"}]},
+        )
+        turn_id = accepted.json()["turn_id"]
+        async with asyncio.timeout(20):
+            while (requested := await subscription.queue.get()).update.type != (
+                "permission_requested"
+            ):
+                pass
+        request = requested.update.request  # type: ignore[union-attr]
+        assert isinstance(request, dict)
+        refused = await client.delete(f"/v1/sessions/{sid}")
+        assert refused.status_code == 409
+        assert refused.json()["error"]["code"] == "session_active"
+        decided = await client.post(
+            f"/v1/sessions/{sid}/turns/{turn_id}/permissions/{request['toolCallId']}",
+            json={"decision": "deny"},
+        )
+        assert decided.status_code == 202
+        async with asyncio.timeout(20):
+            while (await subscription.queue.get()).update.type != "turn_finished":
+                pass
+        subscription.close()
+        assert (await client.delete(f"/v1/sessions/{sid}")).status_code == 204
+        assert (await client.get(f"/v1/sessions/{sid}")).status_code == 404
