@@ -125,11 +125,11 @@ class DesktopQueries:
                     workspace=query.workspace,
                     archived=query.archived,
                     after=query.after,
-                    limit=query.limit + 1,
+                    limit=None if query.limit is None else query.limit + 1,
                 ),
             )
         page = rows[: query.limit]
-        more = len(rows) > query.limit
+        more = query.limit is not None and len(rows) > query.limit
         last = page[-1] if page else None
         return SessionPage(
             sessions=tuple([await self._summary(r) for r in page]),

@@ -30,7 +30,8 @@ class SessionFilter:
     workspace: str | None = None
     archived: bool | None = None
     after: SessionKey | None = None
-    limit: int = 50
+    limit: int | None = None
+    """``None``: every row (the list as the contract first had it)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

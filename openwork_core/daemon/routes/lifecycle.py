@@ -64,7 +64,10 @@ def lifecycle_router(core: OpenWorkCore) -> APIRouter:
         workspace: Annotated[str | None, Query(min_length=1, max_length=4096)] = None,
         archived: bool | None = None,
         cursor: Annotated[str | None, Query(max_length=400), AfterValidator(_cursor_check)] = None,
-        limit: Annotated[int, Query(ge=1, le=200)] = 50,
+        limit: Annotated[
+            int | None,
+            Query(ge=1, le=200, description="page size; absent: every session, as before"),
+        ] = None,
     ) -> SessionPageBody:
         page = await core.desktop.list_sessions(
             SessionFilter(

@@ -117,6 +117,10 @@ async def test_archived_and_workspace_filters_and_cursor_pages_cover_every_sessi
         in_other = (await client.get("/v1/sessions", params={"workspace": str(other)})).json()
         assert [s["session_id"] for s in in_other["sessions"]] == [elsewhere]
 
+        unpaged = (await client.get("/v1/sessions")).json()
+        assert [s["session_id"] for s in unpaged["sessions"]] == seen
+        assert unpaged["next_cursor"] is None
+
         bad = await client.get("/v1/sessions", params={"cursor": "not-a-cursor"})
         assert bad.status_code == 422
         assert bad.json()["error"]["code"] == "invalid_request"
