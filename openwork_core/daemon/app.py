@@ -46,6 +46,7 @@ from openwork_core.daemon.schemas import (
 )
 from openwork_core.daemon.security import SecurityMiddleware
 from openwork_core.daemon.sse import session_events
+from openwork_core.ids import CompactionId, SessionId, ToolCallId, TurnId
 from openwork_core.models.capabilities import CapabilityError
 from openwork_core.service import OpenWorkCore
 from openwork_core.session.approval import PermissionDecision
@@ -236,7 +237,7 @@ def create_app(
         return _session_body(record)
 
     @app.post("/v1/sessions/{sid}/turns", status_code=202, response_model=TurnAcceptedBody)
-    async def start_turn(sid: str, body: StartTurnBody) -> TurnAcceptedBody:
+    async def start_turn(sid: SessionId, body: StartTurnBody) -> TurnAcceptedBody:
         accepted = await core.start_turn(
             sid,
             client_request_id=body.client_request_id,
@@ -246,7 +247,7 @@ def create_app(
         return TurnAcceptedBody(turn_id=accepted.turn_id)
 
     @app.post("/v1/sessions/{sid}/turns/{tid}/cancel", status_code=202)
-    async def cancel_turn(sid: str, tid: str) -> Response:
+    async def cancel_turn(sid: SessionId, tid: TurnId) -> Response:
         try:
             await core.cancel_turn(sid, tid)
         except TurnNotActive:
@@ -256,7 +257,7 @@ def create_app(
 
     @app.post("/v1/sessions/{sid}/turns/{tid}/permissions/{tool_call_id}", status_code=202)
     async def resolve_permission(
-        sid: str, tid: str, tool_call_id: str, body: PermissionDecisionBody
+        sid: SessionId, tid: TurnId, tool_call_id: ToolCallId, body: PermissionDecisionBody
     ) -> Response:
         try:
             await core.resolve_permission(sid, tid, tool_call_id, PermissionDecision(body.decision))
@@ -266,12 +267,12 @@ def create_app(
         return JsonBytes({"turn_id": tid, "tool_call_id": tool_call_id}, status_code=202)
 
     @app.put("/v1/sessions/{sid}/permission-mode", response_model=SessionBody)
-    async def set_mode(sid: str, body: PermissionModeBody) -> SessionBody:
+    async def set_mode(sid: SessionId, body: PermissionModeBody) -> SessionBody:
         return _session_body(await core.set_permission_mode(sid, body.mode))
 
     @app.get("/v1/sessions/{sid}/messages", response_model=MessagePageBody)
     async def list_messages(
-        sid: str,
+        sid: SessionId,
         after_sequence: Annotated[int, Query(ge=0)] = 0,
         limit: Annotated[int, Query(ge=1, le=500)] = 100,
     ) -> Response:
@@ -284,7 +285,7 @@ def create_app(
         return JsonBytes(body)
 
     @app.post("/v1/sessions/{sid}/compact", response_model=CompactionBody)
-    async def compact(sid: str) -> CompactionBody:
+    async def compact(sid: SessionId) -> CompactionBody:
         result = await core.compact(sid)
         return CompactionBody(
             compaction_id=result.compaction_id,
@@ -293,7 +294,7 @@ def create_app(
         )
 
     @app.post("/v1/sessions/{sid}/rewind", response_model=CompactionBody)
-    async def rewind(sid: str, body: RewindBody) -> CompactionBody:
+    async def rewind(sid: SessionId, body: RewindBody) -> CompactionBody:
         result = await core.rewind(sid, body.compaction_id)
         return CompactionBody(
             compaction_id=result.compaction_id,
@@ -303,8 +304,8 @@ def create_app(
 
     @app.get("/v1/sessions/{sid}/transcript")
     async def transcript(
-        sid: str,
-        compaction_id: str | None = None,
+        sid: SessionId,
+        compaction_id: CompactionId | None = None,
         after_sequence: Annotated[int, Query(ge=0)] = 0,
         limit: Annotated[int, Query(ge=1, le=50)] = 20,
     ) -> Response:
@@ -323,7 +324,7 @@ def create_app(
 
     @app.post("/v1/sessions/{sid}/file-changes/{direction}", response_model=AppliedChangesBody)
     async def file_changes(
-        sid: str, direction: ChangeDirection, body: FileChangesBody
+        sid: SessionId, direction: ChangeDirection, body: FileChangesBody
     ) -> AppliedChangesBody:
         applied = await core.apply_file_changes(sid, body.change_ids, direction)
         return AppliedChangesBody(
@@ -334,12 +335,12 @@ def create_app(
         )
 
     @app.get("/v1/sessions/{sid}/context")
-    async def inspect_context(sid: str) -> Response:
+    async def inspect_context(sid: SessionId) -> Response:
         return JsonBytes((await core.inspect_context_window(sid)).to_json())
 
     @app.get("/v1/sessions/{sid}/events")
     async def events(
-        sid: str,
+        sid: SessionId,
         after_sequence: Annotated[int | None, Query(ge=0)] = None,
         last_event_id: Annotated[str | None, Header()] = None,
     ) -> Response:

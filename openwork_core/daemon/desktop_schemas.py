@@ -7,7 +7,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, RootModel
+from pydantic.alias_generators import to_camel
 
 from openwork_chat_state.messages import Message, ToolDefinition
 from openwork_core.context.budget import ContextBudgetEstimate
@@ -62,8 +63,14 @@ class SessionSummaryBody(SessionBody):
     last_activity_at: datetime
 
 
+class SessionSnapshotBody(RootModel[SessionSnapshot]):
+    """The snapshot as ``session/wire.py`` writes it (camelCase, session-runtime.md §8)."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
+
+
 class SessionSummaryWithSnapshot(SessionSummaryBody):
-    snapshot: SessionSnapshot
+    snapshot: SessionSnapshotBody
 
 
 class SessionPageBody(BaseModel):
@@ -279,11 +286,14 @@ SessionUpdateBody = Annotated[
 
 
 class SessionUpdateEnvelopeBody(BaseModel):
-    """The ``data:`` of every SSE event (daemon-api.md §4); ``update`` by its ``type``."""
+    """The ``data:`` of every SSE event (daemon-api.md §4) as ``session/wire.py`` writes it
+    (camelCase); ``update`` by its ``type``."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
 
     version: int
-    sessionId: str
-    turnId: str | None
+    session_id: str
+    turn_id: str | None
     sequence: int
-    occurredAtMs: int
+    occurred_at_ms: int
     update: SessionUpdateBody

@@ -9,6 +9,7 @@ from datetime import datetime
 
 import orjson
 
+from openwork_core.ids import SessionId
 from openwork_core.storage.desktop_records import SessionKey
 
 
@@ -46,7 +47,7 @@ def parse_session_cursor(cursor: str) -> SessionKey:
         raise InvalidCursor("invalid session cursor") from exc
     if created_at.tzinfo is None:
         raise InvalidCursor("invalid session cursor")
-    return SessionKey(created_at=created_at, session_id=session_id)
+    return SessionKey(created_at=created_at, session_id=SessionId(session_id))
 
 
 def turn_cursor(sequence: int) -> str:

@@ -21,6 +21,7 @@ from openwork_core.desktop.views import (
     TurnPage,
     TurnSummary,
 )
+from openwork_core.ids import SessionId, TurnId
 from openwork_core.session.compaction import CompactionResult
 from openwork_core.session.errors import SessionActive, SessionError
 from openwork_core.session.handle import SessionHandle
@@ -46,18 +47,18 @@ class SubAgentNotDeletable(SessionError):
     code = "sub_agent_not_deletable"
     http_status: ClassVar[int] = 409
 
-    def __init__(self, session_id: str) -> None:
+    def __init__(self, session_id: SessionId) -> None:
         super().__init__(f"session {session_id} is a sub-agent; delete its root session instead")
 
 
 class LoadedSessions(Protocol):
     """What the session registry lends: its loaded handles, never loading one."""
 
-    def get(self, session_id: str) -> SessionHandle | None: ...
+    def get(self, session_id: SessionId) -> SessionHandle | None: ...
 
-    async def close(self, session_id: str) -> None: ...
+    async def close(self, session_id: SessionId) -> None: ...
 
-    def forget(self, root_session_id: str) -> None: ...
+    def forget(self, root_session_id: SessionId) -> None: ...
 
 
 def _final_text(content: str | None) -> str | None:
@@ -86,7 +87,9 @@ class DesktopQueries:
         self._spill_root = home / "spill"
         self._registry = registry
 
-    async def _active_turn(self, session_id: str, stored_running: str | None) -> str | None:
+    async def _active_turn(
+        self, session_id: SessionId, stored_running: TurnId | None
+    ) -> TurnId | None:
         """The running Turn: the live handle's (visible from acceptance), else the stored row's."""
         handle = self._registry.get(session_id)
         if handle is not None:
@@ -138,16 +141,16 @@ class DesktopQueries:
             else None,
         )
 
-    async def session(self, session_id: str) -> SessionSummary:
+    async def session(self, session_id: SessionId) -> SessionSummary:
         async with self._pool.acquire() as conn:
             return await self._summary(await listing_rows.fetch_summary(conn, session_id))
 
-    async def update_session(self, session_id: str, patch: SessionPatch) -> SessionSummary:
+    async def update_session(self, session_id: SessionId, patch: SessionPatch) -> SessionSummary:
         async with self._pool.acquire() as conn:
             await listing_rows.patch_session(conn, session_id, patch)
             return await self._summary(await listing_rows.fetch_summary(conn, session_id))
 
-    async def delete_session(self, session_id: str) -> tuple[str, ...]:
+    async def delete_session(self, session_id: SessionId) -> tuple[SessionId, ...]:
         """Refused while a Turn of the session or a sub-agent runs (an approval pending is a
         running Turn); rows removed in one transaction; actors stopped and spill files removed
         after the commit. Returns the removed session ids, root first."""
@@ -171,14 +174,16 @@ class DesktopQueries:
         await asyncio.to_thread(self._remove_spill, removed)
         return removed
 
-    def _remove_spill(self, session_ids: Sequence[str]) -> None:
+    def _remove_spill(self, session_ids: Sequence[SessionId]) -> None:
         for member in session_ids:
             directory = self._spill_root / member
             if directory.is_dir() and not directory.is_symlink():
                 shutil.rmtree(directory, ignore_errors=True)
 
     # -- history -------------------------------------------------------------------------------
-    async def turns(self, session_id: str, before_sequence: int | None, limit: int) -> TurnPage:
+    async def turns(
+        self, session_id: SessionId, before_sequence: int | None, limit: int
+    ) -> TurnPage:
         async with self._pool.acquire() as conn:
             await history_rows.require_session(conn, session_id)
             rows = await history_rows.fetch_turn_page(conn, session_id, before_sequence, limit + 1)
@@ -188,30 +193,32 @@ class DesktopQueries:
             next_cursor=turn_cursor(page[-1].sequence) if len(rows) > limit and page else None,
         )
 
-    async def turn(self, session_id: str, turn_id: str) -> TurnSummary | None:
+    async def turn(self, session_id: SessionId, turn_id: TurnId) -> TurnSummary | None:
         """The stored Turn's timing and usage; ``None`` before the runner wrote its row."""
         async with self._pool.acquire() as conn:
             row = await history_rows.fetch_turn_history(conn, session_id, turn_id)
         return None if row is None else _turn_summary(row)
 
-    async def compactions(self, session_id: str) -> list[CompactionRow]:
+    async def compactions(self, session_id: SessionId) -> list[CompactionRow]:
         async with self._pool.acquire() as conn:
             await history_rows.require_session(conn, session_id)
             return await history_rows.fetch_compactions(conn, session_id)
 
-    async def record_compaction_tokens(self, session_id: str, result: CompactionResult) -> None:
+    async def record_compaction_tokens(
+        self, session_id: SessionId, result: CompactionResult
+    ) -> None:
         """A checkpoint's Conversation tokens before and after, as the compaction measured them."""
         async with self._pool.acquire() as conn:
             await history_rows.record_compaction_tokens(
                 conn, session_id, result.compaction_id, result.before_tokens, result.after_tokens
             )
 
-    async def plan(self, session_id: str) -> PlanRow | None:
+    async def plan(self, session_id: SessionId) -> PlanRow | None:
         async with self._pool.acquire() as conn:
             await history_rows.require_session(conn, session_id)
             return await history_rows.fetch_latest_plan(conn, session_id)
 
-    async def children(self, session_id: str) -> list[ChildSession]:
+    async def children(self, session_id: SessionId) -> list[ChildSession]:
         async with self._pool.acquire() as conn:
             await history_rows.require_session(conn, session_id)
             rows = await history_rows.fetch_children(conn, session_id)
@@ -233,7 +240,7 @@ class DesktopQueries:
             )
         return out
 
-    async def trace(self, session_id: str, turn_id: str) -> list[SpanRow]:
+    async def trace(self, session_id: SessionId, turn_id: TurnId) -> list[SpanRow]:
         async with self._pool.acquire() as conn:
             await history_rows.require_session(conn, session_id)
             await history_rows.require_turn(conn, session_id, turn_id)

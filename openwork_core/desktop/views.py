@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+from openwork_core.ids import SessionId, TurnId
 from openwork_core.storage.desktop_records import SessionActivity, TokenUsage
 from openwork_core.storage.records import TurnStatus
 from openwork_tools.modes import SandboxMode
@@ -12,19 +13,19 @@ from openwork_tools.modes import SandboxMode
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SessionSummary:
-    session_id: str
+    session_id: SessionId
     workspace: str
     agent: str
     provider: str | None
     model: str | None
     permission_mode: SandboxMode
     created_at: datetime
-    parent_session_id: str | None
+    parent_session_id: SessionId | None
     title: str | None
     title_is_derived: bool
     archived: bool
     status: SessionActivity
-    active_turn_id: str | None
+    active_turn_id: TurnId | None
     turn_count: int
     last_activity_at: datetime
 
@@ -37,7 +38,7 @@ class SessionPage:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TurnSummary:
-    turn_id: str
+    turn_id: TurnId
     sequence: int
     status: TurnStatus
     error_code: str | None
@@ -56,11 +57,11 @@ class TurnPage:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ChildSession:
-    session_id: str
+    session_id: SessionId
     task_name: str
     agent_role: str
     status: SessionActivity
-    active_turn_id: str | None
+    active_turn_id: TurnId | None
     last_turn_status: TurnStatus | None
     turn_count: int
     created_at: datetime

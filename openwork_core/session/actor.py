@@ -20,6 +20,14 @@ from openwork_chat_state import ConversationItem
 from openwork_core.agents import TurnSlot
 from openwork_core.context.inspection import ContextInspection, build_context_inspection
 from openwork_core.context.limits import ModelContextLimits
+from openwork_core.ids import (
+    ClientRequestId,
+    CompactionId,
+    SessionId,
+    ToolCallId,
+    TurnId,
+    new_message_id,
+)
 from openwork_core.session.approval import PermissionDecision
 from openwork_core.session.commands import (
     ApplyFileChanges,
@@ -66,12 +74,10 @@ from openwork_core.session.runner import (
     TurnContext,
     TurnRunner,
     TurnSpec,
-    outcome_json,
 )
 from openwork_core.session.runner.cancellation import TurnCancellation
 from openwork_core.session.runner.compaction_step import compaction_deps
 from openwork_core.session.runner.context import PermissionModeView
-from openwork_core.session.runner.guards import new_id
 from openwork_core.session.runner.prepare import prepare_call, system_context
 from openwork_core.session.snapshot import (
     IdleRuntime,
@@ -105,15 +111,15 @@ _STOP_TURN_GRACE_S = 8.0
 """How long a stopping actor waits for its cancelled turn to end before cancelling its task."""
 
 
-TurnFinishedHook = Callable[[str, TurnOutcome], Awaitable[None]]
+TurnFinishedHook = Callable[[TurnId, TurnOutcome], Awaitable[None]]
 """Called by the actor with ``(turn_id, outcome)`` after a Turn ended and the session is idle
 again: a sub-agent reports its outcome to its parent here (multi-agent.md §6, no watcher)."""
 
 
 @dataclass(slots=True)
 class _ActiveTurn:
-    turn_id: str
-    client_request_id: str
+    turn_id: TurnId
+    client_request_id: ClientRequestId
     cancellation: TurnCancellation
     permission: PermissionSlot
     mode: PermissionModeView
@@ -125,7 +131,7 @@ class SessionActor:
     def __init__(
         self,
         *,
-        session_id: str,
+        session_id: SessionId,
         services: SessionServices,
         hub: UpdateHub,
         mode: SandboxMode,
@@ -140,7 +146,7 @@ class SessionActor:
         self._sandbox = sandbox
         self._runtime: Runtime = IdleRuntime()
         self._active: _ActiveTurn | None = None
-        self._accepted: dict[str, str] = {}
+        self._accepted: dict[ClientRequestId, TurnId] = {}
         self._queue: CommandQueue | None = None
 
     def spawn(self) -> SessionHandle:
@@ -215,7 +221,7 @@ class SessionActor:
             command.reply.set_exception(ActorStopped())
 
     # -- updates -----------------------------------------------------------------------------
-    def _emit(self, turn_id: str | None, update: SessionUpdate) -> None:
+    def _emit(self, turn_id: TurnId | None, update: SessionUpdate) -> None:
         envelope = self._hub.emit(turn_id, update)
         self._runtime = fold(self._runtime, envelope)
 
@@ -242,7 +248,7 @@ class SessionActor:
         )
         self._active = active
         self._accepted[spec.client_request_id] = spec.turn_id
-        self._emit(spec.turn_id, TurnStarted(clientRequestId=spec.client_request_id))
+        self._emit(spec.turn_id, TurnStarted(client_request_id=spec.client_request_id))
         runner = TurnRunner(
             TurnContext(
                 spec=spec,
@@ -263,7 +269,7 @@ class SessionActor:
         """Acknowledged = durable: the turn row and the user's input messages commit before the
         turn is accepted; a failure accepts nothing (``TurnNotRecorded``)."""
         rows = [
-            OutgoingMessage(id=new_id("msg"), message=m.message, kind=m.kind)
+            OutgoingMessage(id=new_message_id(), message=m.message, kind=m.kind)
             for m in spec.input.messages
         ]
         opening = TurnOpening(
@@ -280,7 +286,7 @@ class SessionActor:
             raise TurnNotRecorded(str(exc)) from exc
         return tuple(committed_all(rows, origins))
 
-    async def _drive(self, queue: CommandQueue, turn_id: str, runner: TurnRunner) -> None:
+    async def _drive(self, queue: CommandQueue, turn_id: TurnId, runner: TurnRunner) -> None:
         """The turn's task: run the loop, then hand the outcome back to the actor's loop."""
         outcome: TurnOutcome
         try:
@@ -293,13 +299,13 @@ class SessionActor:
             outcome = Failed(FailureCode.ACTOR_STOPPED, f"the turn runner crashed: {exc!r}")
         await _post_ended(queue, TurnEnded(turn_id, outcome))
 
-    async def _turn_ended(self, turn_id: str, outcome: TurnOutcome) -> None:
+    async def _turn_ended(self, turn_id: TurnId, outcome: TurnOutcome) -> None:
         active = self._active
         if active is None or active.turn_id != turn_id:
             return
         if active.slot is not None:
             active.slot.release()  # however the Turn ended (multi-agent.md §7)
-        self._emit(turn_id, TurnFinished(outcome=outcome_json(outcome)))
+        self._emit(turn_id, TurnFinished(outcome=outcome))
         self._active = None
         if self._on_turn_finished is not None:
             try:
@@ -307,16 +313,16 @@ class SessionActor:
             except Exception as exc:  # the outcome stands; the hook only reports it
                 log.warning("turn.finished_hook_failed", error=repr(exc))
 
-    def _require_turn(self, turn_id: str) -> _ActiveTurn:
+    def _require_turn(self, turn_id: TurnId) -> _ActiveTurn:
         if self._active is None or self._active.turn_id != turn_id:
             raise TurnNotActive(turn_id)
         return self._active
 
-    async def _cancel_turn(self, turn_id: str) -> None:
+    async def _cancel_turn(self, turn_id: TurnId) -> None:
         self._require_turn(turn_id).cancellation.request()
 
     async def _resolve_permission(
-        self, turn_id: str, tool_call_id: str, decision: PermissionDecision
+        self, turn_id: TurnId, tool_call_id: ToolCallId, decision: PermissionDecision
     ) -> None:
         self._require_turn(turn_id).permission.resolve(tool_call_id, decision)
 
@@ -340,7 +346,7 @@ class SessionActor:
             run_compaction(deps, CompactionKind.MANUAL, None, None, system)
         )
 
-    async def _rewind(self, compaction_id: str, model: ResolvedModel) -> CompactionResult:
+    async def _rewind(self, compaction_id: CompactionId, model: ResolvedModel) -> CompactionResult:
         self._require_idle()
         system = system_context(self._services, with_tools=False)
         deps = compaction_deps(self._session_id, self._services, model)
@@ -378,11 +384,11 @@ class SessionActor:
     async def _snapshot(self) -> SessionSnapshot:
         runtime = self._runtime
         if isinstance(runtime, RunningRuntime):
-            runtime = dataclasses.replace(runtime, toolCalls=list(runtime.toolCalls))
+            runtime = dataclasses.replace(runtime, tool_calls=list(runtime.tool_calls))
         return SessionSnapshot(
-            sessionId=self._session_id,
-            lastUpdateSequence=self._hub.last_sequence,
-            permissionMode=self._mode,
+            session_id=self._session_id,
+            last_update_sequence=self._hub.last_sequence,
+            permission_mode=self._mode,
             sandbox=sandbox_view(self._sandbox),
             runtime=runtime,
         )

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import ClassVar
 
+from openwork_core.ids import SessionId
 from openwork_core.session.storage import FileChangeStorage
 from openwork_tools import FileChange, SandboxMode, ToolSessionContext
 from openwork_tools.undo import ChangeDirection, apply_file_changes
@@ -17,7 +18,7 @@ class UnknownFileChange(LookupError):
 
 async def apply_recorded_changes(
     store: FileChangeStorage,
-    session_id: str,
+    session_id: SessionId,
     tool_session: ToolSessionContext,
     mode: SandboxMode,
     change_ids: Sequence[str],

@@ -8,6 +8,7 @@ import enum
 from dataclasses import dataclass
 from datetime import datetime
 
+from openwork_core.ids import CompactionId, SessionId, SpanId, TurnId
 from openwork_core.storage.records import TurnStatus
 from openwork_tools.modes import SandboxMode
 
@@ -22,7 +23,7 @@ class SessionKey:
     """The keyset position of a session in the list (newest first)."""
 
     created_at: datetime
-    session_id: str
+    session_id: SessionId
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -39,18 +40,18 @@ class SessionSummaryRow:
     """A session row with what the list shows. ``first_user_content`` is the stored content of
     the first visible user message, read only while no title was set."""
 
-    id: str
+    id: SessionId
     working_directory: str
     agent: str
     provider_id: str | None
     model_name: str | None
     sandbox_mode: SandboxMode
-    parent_session_id: str | None
+    parent_session_id: SessionId | None
     created_at: datetime
     title: str | None
     archived: bool
     turn_count: int
-    running_turn_id: str | None
+    running_turn_id: TurnId | None
     last_activity_at: datetime
     first_user_content: str | None
 
@@ -75,7 +76,7 @@ class TokenUsage:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TurnHistoryRow:
-    turn_id: str
+    turn_id: TurnId
     sequence: int
     status: TurnStatus
     error_code: str | None
@@ -88,20 +89,20 @@ class TurnHistoryRow:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CompactionRow:
-    compaction_id: str
+    compaction_id: CompactionId
     sequence: int
     kind: str
     created_at: datetime
     through_message_sequence: int
-    parent_compaction_id: str | None
-    trigger_turn_id: str | None
+    parent_compaction_id: CompactionId | None
+    trigger_turn_id: TurnId | None
     tokens_before: int | None
     tokens_after: int | None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PlanRow:
-    turn_id: str
+    turn_id: TurnId
     explanation: str | None
     steps_json: str
     updated_at: datetime
@@ -109,20 +110,20 @@ class PlanRow:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ChildRow:
-    session_id: str
+    session_id: SessionId
     task_name: str
     agent_role: str
     created_at: datetime
     turn_count: int
-    running_turn_id: str | None
+    running_turn_id: TurnId | None
     last_turn_status: TurnStatus | None
     last_activity_at: datetime
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SpanRow:
-    span_id: str
-    parent_span_id: str | None
+    span_id: SpanId
+    parent_span_id: SpanId | None
     kind: str
     name: str
     status: str

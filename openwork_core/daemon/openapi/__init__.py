@@ -18,6 +18,7 @@ from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 from fastapi.routing import APIRoute
 from pydantic import BaseModel
+from pydantic.alias_generators import to_camel
 from pydantic.json_schema import models_json_schema
 
 from openwork_chat_state.messages import Message, ToolDefinition
@@ -35,6 +36,7 @@ from openwork_core.daemon.desktop_schemas import (
 )
 from openwork_core.session.snapshot import SessionSnapshot
 from openwork_core.session.updates import SessionUpdate
+from openwork_core.session.wire_fields import OMIT_WHEN_NONE_KEY
 
 OPENAPI_PATH = "/v1/openapi.json"
 SECURITY_SCHEME = "bearerAuth"
@@ -168,9 +170,9 @@ def _finish_operation(op: dict[str, Any], path: str, method: str) -> None:
         responses.setdefault(str(status), _error_response(status))
 
 
-_WIRE_DATACLASSES: tuple[object, ...] = (
-    SessionUpdate,
-    SessionSnapshot,
+_CAMEL_WIRE: tuple[object, ...] = (SessionUpdate, SessionSnapshot)
+"""Written by ``session/wire.py``: camelCase names, ``OMIT_WHEN_NONE`` fields left out."""
+_PLAIN_WIRE: tuple[object, ...] = (
     SystemContextPart,
     Message,
     ToolDefinition,
@@ -178,30 +180,39 @@ _WIRE_DATACLASSES: tuple[object, ...] = (
     ModelContextLimits,
     ProjectionSummary,
 )
-"""Values the daemon writes with ``orjson`` as dataclasses: every field is always on the wire."""
+"""Written with ``orjson`` as they are (the inspection): every field, its own name."""
 
 
-def _dataclass_names(roots: tuple[object, ...]) -> set[str]:
-    names: set[str] = set()
+def _dataclasses(roots: tuple[object, ...]) -> dict[str, type]:
+    found: dict[str, type] = {}
     stack = list(roots)
     while stack:
         current = stack.pop()
         stack.extend(get_args(current))
         if isinstance(current, type) and dataclasses.is_dataclass(current):
-            if current.__name__ in names:
+            if current.__name__ in found:
                 continue
-            names.add(current.__name__)
+            found[current.__name__] = current
             stack.extend(get_type_hints(current).values())
-    return names
+    return found
+
+
+def _wire_required(cls: type, camel_case: bool) -> list[str]:
+    return [
+        to_camel(f.name) if camel_case else f.name
+        for f in dataclasses.fields(cls)
+        if not (camel_case and f.metadata.get(OMIT_WHEN_NONE_KEY))
+    ]
 
 
 def _always_present(schemas: dict[str, Any]) -> None:
-    """pydantic marks a dataclass field with a default as optional; on our wire it is present
-    (``null`` at worst), and a discriminator's ``type`` must be required for clients."""
-    for name in _dataclass_names(_WIRE_DATACLASSES) & set(schemas):
-        properties = schemas[name].get("properties")
-        if properties:
-            schemas[name]["required"] = list(properties)
+    """pydantic marks a dataclass field with a default as optional; on our wire every field is
+    present (``null`` at worst) unless the wire leaves it out, and a discriminator's ``type``
+    must be required for clients."""
+    for camel_case, roots in ((True, _CAMEL_WIRE), (False, _PLAIN_WIRE)):
+        for name, cls in _dataclasses(roots).items():
+            if name in schemas and schemas[name].get("properties"):
+                schemas[name]["required"] = _wire_required(cls, camel_case)
 
 
 def build_openapi(app: FastAPI) -> dict[str, Any]:

@@ -26,6 +26,7 @@ from openwork_core.daemon.desktop_schemas import (
 )
 from openwork_core.desktop.cursor import parse_turn_cursor
 from openwork_core.desktop.views import TurnSummary
+from openwork_core.ids import SessionId, TurnId
 from openwork_core.service import OpenWorkCore
 from openwork_core.storage.desktop_records import TokenUsage
 
@@ -65,7 +66,7 @@ def history_router(core: OpenWorkCore) -> APIRouter:
 
     @router.get("/v1/sessions/{sid}/turns", response_model=TurnPageBody)
     async def list_turns(
-        sid: str,
+        sid: SessionId,
         cursor: Annotated[
             str | None, Query(max_length=200), AfterValidator(_check_turn_cursor)
         ] = None,
@@ -77,7 +78,7 @@ def history_router(core: OpenWorkCore) -> APIRouter:
         return TurnPageBody(turns=[_turn_body(t) for t in page.turns], next_cursor=page.next_cursor)
 
     @router.get("/v1/sessions/{sid}/turns/{tid}", response_model=TurnDetailBody)
-    async def get_turn(sid: str, tid: str) -> TurnDetailBody:
+    async def get_turn(sid: SessionId, tid: TurnId) -> TurnDetailBody:
         view = await core.turn_view(sid, tid)
         stored = await core.desktop.turn(sid, tid)
         return TurnDetailBody(
@@ -93,7 +94,7 @@ def history_router(core: OpenWorkCore) -> APIRouter:
         )
 
     @router.get("/v1/sessions/{sid}/compactions", response_model=CompactionListBody)
-    async def list_compactions(sid: str) -> CompactionListBody:
+    async def list_compactions(sid: SessionId) -> CompactionListBody:
         """Rewind targets, newest first."""
         rows = await core.desktop.compactions(sid)
         return CompactionListBody(
@@ -114,7 +115,7 @@ def history_router(core: OpenWorkCore) -> APIRouter:
         )
 
     @router.get("/v1/sessions/{sid}/plan", response_model=PlanBody)
-    async def get_plan(sid: str) -> PlanBody:
+    async def get_plan(sid: SessionId) -> PlanBody:
         row = await core.desktop.plan(sid)
         if row is None:
             return PlanBody(plan=None)
@@ -128,7 +129,7 @@ def history_router(core: OpenWorkCore) -> APIRouter:
         )
 
     @router.get("/v1/sessions/{sid}/children", response_model=ChildListBody)
-    async def list_children(sid: str) -> ChildListBody:
+    async def list_children(sid: SessionId) -> ChildListBody:
         return ChildListBody(
             children=[
                 ChildSessionBody(
@@ -149,7 +150,7 @@ def history_router(core: OpenWorkCore) -> APIRouter:
         )
 
     @router.get("/v1/sessions/{sid}/turns/{tid}/trace", response_model=TraceBody)
-    async def get_turn_trace(sid: str, tid: str) -> TraceBody:
+    async def get_turn_trace(sid: SessionId, tid: TurnId) -> TraceBody:
         """Best-effort diagnostic spans in start order (a span may be missing)."""
         spans = await core.desktop.trace(sid, tid)
         return TraceBody(

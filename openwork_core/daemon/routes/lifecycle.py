@@ -21,7 +21,9 @@ from openwork_core.daemon.desktop_schemas import (
 from openwork_core.daemon.errors import JsonBytes
 from openwork_core.desktop.cursor import parse_session_cursor
 from openwork_core.desktop.views import SessionSummary
+from openwork_core.ids import SessionId
 from openwork_core.service import OpenWorkCore
+from openwork_core.session.wire import wire_json
 from openwork_core.storage.desktop_records import SessionFilter, SessionKey, SessionPatch
 
 
@@ -82,15 +84,15 @@ def lifecycle_router(core: OpenWorkCore) -> APIRouter:
         )
 
     @router.get("/v1/sessions/{sid}", response_model=SessionSummaryWithSnapshot)
-    async def get_session(sid: str) -> Response:
+    async def get_session(sid: SessionId) -> Response:
         summary = await core.desktop.session(sid)
         snapshot = await core.snapshot(sid)  # never loads the actor
         body = summary_body(summary).model_dump(mode="json")
-        body["snapshot"] = orjson.loads(orjson.dumps(snapshot))
+        body["snapshot"] = orjson.loads(wire_json(snapshot))
         return JsonBytes(body)
 
     @router.patch("/v1/sessions/{sid}", response_model=SessionSummaryBody)
-    async def update_session(sid: str, body: PatchSessionBody) -> SessionSummaryBody:
+    async def update_session(sid: SessionId, body: PatchSessionBody) -> SessionSummaryBody:
         given = body.model_fields_set
         patch = SessionPatch(
             title=body.title,
@@ -100,7 +102,7 @@ def lifecycle_router(core: OpenWorkCore) -> APIRouter:
         return summary_body(await core.desktop.update_session(sid, patch))
 
     @router.delete("/v1/sessions/{sid}", status_code=204, response_class=Response)
-    async def delete_session(sid: str) -> Response:
+    async def delete_session(sid: SessionId) -> Response:
         await core.desktop.delete_session(sid)
         return Response(status_code=204)
 

@@ -18,6 +18,7 @@ from openwork_core.daemon.desktop_schemas import (
     WorldStateEntryBody,
 )
 from openwork_core.desktop.context_overview import ContextOverview
+from openwork_core.ids import SessionId
 from openwork_core.service import OpenWorkCore
 from openwork_core.storage import RecordNotFound
 
@@ -102,7 +103,7 @@ def ui_router(core: OpenWorkCore) -> APIRouter:
     @router.get(
         "/v1/sessions/{sid}/context/overview", response_model=ContextOverviewBody, tags=["context"]
     )
-    async def get_context_overview(sid: str) -> ContextOverviewBody:
+    async def get_context_overview(sid: SessionId) -> ContextOverviewBody:
         return overview_body(await core.context_overview(sid))
 
     return router

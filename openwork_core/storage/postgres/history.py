@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncpg
 
+from openwork_chat_state.ids import CompactionId
+from openwork_core.ids import SessionId, TurnId
 from openwork_core.storage.desktop_records import (
     ChildRow,
     CompactionRow,
@@ -45,7 +47,7 @@ def _turn(row: asyncpg.Record) -> TurnHistoryRow:
 
 
 async def fetch_turn_page(
-    conn: Conn, session_id: str, before_sequence: int | None, limit: int
+    conn: Conn, session_id: SessionId, before_sequence: int | None, limit: int
 ) -> list[TurnHistoryRow]:
     rows = await conn.fetch(
         f"""{_TURN} WHERE t.session_id = $1 AND ($2::bigint IS NULL OR t.sequence < $2)
@@ -57,12 +59,14 @@ async def fetch_turn_page(
     return [_turn(r) for r in rows]
 
 
-async def fetch_turn_history(conn: Conn, session_id: str, turn_id: str) -> TurnHistoryRow | None:
+async def fetch_turn_history(
+    conn: Conn, session_id: SessionId, turn_id: TurnId
+) -> TurnHistoryRow | None:
     row = await conn.fetchrow(f"{_TURN} WHERE t.session_id = $1 AND t.id = $2", session_id, turn_id)
     return None if row is None else _turn(row)
 
 
-async def fetch_compactions(conn: Conn, session_id: str) -> list[CompactionRow]:
+async def fetch_compactions(conn: Conn, session_id: SessionId) -> list[CompactionRow]:
     """Every checkpoint, newest first. Tokens before/after: the recorded columns, else the
     diagnostic compaction span's figures, else NULL (a span is best effort)."""
     rows = await conn.fetch(
@@ -99,7 +103,7 @@ async def fetch_compactions(conn: Conn, session_id: str) -> list[CompactionRow]:
 
 
 async def record_compaction_tokens(
-    conn: Conn, session_id: str, compaction_id: str, before: int, after: int
+    conn: Conn, session_id: SessionId, compaction_id: CompactionId, before: int, after: int
 ) -> None:
     result = await conn.execute(
         """UPDATE conversation_compactions
@@ -114,7 +118,7 @@ async def record_compaction_tokens(
         raise RecordNotFound(f"unknown compaction checkpoint: {compaction_id}")
 
 
-async def fetch_latest_plan(conn: Conn, session_id: str) -> PlanRow | None:
+async def fetch_latest_plan(conn: Conn, session_id: SessionId) -> PlanRow | None:
     """The plan of the latest Turn that called ``update_plan`` (update-plan.md §5)."""
     row = await conn.fetchrow(
         """SELECT p.turn_id, p.explanation, p.steps::text AS steps, p.updated_at
@@ -132,7 +136,7 @@ async def fetch_latest_plan(conn: Conn, session_id: str) -> PlanRow | None:
     )
 
 
-async def fetch_children(conn: Conn, session_id: str) -> list[ChildRow]:
+async def fetch_children(conn: Conn, session_id: SessionId) -> list[ChildRow]:
     rows = await conn.fetch(
         """SELECT s.id, s.task_name, s.agent_role, s.created_at,
                   (SELECT count(*) FROM turns t WHERE t.session_id = s.id) AS turn_count,
@@ -164,7 +168,7 @@ async def fetch_children(conn: Conn, session_id: str) -> list[ChildRow]:
     ]
 
 
-async def fetch_turn_spans(conn: Conn, session_id: str, turn_id: str) -> list[SpanRow]:
+async def fetch_turn_spans(conn: Conn, session_id: SessionId, turn_id: TurnId) -> list[SpanRow]:
     rows = await conn.fetch(
         """SELECT id, parent_span_id, kind, name, status, started_at, ended_at,
                   resolved_model_name, provider_call_id,
@@ -196,12 +200,12 @@ async def fetch_turn_spans(conn: Conn, session_id: str, turn_id: str) -> list[Sp
     ]
 
 
-async def require_session(conn: Conn, session_id: str) -> None:
+async def require_session(conn: Conn, session_id: SessionId) -> None:
     if await conn.fetchval("SELECT 1 FROM sessions WHERE id = $1", session_id) is None:
         raise RecordNotFound(f"unknown session: {session_id}")
 
 
-async def require_turn(conn: Conn, session_id: str, turn_id: str) -> None:
+async def require_turn(conn: Conn, session_id: SessionId, turn_id: TurnId) -> None:
     found = await conn.fetchval(
         "SELECT 1 FROM turns WHERE id = $1 AND session_id = $2", turn_id, session_id
     )

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncpg
 
+from openwork_core.ids import SessionId, TurnId
 from openwork_core.storage.desktop_records import (
     SessionFilter,
     SessionPatch,
@@ -22,7 +23,7 @@ class SessionTreeRunning(StorageError):
 
     code = "session_active"
 
-    def __init__(self, turn_id: str) -> None:
+    def __init__(self, turn_id: TurnId) -> None:
         super().__init__(f"the session has an active turn: {turn_id}")
         self.turn_id = turn_id
 
@@ -63,7 +64,7 @@ def _summary(row: asyncpg.Record) -> SessionSummaryRow:
     )
 
 
-async def fetch_summary(conn: Conn, session_id: str) -> SessionSummaryRow:
+async def fetch_summary(conn: Conn, session_id: SessionId) -> SessionSummaryRow:
     row = await conn.fetchrow(f"{_SUMMARY} WHERE s.id = $1", session_id)
     if row is None:
         raise RecordNotFound(f"unknown session: {session_id}")
@@ -90,7 +91,7 @@ async def list_root_summaries(conn: Conn, query: SessionFilter) -> list[SessionS
     return [_summary(r) for r in rows]
 
 
-async def patch_session(conn: Conn, session_id: str, patch: SessionPatch) -> None:
+async def patch_session(conn: Conn, session_id: SessionId, patch: SessionPatch) -> None:
     result = await conn.execute(
         """UPDATE sessions SET
                title = CASE WHEN $2 THEN NULL ELSE COALESCE($3, title) END,
@@ -107,7 +108,7 @@ async def patch_session(conn: Conn, session_id: str, patch: SessionPatch) -> Non
         raise RecordNotFound(f"unknown session: {session_id}")
 
 
-async def session_tree_ids(conn: Conn, session_id: str) -> tuple[str, ...]:
+async def session_tree_ids(conn: Conn, session_id: SessionId) -> tuple[SessionId, ...]:
     """The session and every sub-agent below it, root first."""
     rows = await conn.fetch(
         """WITH RECURSIVE tree(id, depth) AS (
@@ -118,10 +119,10 @@ async def session_tree_ids(conn: Conn, session_id: str) -> tuple[str, ...]:
            SELECT id FROM tree ORDER BY depth, id""",
         session_id,
     )
-    return tuple(r["id"] for r in rows)
+    return tuple(SessionId(r["id"]) for r in rows)
 
 
-async def delete_session_tree(conn: Conn, session_id: str) -> tuple[str, ...]:
+async def delete_session_tree(conn: Conn, session_id: SessionId) -> tuple[SessionId, ...]:
     """In one transaction: lock the tree's rows, refuse while a Turn runs, delete. Returns the
     ids removed (root first) so the caller can remove their spill files after the commit."""
     async with conn.transaction():
@@ -135,6 +136,6 @@ async def delete_session_tree(conn: Conn, session_id: str) -> tuple[str, ...]:
             ids,
         )
         if running is not None:
-            raise SessionTreeRunning(str(running))
+            raise SessionTreeRunning(TurnId(str(running)))
         await conn.execute("DELETE FROM sessions WHERE id = $1", session_id)
         return ids

@@ -39,7 +39,7 @@ async def _turn(client: httpx.AsyncClient, rt: Runtime, sid: str, text: str) -> 
         async with asyncio.timeout(20):
             while True:
                 envelope = await subscription.queue.get()
-                if envelope.turnId == turn_id and envelope.update.type == "turn_finished":
+                if envelope.turn_id == turn_id and envelope.update.type == "turn_finished":
                     return turn_id
     finally:
         subscription.close()

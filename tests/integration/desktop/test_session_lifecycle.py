@@ -12,6 +12,7 @@ import pytest
 from openwork_core.daemon.openapi.__main__ import served_document
 from openwork_core.models.adapters.scripted import ScriptedModel, ScriptedResponse, scripted_events
 from openwork_core.models.port import ModelEvent, ModelRequest
+from openwork_core.session.updates import PermissionRequested
 from openwork_core.storage import PostgresStore
 from openwork_tools import SandboxMode
 from openwork_tools.sandbox import probe_sandbox
@@ -36,7 +37,7 @@ async def _turn(client: httpx.AsyncClient, rt: Runtime, sid: str, text: str) -> 
         async with asyncio.timeout(20):
             while True:
                 envelope = await subscription.queue.get()
-                if envelope.turnId == turn_id and envelope.update.type == "turn_finished":
+                if envelope.turn_id == turn_id and envelope.update.type == "turn_finished":
                     return turn_id
     finally:
         subscription.close()
@@ -138,8 +139,8 @@ async def test_reading_a_session_does_not_load_its_actor_and_answers_the_fresh_s
         assert rt.core.sessions.get(sid) is None
         loaded = await rt.core.snapshot(sid)
         assert body["snapshot"]["runtime"] == {"state": "idle"}
-        assert body["snapshot"]["lastUpdateSequence"] == loaded.lastUpdateSequence == 0
-        assert body["snapshot"]["permissionMode"] == loaded.permissionMode.value
+        assert body["snapshot"]["lastUpdateSequence"] == loaded.last_update_sequence == 0
+        assert body["snapshot"]["permissionMode"] == loaded.permission_mode.value
         assert body["snapshot"]["sandbox"]["state"] == loaded.sandbox.state
         assert body["status"] == "idle" and body["permission_mode"] == "accept_edits"
 
@@ -289,13 +290,13 @@ async def test_delete_is_refused_while_an_approval_is_pending(
                 "permission_requested"
             ):
                 pass
-        request = requested.update.request  # type: ignore[union-attr]
-        assert isinstance(request, dict)
+        assert isinstance(requested.update, PermissionRequested)
+        request = requested.update.request
         refused = await client.delete(f"/v1/sessions/{sid}")
         assert refused.status_code == 409
         assert refused.json()["error"]["code"] == "session_active"
         decided = await client.post(
-            f"/v1/sessions/{sid}/turns/{turn_id}/permissions/{request['toolCallId']}",
+            f"/v1/sessions/{sid}/turns/{turn_id}/permissions/{request.tool_call_id}",
             json={"decision": "deny"},
         )
         assert decided.status_code == 202

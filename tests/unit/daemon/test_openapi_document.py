@@ -16,7 +16,9 @@ from openwork_core.daemon.app import create_app
 from openwork_core.daemon.desktop_schemas import ErrorEnvelope, SessionUpdateEnvelopeBody
 from openwork_core.daemon.openapi import document_bytes
 from openwork_core.daemon.openapi.__main__ import served_document
+from openwork_core.ids import SessionId, TurnId
 from openwork_core.session.updates import SessionUpdate, SessionUpdateEnvelope
+from openwork_core.session.wire import wire_json
 
 COMMITTED = Path(__file__).resolve().parents[3] / "docs" / "openapi.json"
 
@@ -102,54 +104,103 @@ def test_the_sse_payloads_are_a_discriminated_union_of_every_update_kind(
         }
 
 
+_CARD = {
+    "session_id": "s",
+    "turn_id": "t",
+    "tool_call_id": "tc",
+    "provider_call_id": "p",
+    "tool_name": "bash",
+    "card": {"mode": "auto", "command": "rm -rf build", "paths": []},
+}
+_EXAMPLES: dict[str, dict[str, object]] = {
+    "TurnStarted": {"client_request_id": "r"},
+    "PhaseChanged": {"phase": "running_model"},
+    "TextDeltaUpdate": {"delta": "x"},
+    "ReasoningDeltaUpdate": {"delta": "x"},
+    "ToolCallStarted": {
+        "tool_call": {
+            "tool_call_id": "t",
+            "provider_call_id": "p",
+            "name": "read",
+            "input": {"path": "a"},
+            "status": "running",
+        }
+    },
+    "ToolCallProgress": {"tool_call_id": "t", "progress": {"kind": "stdout", "chunk": "x"}},
+    "ToolCallFinished": {
+        "tool_call_id": "t",
+        "provider_call_id": "p",
+        "tool_name": "read",
+        "status": "succeeded",
+        "output": "x",
+        "is_error": False,
+    },
+    "PermissionRequested": {"request": _CARD},
+    "PermissionResolved": {"tool_call_id": "t", "decision": "deny"},
+    "PlanUpdated": {"explanation": None, "plan": [], "updated_at": "2026-01-01T00:00:00Z"},
+    "ContextUpdated": {
+        "system_context_tokens": 1,
+        "conversation_tokens": 2,
+        "tool_surface_tokens": 3,
+        "estimated_input_tokens": 6,
+        "reserved_output_tokens": 4,
+        "auto_compact_percent": 1.5,
+    },
+    "TurnFinished": {"outcome": {"status": "completed", "final_text": "done"}},
+}
+
+
+def _resolve(document: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
+    while "$ref" in schema:
+        schema = document["components"]["schemas"][schema["$ref"].rsplit("/", 1)[1]]
+    return schema
+
+
+def _conforms(document: dict[str, Any], schema: dict[str, Any], value: object, at: str) -> None:
+    """The wire value has every required key of its schema and no key the schema lacks."""
+    schema = _resolve(document, schema)
+    if isinstance(value, dict) and "properties" in schema:
+        assert set(schema.get("required", [])) <= set(value), at
+        assert set(value) <= set(schema["properties"]), (at, set(value), schema["properties"])
+        for key, item in value.items():
+            _conforms(document, schema["properties"][key], item, f"{at}.{key}")
+    elif isinstance(value, dict) and ("anyOf" in schema or "oneOf" in schema):
+        options = schema.get("oneOf") or schema["anyOf"]
+        mapping = schema.get("discriminator", {}).get("mapping")
+        if mapping and "type" in value:
+            _conforms(document, {"$ref": mapping[value["type"]]}, value, at)
+        else:
+            objects = [o for o in options if _resolve(document, o).get("properties")]
+            fits = [o for o in objects if set(value) <= set(_resolve(document, o)["properties"])]
+            if objects:
+                assert fits, at
+                _conforms(document, fits[0], value, at)
+
+
 @pytest.mark.parametrize("kind", get_args(SessionUpdate), ids=lambda k: k.__name__)
-def test_each_update_kind_as_the_daemon_writes_it_validates_against_its_schema(
-    kind: type,
+def test_each_update_kind_as_the_daemon_writes_it_matches_its_schema(
+    document: dict[str, Any], kind: type
 ) -> None:
-    """The schema describes the real wire bytes (orjson of the envelope), kind by kind."""
-    examples: dict[str, dict[str, object]] = {
-        "TurnStarted": {"clientRequestId": "r"},
-        "PhaseChanged": {"phase": "running_model"},
-        "TextDeltaUpdate": {"delta": "x"},
-        "ReasoningDeltaUpdate": {"delta": "x"},
-        "ToolCallStarted": {
-            "toolCall": {
-                "toolCallId": "t",
-                "providerCallId": "p",
-                "name": "read",
-                "input": {"path": "a"},
-                "status": "running",
-            }
-        },
-        "ToolCallProgress": {"toolCallId": "t", "progress": {"kind": "stdout", "chunk": "x"}},
-        "ToolCallFinished": {
-            "toolCallId": "t",
-            "providerCallId": "p",
-            "toolName": "read",
-            "status": "succeeded",
-            "output": "x",
-            "isError": False,
-        },
-        "PermissionRequested": {"request": {"toolCallId": "t"}},
-        "PermissionResolved": {"toolCallId": "t", "decision": "deny"},
-        "PlanUpdated": {"explanation": None, "plan": [], "updatedAt": "2026-01-01T00:00:00Z"},
-        "ContextUpdated": {
-            "systemContextTokens": 1,
-            "conversationTokens": 2,
-            "toolSurfaceTokens": 3,
-            "estimatedInputTokens": 6,
-            "reservedOutputTokens": 4,
-            "autoCompactPercent": 1.5,
-        },
-        "TurnFinished": {"outcome": {"status": "completed"}},
-    }
-    update = TypeAdapter(kind).validate_python(examples.get(kind.__name__, {}))
-    wire = orjson.dumps(
-        SessionUpdateEnvelope(sessionId="s", turnId="t", sequence=1, occurredAtMs=2, update=update)
+    """The schema describes the real wire bytes (``session/wire.py``'s camelCase, optional card
+    fields left out), kind by kind: the envelope validates and every key is a schema key."""
+    update = TypeAdapter(kind).validate_python(_EXAMPLES.get(kind.__name__, {}))
+    wire = wire_json(
+        SessionUpdateEnvelope(
+            session_id=SessionId("s"),
+            turn_id=TurnId("t"),
+            sequence=1,
+            occurred_at_ms=2,
+            update=update,
+        )
     )
     parsed = SessionUpdateEnvelopeBody.model_validate_json(wire)
     assert type(parsed.update) is kind
-    assert orjson.loads(parsed.model_dump_json()) == orjson.loads(wire)
+    _conforms(
+        document,
+        {"$ref": "#/components/schemas/SessionUpdateEnvelopeBody"},
+        orjson.loads(wire),
+        "envelope",
+    )
 
 
 async def test_the_document_is_served_without_a_token_and_other_routes_still_need_one() -> None:

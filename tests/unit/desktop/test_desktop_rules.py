@@ -14,6 +14,7 @@ from openwork_core.desktop.cursor import (
     turn_cursor,
 )
 from openwork_core.desktop.titles import derived_title, preview
+from openwork_core.ids import SessionId
 from openwork_core.session.updates import (
     DraftCleared,
     GlobalUpdates,
@@ -51,7 +52,11 @@ def test_cursors_round_trip_and_anything_else_is_refused() -> None:
 
 def _envelope(session: str, sequence: int) -> SessionUpdateEnvelope:
     return SessionUpdateEnvelope(
-        sessionId=session, turnId=None, sequence=sequence, occurredAtMs=0, update=DraftCleared()
+        session_id=SessionId(session),
+        turn_id=None,
+        sequence=sequence,
+        occurred_at_ms=0,
+        update=DraftCleared(),
     )
 
 
@@ -78,7 +83,7 @@ def test_a_subscriber_gets_every_event_published_after_it_subscribed_in_order() 
     hub.publish(_envelope("b", 1))
     assert [e.sequence for e in replay.events] == [1]
     live = subscription.queue.get_nowait()
-    assert live.sequence == 2 and live.envelope.sessionId == "b"
+    assert live.sequence == 2 and live.envelope.session_id == "b"
     assert subscription.current_sequence == 2
     subscription.close()
     hub.publish(_envelope("a", 2))
