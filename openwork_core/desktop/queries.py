@@ -39,6 +39,7 @@ from openwork_core.storage.desktop_records import (
 )
 from openwork_core.storage.postgres import history as history_rows
 from openwork_core.storage.postgres import session_listing as listing_rows
+from openwork_core.storage.records import TurnStatus
 
 
 class SubAgentNotDeletable(SessionError):
@@ -76,7 +77,7 @@ def _turn_summary(row: TurnHistoryRow) -> TurnSummary:
         model_calls=row.model_calls,
         usage=row.usage,
         final_text_preview=preview(_final_text(row.last_assistant_content))
-        if row.status.value == "completed"
+        if row.status is TurnStatus.COMPLETED
         else None,
     )
 
