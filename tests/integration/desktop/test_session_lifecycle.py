@@ -9,6 +9,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from openwork_core.daemon.desktop_schemas import SessionSummaryWithSnapshot
 from openwork_core.daemon.openapi.__main__ import served_document
 from openwork_core.models.adapters.scripted import ScriptedModel, ScriptedResponse, scripted_events
 from openwork_core.models.port import ModelEvent, ModelRequest
@@ -143,6 +144,7 @@ async def test_reading_a_session_does_not_load_its_actor_and_answers_the_fresh_s
         assert body["snapshot"]["permissionMode"] == loaded.permission_mode.value
         assert body["snapshot"]["sandbox"]["state"] == loaded.sandbox.state
         assert body["status"] == "idle" and body["permission_mode"] == "accept_edits"
+        assert SessionSummaryWithSnapshot.model_validate(body).snapshot.root == loaded
 
 
 async def test_delete_is_refused_while_a_turn_runs_and_then_removes_rows_children_and_spill_files(
