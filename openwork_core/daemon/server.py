@@ -27,6 +27,7 @@ from openwork_core.logs import configure_logging
 from openwork_core.models.adapters import model_port_for
 from openwork_core.service import OpenWorkCore
 from openwork_core.session.ownership import daemon_identity
+from openwork_core.session.registry import LoadLimits
 from openwork_core.storage import PostgresStore, apply_migrations, create_pool
 from openwork_tools.sandbox import probe_sandbox
 
@@ -128,6 +129,10 @@ async def _serve_locked(settings: OpenWorkSettings, home: Path, *, allow_remote:
             skill_root=default_skill_root(),
             identity=daemon_identity(url, home),
             lease_seconds=settings.session_lease_seconds,
+            load_limits=LoadLimits(
+                idle_seconds=settings.session_idle_seconds,
+                max_loaded=settings.max_loaded_sessions,
+            ),
         )
         await core.start()
         shutdown = asyncio.Event()

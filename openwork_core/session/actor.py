@@ -26,7 +26,6 @@ from openwork_core.ids import (
     SessionId,
     ToolCallId,
     TurnId,
-    new_message_id,
 )
 from openwork_core.session.approval import PermissionDecision
 from openwork_core.session.commands import (
@@ -51,10 +50,7 @@ from openwork_core.session.commands import (
     settle,
 )
 from openwork_core.session.compaction import (
-    CompactionInstallFailed,
     CompactionResult,
-    rewind,
-    run_compaction,
 )
 from openwork_core.session.errors import (
     ActorStopped,
@@ -64,8 +60,8 @@ from openwork_core.session.errors import (
     TurnNotActive,
     TurnNotRecorded,
 )
-from openwork_core.session.file_changes import apply_recorded_changes
 from openwork_core.session.handle import SessionHandle
+from openwork_core.session.maintenance import manual_compaction, rewind_to, undo_or_reapply
 from openwork_core.session.outcome import Cancelled, Failed, FailureCode, TurnOutcome
 from openwork_core.session.runner import (
     PermissionSlot,
@@ -76,9 +72,8 @@ from openwork_core.session.runner import (
     TurnSpec,
 )
 from openwork_core.session.runner.cancellation import TurnCancellation
-from openwork_core.session.runner.compaction_step import compaction_deps
 from openwork_core.session.runner.context import PermissionModeView
-from openwork_core.session.runner.prepare import prepare_call, system_context
+from openwork_core.session.runner.prepare import prepare_call, system_context, turn_opening
 from openwork_core.session.snapshot import (
     IdleRuntime,
     RunningRuntime,
@@ -88,9 +83,6 @@ from openwork_core.session.snapshot import (
     sandbox_view,
 )
 from openwork_core.session.storage import (
-    CompactionKind,
-    OutgoingMessage,
-    TurnOpening,
     committed_all,
 )
 from openwork_core.session.updates import (
@@ -268,17 +260,7 @@ class SessionActor:
     async def _open_turn(self, spec: TurnSpec) -> tuple[ConversationItem, ...]:
         """Acknowledged = durable: the turn row and the user's input messages commit before the
         turn is accepted; a failure accepts nothing (``TurnNotRecorded``)."""
-        rows = [
-            OutgoingMessage(id=new_message_id(), message=m.message, kind=m.kind)
-            for m in spec.input.messages
-        ]
-        opening = TurnOpening(
-            turn_id=spec.turn_id,
-            client_request_id=spec.client_request_id,
-            provider_id=spec.model.provider.id,
-            model_name=spec.model.model.name,
-            app_version=self._services.app_version,
-        )
+        opening, rows = turn_opening(spec, self._services.app_version)
         try:
             origins = await self._services.storage.start_turn(opening, rows)
         except Exception as exc:
@@ -338,39 +320,20 @@ class SessionActor:
             raise SessionActive(self._active.turn_id)
 
     async def _compact(self, model: ResolvedModel) -> CompactionResult:
-        """Manual compaction: idle only, no pruning, System Context from the agent prompt alone."""
         self._require_idle()
-        system = system_context(self._services, with_tools=False)
-        deps = compaction_deps(self._session_id, self._services, model)
-        return await self._installing(
-            run_compaction(deps, CompactionKind.MANUAL, None, None, system)
-        )
+        return await manual_compaction(self._session_id, self._services, model)
 
     async def _rewind(self, compaction_id: CompactionId, model: ResolvedModel) -> CompactionResult:
         self._require_idle()
-        system = system_context(self._services, with_tools=False)
-        deps = compaction_deps(self._session_id, self._services, model)
-        return await self._installing(rewind(deps, compaction_id, system))
-
-    async def _installing(self, work: Awaitable[CompactionResult]) -> CompactionResult:
-        try:
-            return await work
-        except CompactionInstallFailed:
-            self._services.compaction_history.reload_required = True
-            raise
+        return await rewind_to(self._session_id, self._services, compaction_id, model)
 
     async def _file_changes(
         self, change_ids: tuple[str, ...], direction: ChangeDirection
     ) -> tuple[FileChange, ...]:
         """Undo / reapply is a user action: never while a turn runs (tools.md §8)."""
         self._require_idle()
-        return await apply_recorded_changes(
-            self._services.storage.file_changes,
-            self._session_id,
-            self._services.toolset.registry_tools.session,
-            self._mode,
-            change_ids,
-            direction,
+        return await undo_or_reapply(
+            self._session_id, self._services, self._mode, change_ids, direction
         )
 
     # -- reads ---------------------------------------------------------------------------------
@@ -406,6 +369,7 @@ class SessionActor:
             permission_mode=self._mode,
             reload_required=self._services.compaction_history.reload_required,
             pending_permission=active is not None and active.permission.pending,
+            watchers=self._hub.subscriber_count,
         )
 
     # -- stopping --------------------------------------------------------------------------------

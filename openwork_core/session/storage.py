@@ -22,9 +22,7 @@ from openwork_core.agents import Reconciliation, TurnlessChild
 from openwork_core.ids import ClientRequestId, CompactionId, MessageId, SessionId, SpanId, TurnId
 from openwork_core.plan import TurnPlan
 from openwork_core.storage.codec import decode_message
-from openwork_core.storage.errors import RecordNotFound, StorageError
-from openwork_core.storage.postgres.agents import ChildSessionRecord
-from openwork_core.storage.postgres.compactions import (
+from openwork_core.storage.compaction_records import (
     CheckpointRecord,
     CompactionKind,
     NewCheckpoint,
@@ -32,6 +30,8 @@ from openwork_core.storage.postgres.compactions import (
     SessionMessageContents,
     TranscriptPage,
 )
+from openwork_core.storage.errors import RecordNotFound, StorageError
+from openwork_core.storage.postgres.agents import ChildSessionRecord
 from openwork_core.storage.postgres.file_changes import StoredFileChange
 from openwork_core.storage.records import (
     ProviderModel,

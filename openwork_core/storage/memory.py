@@ -16,8 +16,7 @@ from openwork_core.ids import ClientRequestId, CompactionId, SessionId, TurnId
 from openwork_core.plan import TurnPlan
 from openwork_core.session.storage import OutgoingMessage, TurnClosing, TurnOpening
 from openwork_core.storage.codec import new_message
-from openwork_core.storage.errors import RecordNotFound
-from openwork_core.storage.postgres.compactions import (
+from openwork_core.storage.compaction_records import (
     CHECKPOINT_FORMAT_VERSION,
     RUNTIME_REMINDER_FORMAT_VERSION,
     SUMMARY_FORMAT_VERSION,
@@ -32,6 +31,7 @@ from openwork_core.storage.postgres.compactions import (
     TranscriptPage,
     TranscriptQueryInvalid,
 )
+from openwork_core.storage.errors import RecordNotFound
 from openwork_core.storage.postgres.file_changes import FILE_CHANGE_TYPE, StoredFileChange
 from openwork_core.storage.records import StoredMessage, TurnStatus, TurnUsage
 from openwork_tools.modes import SandboxMode

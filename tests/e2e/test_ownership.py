@@ -385,3 +385,65 @@ async def test_the_token_hunt_finds_nothing_with_any_tool(
         assert secret.read_text().count(token) == 1
     finally:
         assert await daemon.stop() == 0
+
+
+async def test_every_client_of_one_daemon_sees_the_card_and_the_first_decision_wins(
+    tmp_path: Path, database_url: str, fake_provider: FakeProvider
+) -> None:
+    """Point 3, several clients on one daemon (two app windows and the CLI): each connected client
+    sees the same updates; the first decision on an approval card wins, the second gets
+    409 permission_not_pending, every client sees the one resolution; a client that disconnected
+    mid-turn left no lock behind."""
+    from tests.fakes.fake_script import ToolCallSpec
+
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    escalated = {
+        "command": "echo ok > report.txt",
+        "sandboxPermissions": {
+            "paths": [{"path": str(workspace.resolve()), "access": "write", "scope": "subtree"}]
+        },
+        "justification": "The build writes its report into the workspace.",
+    }
+    fake_provider.push(
+        Reply(tool_calls=(ToolCallSpec("call_1", "bash", escalated),)), Reply(text="built")
+    )
+    daemon = await start_daemon(
+        home=tmp_path / "home", database_url=database_url, env=provider_env(fake_provider)
+    )
+    try:
+        async with daemon.client() as one, daemon.client() as two, daemon.client() as gone:
+            created = await one.post(
+                "/v1/sessions",
+                json={"workspace": str(workspace), "permission_mode": "accept-edits"},
+            )
+            sid = created.json()["session_id"]
+            path = f"/v1/sessions/{sid}/events"
+            async with open_events(one, path) as first, open_events(two, path) as second:
+                async with open_events(gone, path) as leaving:
+                    tid = await start_turn(one, sid, "build it", "req-1")
+                    await leaving.until(lambda e: e.type == "turn_started")
+                asked = await first.until(lambda e: e.type == "permission_requested")
+                seen = await second.until(lambda e: e.type == "permission_requested")
+                assert [e.data for e in asked] == [e.data for e in seen]
+                call_id = asked[-1].update["request"]["toolCallId"]
+                decide = f"/v1/sessions/{sid}/turns/{tid}/permissions/{call_id}"
+                won = await two.post(decide, json={"decision": "allow_once"})
+                lost = await one.post(decide, json={"decision": "deny"})
+                assert won.status_code == 202, won.text
+                assert (lost.status_code, lost.json()["error"]["code"]) == (
+                    409,
+                    "permission_not_pending",
+                )
+                ends_one = await first.until(lambda e: e.type == "turn_finished")
+                ends_two = await second.until(lambda e: e.type == "turn_finished")
+            for ends in (ends_one, ends_two):
+                resolved = [e.update for e in ends if e.type == "permission_resolved"]
+                assert [r["decision"] for r in resolved] == ["allow_once"]
+                assert ends[-1].update["outcome"]["status"] == "completed"
+            assert (workspace / "report.txt").read_text() == "ok\n"
+            fake_provider.push(Reply(text="again"))
+            again = await start_turn(gone, sid, "and again", "req-2")
+            assert (await _wait_turn_terminal(gone, sid, again))["status"] == "completed"
+    finally:
+        assert await daemon.stop() == 0

@@ -5,130 +5,32 @@ lock and computes the boundaries there; ``load_projection`` reads what §8.1 nee
 
 from __future__ import annotations
 
-import enum
-from dataclasses import dataclass
-from datetime import datetime
-
 import asyncpg
 
 from openwork_chat_state.item import MessageKind
 from openwork_chat_state.messages import Role
-from openwork_core.ids import CompactionId, MessageId, SessionId, TurnId
-from openwork_core.storage.errors import RecordNotFound, StorageError
+from openwork_core.ids import CompactionId, SessionId
+from openwork_core.storage.compaction_records import (
+    CHECKPOINT_FORMAT_VERSION,
+    RUNTIME_REMINDER_FORMAT_VERSION,
+    SUMMARY_FORMAT_VERSION,
+    TRANSCRIPT_DEFAULT_LIMIT,
+    TRANSCRIPT_MAX_LIMIT,
+    CheckpointCheckFailed,
+    CheckpointRecord,
+    CompactionKind,
+    NewCheckpoint,
+    NoCheckpoint,
+    ProjectionRows,
+    SessionMessageContents,
+    TranscriptPage,
+    TranscriptQueryInvalid,
+)
+from openwork_core.storage.errors import RecordNotFound
 from openwork_core.storage.postgres import messages as message_rows
 from openwork_core.storage.postgres.connection import Conn
 from openwork_core.storage.postgres.sessions import fetch_session, lock_session
 from openwork_core.storage.records import StoredMessage, TurnStatus
-
-CHECKPOINT_FORMAT_VERSION = 1
-SUMMARY_FORMAT_VERSION = 1
-RUNTIME_REMINDER_FORMAT_VERSION = 1
-TRANSCRIPT_DEFAULT_LIMIT = 20
-TRANSCRIPT_MAX_LIMIT = 50
-
-
-class CompactionKind(enum.StrEnum):
-    MANUAL = "manual"
-    THRESHOLD = "threshold"
-    OVERFLOW = "overflow"
-    REWIND = "rewind"
-
-
-class CheckpointCheckFailed(StorageError):
-    """A §6 precondition did not hold; nothing was written."""
-
-    code = "checkpoint_check_failed"
-
-
-class NoCheckpoint(StorageError):
-    """Transcript read-back needs a checkpoint and the session has none (§8.4)."""
-
-    code = "no_compaction_checkpoint"
-
-
-class TranscriptQueryInvalid(StorageError):
-    """``limit`` outside 1–50 or a negative ``afterSequence`` (§8.4)."""
-
-    code = "invalid_transcript_query"
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class CheckpointRecord:
-    id: CompactionId
-    session_id: SessionId
-    sequence: int
-    kind: CompactionKind
-    through_message_sequence: int
-    replaced_through_message_sequence: int
-    source_message_count: int
-    checkpoint_format_version: int
-    summary_format_version: int
-    last_user_message_id: MessageId | None
-    last_user_message_sequence: int | None
-    resolved_model_name: str
-    summary: str
-    runtime_state: str
-    """The JSON object text of the runtime state (``CompactionRuntimeState.to_json``)."""
-    runtime_reminder_format_version: int
-    runtime_reminder: str
-    trigger_turn_id: TurnId | None
-    parent_compaction_id: CompactionId | None
-    input_tokens: int | None
-    output_tokens: int | None
-    created_at: datetime
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class NewCheckpoint:
-    """What the caller decides; sequence and boundaries are computed under the session lock.
-
-    ``expected_max_sequence``: the max message sequence the caller summarised; a different current
-    max rejects the write (messages the summary never saw would otherwise be hidden).
-    ``rewind_through_message_sequence``: a rewind's fact boundary (its target's)."""
-
-    id: CompactionId
-    session_id: SessionId
-    kind: CompactionKind
-    source_message_count: int
-    last_user_message_id: MessageId
-    last_user_message_sequence: int
-    resolved_model_name: str
-    summary: str
-    runtime_state: str
-    runtime_reminder: str
-    trigger_turn_id: TurnId | None = None
-    parent_compaction_id: CompactionId | None = None
-    rewind_through_message_sequence: int | None = None
-    expected_max_sequence: int | None = None
-    input_tokens: int | None = None
-    output_tokens: int | None = None
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ProjectionRows:
-    """§8.1 in one read: latest checkpoint, its replayed message, raw messages after its install
-    boundary (all without a checkpoint), the pruning watermark."""
-
-    checkpoint: CheckpointRecord | None
-    replayed: StoredMessage | None
-    raw: tuple[StoredMessage, ...]
-    watermark: int | None
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SessionMessageContents:
-    max_sequence: int
-    contents: tuple[str, ...]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class TranscriptPage:
-    compaction_id: CompactionId
-    through_message_sequence: int
-    messages: tuple[StoredMessage, ...]
-    has_more: bool
-    next_after_sequence: int
-
 
 _COLUMNS = """id, session_id, sequence, kind, through_message_sequence,
     replaced_through_message_sequence, source_message_count, checkpoint_format_version,
@@ -399,3 +301,29 @@ class CompactionStore:
     ) -> TranscriptPage:
         async with self._pool.acquire() as conn:
             return await read_transcript(conn, session_id, compaction_id, after_sequence, limit)
+
+
+__all__ = [
+    "CHECKPOINT_FORMAT_VERSION",
+    "RUNTIME_REMINDER_FORMAT_VERSION",
+    "SUMMARY_FORMAT_VERSION",
+    "TRANSCRIPT_DEFAULT_LIMIT",
+    "TRANSCRIPT_MAX_LIMIT",
+    "CheckpointCheckFailed",
+    "CheckpointRecord",
+    "CompactionKind",
+    "CompactionStore",
+    "NewCheckpoint",
+    "NoCheckpoint",
+    "ProjectionRows",
+    "SessionMessageContents",
+    "TranscriptPage",
+    "TranscriptQueryInvalid",
+    "advance_watermark",
+    "fetch_checkpoint",
+    "fetch_latest_checkpoint",
+    "insert_checkpoint",
+    "load_projection",
+    "read_transcript",
+    "session_message_contents",
+]
