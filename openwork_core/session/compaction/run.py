@@ -169,7 +169,14 @@ async def _write(deps: CompactionDeps, new: NewCheckpoint) -> CheckpointRecord:
     validate_reminder(new.runtime_reminder)
     try:
         return await deps.store.insert_checkpoint(new)
-    except (CheckpointCheckFailed, StorageError, asyncpg.PostgresError) as exc:
+    except (
+        CheckpointCheckFailed,
+        StorageError,
+        asyncpg.PostgresError,
+        asyncpg.InterfaceError,
+        asyncpg.InternalClientError,
+        OSError,
+    ) as exc:  # refused, or the database went away: nothing was installed
         raise CheckpointRejected(f"checkpoint not written: {exc}") from exc
 
 
