@@ -78,7 +78,10 @@ _ERRORS: dict[int, str] = {
     ),
     422: "`invalid_request` (with the field `errors`) or a domain validation code",
     502: "an upstream model call failed (compaction codes)",
-    503: "`actor_stopped` (the session is shutting down) or `persistence_error`",
+    503: (
+        "`service_unavailable` (the database does not answer), `actor_stopped` (the session is "
+        "shutting down) or `persistence_error`"
+    ),
 }
 
 _EXTRA_ERRORS: dict[str, tuple[int, ...]] = {
@@ -157,7 +160,7 @@ def _finish_operation(op: dict[str, Any], path: str, method: str) -> None:
         }
     statuses: set[int] = set(_EXTRA_ERRORS.get(op_id, ()))
     if op_id not in PUBLIC_OPERATIONS:
-        statuses |= {401, 403}
+        statuses |= {401, 403, 503}
         op["security"] = [{SECURITY_SCHEME: []}]
     else:
         statuses.add(403)
