@@ -19,6 +19,7 @@ from openwork_core.session.updates import (
     UpdateSubscription,
 )
 from openwork_core.session.wire import wire_json
+from openwork_tools.faults import faultpoint
 
 T = TypeVar("T", SessionUpdateEnvelope, GlobalEvent)
 
@@ -61,6 +62,7 @@ async def session_events(
                 continue
             last = live.sequence
             yield _event(live)
+            faultpoint("sse_attached")  # a client is attached and has just been sent an event
     finally:
         subscription.close()
 

@@ -96,6 +96,7 @@ from openwork_core.session.updates import (
     UpdateHub,
 )
 from openwork_tools import FileChange, SandboxMode, SandboxStatus
+from openwork_tools.faults import faultpoint
 from openwork_tools.undo import ChangeDirection
 
 log = structlog.get_logger(__name__)
@@ -235,6 +236,7 @@ class SessionActor:
         if not await self._repair.flush():
             raise TurnNotRecorded("the previous turn's end is not written yet; retry")
         opened = await self._open_turn(spec)
+        faultpoint("turn_row_committed")
         active = _ActiveTurn(
             turn_id=spec.turn_id,
             client_request_id=spec.client_request_id,

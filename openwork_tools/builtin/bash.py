@@ -21,6 +21,7 @@ from openwork_tools.context import (
     ToolSessionContext,
 )
 from openwork_tools.definition import RiskHint, Tool
+from openwork_tools.faults import faultpoint
 from openwork_tools.policy import Actor
 from openwork_tools.prepared import PreparedCall, normalise_escalation
 from openwork_tools.results import ToolErrorCode, ToolResult, ToolStatus
@@ -110,6 +111,7 @@ async def supervise(
         asyncio.create_task(_pump(proc.stderr, buffer, call, StderrProgress)),
     ]
     waiter = asyncio.create_task(proc.wait())
+    faultpoint("bash_running")
     canceller = asyncio.create_task(call.cancel.wait())
     tasks = (*readers, waiter, canceller)
     try:

@@ -61,6 +61,7 @@ from openwork_core.session.updates import (
     SessionPhase,
 )
 from openwork_core.storage.errors import database_unavailable
+from openwork_tools.faults import faultpoint
 
 __all__ = [
     "ResolvedModel",
@@ -284,6 +285,7 @@ class TurnRunner:
             ),
             "the turn's progress",
         )
+        faultpoint("assistant_committed")
         services.trace.close_span(
             span,
             SpanFinish(
