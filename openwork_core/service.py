@@ -20,6 +20,8 @@ from openwork_chat_state.messages import user_text
 from openwork_core.agents.definitions import AGENTS
 from openwork_core.context.engine import ContextEngine
 from openwork_core.context.inspection import ContextInspection
+from openwork_core.desktop.context_overview import ContextOverview, context_overview
+from openwork_core.desktop.queries import DesktopQueries
 from openwork_core.ids import (
     ClientRequestId,
     CompactionId,
@@ -113,7 +115,7 @@ class OpenWorkCore:
         self._compactions = CompactionStore(store.pool)
         self._file_changes = FileChangeStore(store.pool)
         self._agent_store = agent_store = AgentStore(store.pool)
-        self._sessions = SessionRegistry(
+        self._sessions = sessions = SessionRegistry(
             deps=SessionDeps(
                 storage_for=self._session_storage,
                 engine=ContextEngine(),
@@ -133,6 +135,8 @@ class OpenWorkCore:
             ownership=self._ownership,
             limits=load_limits,
         )
+        self.desktop = DesktopQueries(store.pool, home, sessions)
+        """The desktop app's reads and the session lifecycle (issue 16); never loads an actor."""
         self._idle_check_s = max(1.0, min(30.0, (load_limits or LoadLimits()).idle_seconds / 4))
 
     def _session_storage(
@@ -378,13 +382,17 @@ class OpenWorkCore:
         """Manual compaction (compaction.md §1): idle only, no pruning."""
         record = await self._store.get_session(session_id)
         model = await self._sessions.resolve_model(record)
-        return await (await self._sessions.load(session_id)).compact(model)
+        result = await (await self._sessions.load(session_id)).compact(model)
+        await self.desktop.record_compaction_tokens(session_id, result)
+        return result
 
     async def rewind(self, session_id: SessionId, compaction_id: CompactionId) -> CompactionResult:
         """Install an older checkpoint's projection as a new rewind checkpoint (§8.3)."""
         record = await self._store.get_session(session_id)
         model = await self._sessions.resolve_model(record)
-        return await (await self._sessions.load(session_id)).rewind(compaction_id, model)
+        result = await (await self._sessions.load(session_id)).rewind(compaction_id, model)
+        await self.desktop.record_compaction_tokens(session_id, result)
+        return result
 
     async def read_transcript(
         self,
@@ -429,6 +437,6 @@ class OpenWorkCore:
     async def set_skill_disabled(self, name: str, disabled: bool) -> SkillListing:
         return await self._skills.set_disabled(name, disabled)
 
-    def subscribe_all(self) -> Subscription:
-        """Every session's live updates (GET /v1/events)."""
-        return self._global_updates.subscribe()
+    async def context_overview(self, session_id: SessionId) -> ContextOverview:
+        """The context page's view of the inspection (issue 16 point 4)."""
+        return context_overview(await self.inspect_context_window(session_id))

@@ -13,13 +13,17 @@ from fastapi import FastAPI
 from openwork_core.config import DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_INPUT_CHARS
 from openwork_core.daemon.errors import ERROR_RESPONSES, install_error_handlers
 from openwork_core.daemon.middleware import BodyLimitMiddleware, EnvelopeMiddleware
+from openwork_core.daemon.openapi import install_openapi, operation_id
 from openwork_core.daemon.routes.events import events_router
 from openwork_core.daemon.routes.file_changes import file_changes_router
 from openwork_core.daemon.routes.health import health_router
+from openwork_core.daemon.routes.history import history_router
+from openwork_core.daemon.routes.lifecycle import lifecycle_router
 from openwork_core.daemon.routes.providers import providers_router
 from openwork_core.daemon.routes.sessions import sessions_router
 from openwork_core.daemon.routes.skills import skills_router
 from openwork_core.daemon.routes.turns import turns_router
+from openwork_core.daemon.routes.ui import ui_router
 from openwork_core.daemon.security import SecurityMiddleware
 from openwork_core.service import OpenWorkCore
 
@@ -42,6 +46,7 @@ def create_app(
         docs_url=None,
         redoc_url=None,
         responses=ERROR_RESPONSES,
+        generate_unique_id_function=operation_id,
     )
     app.add_middleware(BodyLimitMiddleware, max_bytes=max_body_bytes)
     app.add_middleware(
@@ -59,4 +64,8 @@ def create_app(
     app.include_router(turns_router(core, max_input_chars=max_input_chars))
     app.include_router(file_changes_router(core))
     app.include_router(events_router(core, shutdown=shutdown))
+    app.include_router(lifecycle_router(core))
+    app.include_router(history_router(core))
+    app.include_router(ui_router(core))
+    install_openapi(app)
     return app

@@ -10,7 +10,14 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from openwork_core.daemon.errors import error_response
 
 _LOOPBACK_NAMES = frozenset({"localhost", "localhost.localdomain", "ip6-localhost"})
-_PUBLIC_PATHS = frozenset({"/v1/health"})
+_PUBLIC_PATHS = frozenset({"/v1/health", "/v1/openapi.json", "/ui"})
+_PUBLIC_PREFIXES = ("/ui/",)
+"""The health check, the OpenAPI document and the static context page (whose own API requests
+carry the token); the Host and Origin rules still apply to them."""
+
+
+def is_public_path(path: str) -> bool:
+    return path in _PUBLIC_PATHS or path.startswith(_PUBLIC_PREFIXES)
 
 
 def host_is_loopback(host_header: str) -> bool:
@@ -55,7 +62,7 @@ class SecurityMiddleware:
                 scope, receive, send
             )
             return
-        if scope["path"] not in _PUBLIC_PATHS:
+        if not is_public_path(scope["path"]):
             auth = headers.get("authorization", "")
             scheme, _, credential = auth.partition(" ")
             if scheme.lower() != "bearer" or not hmac.compare_digest(

@@ -6,16 +6,23 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator
+from typing import TypeVar
 
 from openwork_core.ids import SessionId
 from openwork_core.session.updates import (
+    GlobalEvent,
+    GlobalReplay,
+    GlobalSubscription,
     Replay,
     Resync,
     SessionUpdateEnvelope,
     Subscription,
+    UpdateSubscription,
 )
 from openwork_core.session.wire import wire_json
 from openwork_tools.faults import faultpoint
+
+T = TypeVar("T", SessionUpdateEnvelope, GlobalEvent)
 
 
 def _event(envelope: SessionUpdateEnvelope) -> dict[str, str]:
@@ -61,22 +68,37 @@ async def session_events(
         subscription.close()
 
 
+def _global_event(event: GlobalEvent) -> dict[str, str]:
+    return {"id": str(event.sequence), "data": wire_json(event.envelope).decode()}
+
+
 async def global_events(
-    subscription: Subscription, shutdown: asyncio.Event
+    replay: GlobalReplay, subscription: GlobalSubscription, shutdown: asyncio.Event
 ) -> AsyncIterator[dict[str, str]]:
+    """Like ``session_events``: ``id:`` is the broadcast's own sequence; replay after
+    ``Last-Event-ID`` from its ring buffer, ``resync`` first when some were lost, then live."""
     try:
-        async for envelope in _live(subscription, shutdown):
-            if envelope is None:
+        last = 0
+        if replay.resync:
+            yield {"event": "resync", "data": "{}"}
+        for event in replay.events:
+            last = event.sequence
+            yield _global_event(event)
+        async for live in _live(subscription, shutdown):
+            if live is None:
                 yield {"event": "resync", "data": "{}"}
                 continue
-            yield {"data": wire_json(envelope).decode()}
+            if live.sequence <= last:
+                continue
+            last = live.sequence
+            yield _global_event(live)
     finally:
         subscription.close()
 
 
 async def _live(
-    subscription: Subscription, shutdown: asyncio.Event
-) -> AsyncIterator[SessionUpdateEnvelope | None]:
+    subscription: UpdateSubscription[T], shutdown: asyncio.Event
+) -> AsyncIterator[T | None]:
     """Envelopes as they come; None when the subscriber fell behind and lost some.
 
     Structured: the stream's own task waits on the queue; shutdown cancels that task (one

@@ -153,6 +153,11 @@ class SessionRegistry:
             if handle is not None:
                 await handle.shutdown()
 
+    def forget(self, root_session_id: SessionId) -> None:
+        """Drop a deleted root's sub-agent host and load lock (its rows are gone)."""
+        self._hosts.pop(root_session_id, None)
+        self._load_locks.pop(root_session_id, None)
+
     async def shutdown(self) -> None:
         """Cancel active turns (outcome cancelled) and stop every actor."""
         self._closing = True

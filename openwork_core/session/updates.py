@@ -10,9 +10,9 @@ import asyncio
 import enum
 import time
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Literal, TypeAlias
+from typing import Generic, Literal, TypeAlias, TypeVar
 
 from pydantic import JsonValue
 
@@ -24,6 +24,7 @@ SESSION_UPDATE_VERSION = 7
 RING_CAPACITY = 512
 SUBSCRIBER_CAPACITY = 512
 GLOBAL_CAPACITY = 4096
+GLOBAL_RING_CAPACITY = 2048
 
 
 class SessionPhase(enum.StrEnum):
@@ -185,45 +186,101 @@ class SessionUpdateEnvelope:
     update: SessionUpdate
 
 
-class Subscription:
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GlobalEvent:
+    """One envelope on the Core-wide broadcast with its broadcast ``sequence`` (the SSE ``id:`` of
+    ``GET /v1/events``): monotonic from 1 per process, across all sessions."""
+
+    sequence: int
+    envelope: SessionUpdateEnvelope
+
+
+T = TypeVar("T", SessionUpdateEnvelope, GlobalEvent)
+
+
+class UpdateSubscription(Generic[T]):
     """A bounded queue of envelopes; a subscriber that falls behind is told to resync."""
 
-    def __init__(self, hub: UpdateHub | GlobalUpdates, capacity: int) -> None:
-        self._hub = hub
-        self.queue: asyncio.Queue[SessionUpdateEnvelope] = asyncio.Queue(capacity)
+    def __init__(
+        self,
+        capacity: int,
+        on_close: Callable[[UpdateSubscription[T]], None],
+        sequence: Callable[[], int],
+    ) -> None:
+        self._on_close: Callable[[UpdateSubscription[T]], None] = on_close
+        self._sequence = sequence
+        self.queue: asyncio.Queue[T] = asyncio.Queue(capacity)
         self.lagged = False
 
-    def offer(self, envelope: SessionUpdateEnvelope) -> None:
+    def offer(self, item: T) -> None:
         try:
-            self.queue.put_nowait(envelope)
+            self.queue.put_nowait(item)
         except asyncio.QueueFull:
             self.lagged = True
 
     @property
     def current_sequence(self) -> int:
-        """The session's latest sequence (0 for the Core-wide broadcast, which has none)."""
-        return self._hub.last_sequence if isinstance(self._hub, UpdateHub) else 0
+        """The latest sequence of the session, or of the Core-wide broadcast."""
+        return self._sequence()
 
     def close(self) -> None:
-        self._hub.unsubscribe(self)
+        self._on_close(self)
+
+
+Subscription: TypeAlias = UpdateSubscription[SessionUpdateEnvelope]
+GlobalSubscription: TypeAlias = UpdateSubscription[GlobalEvent]
+
+
+@dataclass(frozen=True, slots=True)
+class GlobalReplay:
+    events: tuple[GlobalEvent, ...]
+    resync: bool
+    last_sequence: int = 0
 
 
 class GlobalUpdates:
-    """The Core-wide broadcast of every session's updates (live only)."""
+    """The Core-wide broadcast of every session's updates: its own sequence and a ring buffer of
+    the latest 2 048 events, so ``GET /v1/events`` replays after ``Last-Event-ID`` like the
+    per-session stream."""
 
-    def __init__(self) -> None:
-        self._subscribers: set[Subscription] = set()
+    def __init__(self, ring_capacity: int = GLOBAL_RING_CAPACITY) -> None:
+        self._subscribers: set[GlobalSubscription] = set()
+        self._ring: deque[GlobalEvent] = deque(maxlen=ring_capacity)
+        self.last_sequence = 0
 
     def publish(self, envelope: SessionUpdateEnvelope) -> None:
+        self.last_sequence += 1
+        event = GlobalEvent(sequence=self.last_sequence, envelope=envelope)
+        self._ring.append(event)
         for subscriber in tuple(self._subscribers):
-            subscriber.offer(envelope)
+            subscriber.offer(event)
 
-    def subscribe(self) -> Subscription:
-        subscription = Subscription(self, GLOBAL_CAPACITY)
+    def subscribe(self) -> GlobalSubscription:
+        subscription: GlobalSubscription = UpdateSubscription(
+            GLOBAL_CAPACITY, self.unsubscribe, lambda: self.last_sequence
+        )
         self._subscribers.add(subscription)
         return subscription
 
-    def unsubscribe(self, subscription: Subscription) -> None:
+    def subscribe_after(
+        self, after_sequence: int | None
+    ) -> tuple[GlobalReplay, GlobalSubscription]:
+        """Subscribe, then read the replay, with no await between: nothing falls in between."""
+        subscription = self.subscribe()
+        if after_sequence is None:
+            return GlobalReplay((), False, self.last_sequence), subscription
+        return self.replay(after_sequence), subscription
+
+    def replay(self, after_sequence: int) -> GlobalReplay:
+        """Buffered events newer than ``after_sequence``; ``resync`` when some are missing (the
+        cursor left the buffer, or is ahead of this process's sequence)."""
+        if after_sequence > self.last_sequence:
+            return GlobalReplay((), True, self.last_sequence)
+        oldest = self._ring[0].sequence if self._ring else self.last_sequence + 1
+        newer = tuple(e for e in self._ring if e.sequence > after_sequence)
+        return GlobalReplay(newer, after_sequence < oldest - 1, self.last_sequence)
+
+    def unsubscribe(self, subscription: GlobalSubscription) -> None:
         self._subscribers.discard(subscription)
 
 
@@ -277,7 +334,9 @@ class UpdateHub:
         return len(self._subscribers)
 
     def subscribe(self) -> Subscription:
-        subscription = Subscription(self, SUBSCRIBER_CAPACITY)
+        subscription: Subscription = UpdateSubscription(
+            SUBSCRIBER_CAPACITY, self.unsubscribe, lambda: self.last_sequence
+        )
         self._subscribers.add(subscription)
         return subscription
 

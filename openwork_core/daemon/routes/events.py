@@ -40,8 +40,20 @@ def events_router(core: OpenWorkCore, *, shutdown: asyncio.Event) -> APIRouter:
         )
 
     @router.get("/v1/events")
-    async def all_events() -> Response:
-        subscription = core.subscribe_all()
-        return EventSourceResponse(global_events(subscription, shutdown), ping=15, send_timeout=30)
+    async def stream_all_events(
+        after_sequence: Annotated[int | None, Query(ge=0, le=INT64_MAX)] = None,
+        last_event_id: Annotated[str | None, Header()] = None,
+    ) -> Response:
+        """Every session's updates; ``id:`` is the broadcast's sequence, replayed after
+        ``Last-Event-ID`` (or ``after_sequence``) from its ring buffer (issue 16 point 5)."""
+        try:
+            from_header = last_event_cursor(last_event_id)
+        except ValueError as exc:
+            raise InvalidLastEventId(str(exc)) from exc
+        cursor = after_sequence if from_header is None else from_header
+        replay, subscription = core.global_updates.subscribe_after(cursor)
+        return EventSourceResponse(
+            global_events(replay, subscription, shutdown), ping=15, send_timeout=30
+        )
 
     return router

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Annotated
 
-import orjson
 from fastapi import APIRouter, Query
 from starlette.responses import Response
 
@@ -17,13 +16,10 @@ from openwork_core.daemon.schemas import (
     PermissionModeBody,
     RewindBody,
     SessionBody,
-    SessionList,
-    SessionWithSnapshot,
 )
 from openwork_core.daemon.validation import CompactionIdQuery, Cursor, SessionIdPath
 from openwork_core.daemon.views import compaction_body, message_json, session_body
 from openwork_core.service import OpenWorkCore
-from openwork_core.session.wire import wire_json
 
 
 def sessions_router(core: OpenWorkCore) -> APIRouter:
@@ -40,17 +36,7 @@ def sessions_router(core: OpenWorkCore) -> APIRouter:
         )
         return session_body(record)
 
-    @router.get("/v1/sessions", response_model=SessionList)
-    async def list_sessions() -> SessionList:
-        return SessionList(sessions=[session_body(r) for r in await core.list_sessions()])
-
-    @router.get("/v1/sessions/{sid}", response_model=SessionWithSnapshot)
-    async def get_session(sid: SessionIdPath) -> Response:
-        record = await core.get_session(sid)
-        snapshot = await core.snapshot(sid)
-        body = session_body(record).model_dump(mode="json")
-        body["snapshot"] = orjson.loads(wire_json(snapshot))
-        return JsonBytes(body)
+    # GET /v1/sessions and GET /v1/sessions/{sid}: daemon/routes/lifecycle.py (issue 16)
 
     @router.put("/v1/sessions/{sid}/permission-mode", response_model=SessionBody)
     async def set_mode(sid: SessionIdPath, body: PermissionModeBody) -> SessionBody:

@@ -10,7 +10,6 @@ from openwork_core.daemon.schemas import (
     PermissionDecisionBody,
     StartTurnBody,
     TurnAcceptedBody,
-    TurnBody,
 )
 from openwork_core.daemon.validation import SessionIdPath, ToolCallIdPath, TurnIdPath
 from openwork_core.daemon.views import input_chars, turn_inputs
@@ -42,17 +41,7 @@ def turns_router(core: OpenWorkCore, *, max_input_chars: int) -> APIRouter:
         )
         return TurnAcceptedBody(turn_id=accepted.turn_id)
 
-    @router.get("/v1/sessions/{sid}/turns/{tid}", response_model=TurnBody)
-    async def get_turn(sid: SessionIdPath, tid: TurnIdPath) -> TurnBody:
-        view = await core.turn_view(sid, tid)
-        return TurnBody(
-            turn_id=view.turn_id,
-            status=view.status.value,
-            error_code=view.error_code,
-            message=view.message,
-            final_text=view.final_text,
-            model_calls=view.model_calls,
-        )
+    # GET /v1/sessions/{sid}/turns/{tid}: daemon/routes/history.py (issue 16)
 
     @router.post("/v1/sessions/{sid}/turns/{tid}/cancel", status_code=202)
     async def cancel_turn(sid: SessionIdPath, tid: TurnIdPath) -> Response:

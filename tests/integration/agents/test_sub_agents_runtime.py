@@ -151,7 +151,7 @@ async def _child_finishes(rt: Runtime, parent: str, count: int, start: Awaitable
         seen = 0
         async with asyncio.timeout(BOUND_S):
             while seen < count:
-                envelope = await subscription.queue.get()
+                envelope = (await subscription.queue.get()).envelope
                 if envelope.session_id != parent and envelope.update.type == "turn_finished":
                     seen += 1
     finally:
@@ -561,7 +561,7 @@ async def test_an_explorer_cannot_write_the_workspace_and_its_escalation_is_deni
         await rt.run_turn(parents[0], "again")
     kinds: list[str] = []
     while not subscription.queue.empty():
-        envelope = subscription.queue.get_nowait()
+        envelope = subscription.queue.get_nowait().envelope
         if envelope.session_id == child_id:
             kinds.append(envelope.update.type)
     subscription.close()

@@ -1,0 +1,179 @@
+"""A session's history (issue 16 point 2): Turns, one Turn with timing and usage, rewind
+targets, the latest plan, sub-agents, a Turn's trace spans."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import orjson
+from fastapi import APIRouter, Query
+from pydantic import AfterValidator
+
+from openwork_core.daemon.desktop_schemas import (
+    ChildListBody,
+    ChildSessionBody,
+    CompactionListBody,
+    CompactionTargetBody,
+    PlanBody,
+    PlanSnapshotBody,
+    PlanStepBody,
+    SpanBody,
+    TraceBody,
+    TurnDetailBody,
+    TurnPageBody,
+    TurnSummaryBody,
+    UsageBody,
+)
+from openwork_core.daemon.validation import SessionIdPath, TurnIdPath
+from openwork_core.desktop.cursor import parse_turn_cursor
+from openwork_core.desktop.views import TurnSummary
+from openwork_core.service import OpenWorkCore
+from openwork_core.storage.desktop_records import TokenUsage
+
+
+def _check_turn_cursor(value: str | None) -> str | None:
+    if value is not None:
+        parse_turn_cursor(value)
+    return value
+
+
+def usage_body(usage: TokenUsage) -> UsageBody:
+    return UsageBody(
+        input_tokens=usage.input_tokens,
+        cached_input_tokens=usage.cached_input_tokens,
+        cache_write_tokens=usage.cache_write_tokens,
+        output_tokens=usage.output_tokens,
+        reasoning_tokens=usage.reasoning_tokens,
+    )
+
+
+def _turn_body(turn: TurnSummary) -> TurnSummaryBody:
+    return TurnSummaryBody(
+        turn_id=turn.turn_id,
+        sequence=turn.sequence,
+        status=turn.status.value,
+        error_code=turn.error_code,
+        started_at=turn.started_at,
+        finished_at=turn.finished_at,
+        model_calls=turn.model_calls,
+        usage=usage_body(turn.usage),
+        final_text_preview=turn.final_text_preview,
+    )
+
+
+def history_router(core: OpenWorkCore) -> APIRouter:
+    router = APIRouter(tags=["history"])
+
+    @router.get("/v1/sessions/{sid}/turns", response_model=TurnPageBody)
+    async def list_turns(
+        sid: SessionIdPath,
+        cursor: Annotated[
+            str | None, Query(max_length=200), AfterValidator(_check_turn_cursor)
+        ] = None,
+        limit: Annotated[int, Query(ge=1, le=200)] = 50,
+    ) -> TurnPageBody:
+        """Newest first."""
+        before = None if cursor is None else parse_turn_cursor(cursor)
+        page = await core.desktop.turns(sid, before, limit)
+        return TurnPageBody(turns=[_turn_body(t) for t in page.turns], next_cursor=page.next_cursor)
+
+    @router.get("/v1/sessions/{sid}/turns/{tid}", response_model=TurnDetailBody)
+    async def get_turn(sid: SessionIdPath, tid: TurnIdPath) -> TurnDetailBody:
+        view = await core.turn_view(sid, tid)
+        stored = await core.desktop.turn(sid, tid)
+        return TurnDetailBody(
+            turn_id=view.turn_id,
+            status=view.status.value,
+            error_code=view.error_code,
+            message=view.message,
+            final_text=view.final_text,
+            model_calls=view.model_calls,
+            started_at=None if stored is None else stored.started_at,
+            finished_at=None if stored is None else stored.finished_at,
+            usage=usage_body(TokenUsage() if stored is None else stored.usage),
+        )
+
+    @router.get("/v1/sessions/{sid}/compactions", response_model=CompactionListBody)
+    async def list_compactions(sid: SessionIdPath) -> CompactionListBody:
+        """Rewind targets, newest first."""
+        rows = await core.desktop.compactions(sid)
+        return CompactionListBody(
+            compactions=[
+                CompactionTargetBody(
+                    compaction_id=r.compaction_id,
+                    kind=r.kind,
+                    sequence=r.sequence,
+                    created_at=r.created_at,
+                    through_message_sequence=r.through_message_sequence,
+                    parent_compaction_id=r.parent_compaction_id,
+                    trigger_turn_id=r.trigger_turn_id,
+                    tokens_before=r.tokens_before,
+                    tokens_after=r.tokens_after,
+                )
+                for r in rows
+            ]
+        )
+
+    @router.get("/v1/sessions/{sid}/plan", response_model=PlanBody)
+    async def get_plan(sid: SessionIdPath) -> PlanBody:
+        row = await core.desktop.plan(sid)
+        if row is None:
+            return PlanBody(plan=None)
+        return PlanBody(
+            plan=PlanSnapshotBody(
+                turn_id=row.turn_id,
+                explanation=row.explanation,
+                steps=[PlanStepBody.model_validate(s) for s in orjson.loads(row.steps_json)],
+                updated_at=row.updated_at,
+            )
+        )
+
+    @router.get("/v1/sessions/{sid}/children", response_model=ChildListBody)
+    async def list_children(sid: SessionIdPath) -> ChildListBody:
+        return ChildListBody(
+            children=[
+                ChildSessionBody(
+                    session_id=c.session_id,
+                    task_name=c.task_name,
+                    agent_role=c.agent_role,
+                    status=c.status.value,
+                    active_turn_id=c.active_turn_id,
+                    last_turn_status=None
+                    if c.last_turn_status is None
+                    else c.last_turn_status.value,
+                    turn_count=c.turn_count,
+                    created_at=c.created_at,
+                    last_activity_at=c.last_activity_at,
+                )
+                for c in await core.desktop.children(sid)
+            ]
+        )
+
+    @router.get("/v1/sessions/{sid}/turns/{tid}/trace", response_model=TraceBody)
+    async def get_turn_trace(sid: SessionIdPath, tid: TurnIdPath) -> TraceBody:
+        """Best-effort diagnostic spans in start order (a span may be missing)."""
+        spans = await core.desktop.trace(sid, tid)
+        return TraceBody(
+            turn_id=tid,
+            spans=[
+                SpanBody(
+                    span_id=s.span_id,
+                    parent_span_id=s.parent_span_id,
+                    kind=s.kind,
+                    name=s.name,
+                    status=s.status,
+                    started_at=s.started_at,
+                    ended_at=s.ended_at,
+                    resolved_model_name=s.resolved_model_name,
+                    provider_call_id=s.provider_call_id,
+                    tool_name=s.tool_name,
+                    input_tokens=s.input_tokens,
+                    output_tokens=s.output_tokens,
+                    error_code=s.error_code,
+                    attributes=orjson.loads(s.attributes_json),
+                )
+                for s in spans
+            ],
+        )
+
+    return router

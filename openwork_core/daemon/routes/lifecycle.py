@@ -1,0 +1,115 @@
+"""Session lifecycle (issue 16 point 1): the list with titles, status and filters, one session
+without loading its actor, ``PATCH`` (title, archived) and ``DELETE``."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Annotated
+
+import orjson
+from fastapi import APIRouter, Query
+from pydantic import AfterValidator
+from starlette.responses import Response
+
+from openwork_core.daemon.desktop_schemas import (
+    PatchSessionBody,
+    SessionPageBody,
+    SessionSummaryBody,
+    SessionSummaryWithSnapshot,
+)
+from openwork_core.daemon.errors import JsonBytes
+from openwork_core.daemon.validation import SessionIdPath
+from openwork_core.desktop.cursor import parse_session_cursor
+from openwork_core.desktop.views import SessionSummary
+from openwork_core.service import OpenWorkCore
+from openwork_core.session.wire import wire_json
+from openwork_core.storage.desktop_records import SessionFilter, SessionKey, SessionPatch
+
+
+def _cursor(value: str | None) -> SessionKey | None:
+    return None if value is None else parse_session_cursor(value)
+
+
+def summary_body(summary: SessionSummary) -> SessionSummaryBody:
+    return SessionSummaryBody(
+        session_id=summary.session_id,
+        workspace=summary.workspace,
+        agent=summary.agent,
+        provider=summary.provider,
+        model=summary.model,
+        permission_mode=summary.permission_mode,
+        created_at=summary.created_at,
+        parent_session_id=summary.parent_session_id,
+        title=summary.title,
+        title_is_derived=summary.title_is_derived,
+        archived=summary.archived,
+        status=summary.status.value,
+        active_turn_id=summary.active_turn_id,
+        turn_count=summary.turn_count,
+        last_activity_at=summary.last_activity_at,
+    )
+
+
+async def _workspace_key(workspace: str | None) -> str | None:
+    """Sessions store the resolved workspace; an absolute path is resolved the same way."""
+    if workspace is None or not workspace.startswith("/"):
+        return workspace
+    return str(await asyncio.to_thread(Path(workspace).resolve))
+
+
+def lifecycle_router(core: OpenWorkCore) -> APIRouter:
+    router = APIRouter(tags=["sessions"])
+
+    @router.get("/v1/sessions", response_model=SessionPageBody)
+    async def list_sessions(
+        workspace: Annotated[str | None, Query(min_length=1, max_length=4096)] = None,
+        archived: bool | None = None,
+        cursor: Annotated[str | None, Query(max_length=400), AfterValidator(_cursor_check)] = None,
+        limit: Annotated[
+            int | None,
+            Query(ge=1, le=200, description="page size; absent: every session, as before"),
+        ] = None,
+    ) -> SessionPageBody:
+        page = await core.desktop.list_sessions(
+            SessionFilter(
+                workspace=await _workspace_key(workspace),
+                archived=archived,
+                after=_cursor(cursor),
+                limit=limit,
+            )
+        )
+        return SessionPageBody(
+            sessions=[summary_body(s) for s in page.sessions], next_cursor=page.next_cursor
+        )
+
+    @router.get("/v1/sessions/{sid}", response_model=SessionSummaryWithSnapshot)
+    async def get_session(sid: SessionIdPath) -> Response:
+        summary = await core.desktop.session(sid)
+        snapshot = await core.snapshot(sid)  # never loads the actor
+        body = summary_body(summary).model_dump(mode="json")
+        body["snapshot"] = orjson.loads(wire_json(snapshot))
+        return JsonBytes(body)
+
+    @router.patch("/v1/sessions/{sid}", response_model=SessionSummaryBody)
+    async def update_session(sid: SessionIdPath, body: PatchSessionBody) -> SessionSummaryBody:
+        given = body.model_fields_set
+        patch = SessionPatch(
+            title=body.title,
+            clear_title="title" in given and body.title is None,
+            archived=body.archived,
+        )
+        return summary_body(await core.desktop.update_session(sid, patch))
+
+    @router.delete("/v1/sessions/{sid}", status_code=204, response_class=Response)
+    async def delete_session(sid: SessionIdPath) -> Response:
+        await core.desktop.delete_session(sid)
+        return Response(status_code=204)
+
+    return router
+
+
+def _cursor_check(value: str | None) -> str | None:
+    """Reject a cursor this daemon did not issue as a 422 field error."""
+    _cursor(value)
+    return value
