@@ -8,23 +8,22 @@ from __future__ import annotations
 import asyncpg
 
 from openwork_core.ids import SessionId, TurnId
+from openwork_core.session.errors import SessionActive
 from openwork_core.storage.desktop_records import (
     SessionFilter,
     SessionPatch,
     SessionSummaryRow,
 )
-from openwork_core.storage.errors import RecordNotFound, StorageError
+from openwork_core.storage.errors import RecordNotFound
 from openwork_core.storage.postgres.connection import Conn
 from openwork_tools.modes import SandboxMode
 
 
-class SessionTreeRunning(StorageError):
+class SessionTreeRunning(SessionActive):
     """A Turn of the session or of one of its sub-agents is running; nothing was deleted."""
 
-    code = "session_active"
-
     def __init__(self, turn_id: TurnId) -> None:
-        super().__init__(f"the session has an active turn: {turn_id}")
+        super().__init__(turn_id)
         self.turn_id = turn_id
 
 

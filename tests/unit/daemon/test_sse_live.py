@@ -20,13 +20,13 @@ def _others() -> set[asyncio.Task[object]]:
 async def test_shutdown_ends_a_waiting_stream_and_leaves_no_task() -> None:
     hub = GlobalUpdates()
     shutdown = asyncio.Event()
-    subscription = hub.subscribe()
+    replay, subscription = hub.subscribe_after(None)
     before = _others()
     received: list[dict[str, str]] = []
     waiting = asyncio.Event()
 
     async def consume() -> None:
-        stream = global_events(subscription, shutdown)
+        stream = global_events(replay, subscription, shutdown)
         hub.publish(_envelope())
         async for event in stream:
             received.append(event)
@@ -45,13 +45,13 @@ async def test_shutdown_ends_a_waiting_stream_and_leaves_no_task() -> None:
 async def test_a_client_that_goes_away_cancels_the_stream_and_its_watcher() -> None:
     hub = GlobalUpdates()
     shutdown = asyncio.Event()
-    subscription = hub.subscribe()
+    replay, subscription = hub.subscribe_after(None)
     before = _others()
     first = asyncio.Event()
     hub.publish(_envelope())
 
     async def consume() -> None:
-        async for _ in global_events(subscription, shutdown):
+        async for _ in global_events(replay, subscription, shutdown):
             first.set()  # after this the stream's next await is the queue wait
 
     consumer = asyncio.get_running_loop().create_task(consume())
