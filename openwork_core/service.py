@@ -211,6 +211,10 @@ class OpenWorkCore:
 
     async def _load(self, session_id: str) -> SessionHandle:
         """``build_session_handle`` (multi-agent.md §1): roots and children alike."""
+        with structlog.contextvars.bound_contextvars(session_id=session_id):
+            return await self._build(session_id)
+
+    async def _build(self, session_id: str) -> SessionHandle:
         record = await self.store.get_session(session_id)
         host = await self.agent_host(record.parent_session_id or record.id)
         deps = SessionDeps(

@@ -32,6 +32,7 @@ from openwork_core.daemon.schemas import (
     RewindBody,
     SessionBody,
     SessionList,
+    SessionListItem,
     SessionWithSnapshot,
     SkillBody,
     SkillListBody,
@@ -234,7 +235,20 @@ def create_app(
 
     @app.get("/v1/sessions", response_model=SessionList)
     async def list_sessions() -> SessionList:
-        return SessionList(sessions=[_session_body(r) for r in await core.list_sessions()])
+        records = await core.list_sessions()
+        activity = await core.store.session_activity([r.id for r in records])
+        items = []
+        for record in records:
+            body = _session_body(record).model_dump()
+            seen = activity.get(record.id)
+            if seen is not None:
+                body |= {
+                    "title": seen.title,
+                    "last_activity_at": seen.last_activity_at,
+                    "status": "running" if seen.running else "idle",
+                }
+            items.append(SessionListItem(**body))
+        return SessionList(sessions=items)
 
     @app.get("/v1/sessions/{sid}", response_model=SessionWithSnapshot)
     async def get_session(sid: str) -> Response:

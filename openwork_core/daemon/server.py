@@ -10,32 +10,40 @@ import os
 import secrets
 import signal
 import socket
+import sys
 import threading
 from collections.abc import Callable, Generator
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from types import FrameType
 
 import structlog
 import uvicorn
 
-from openwork_core.config import OpenWorkSettings, default_skill_root
+from openwork_core.config import (
+    ConfigError,
+    OpenWorkSettings,
+    config_file_path,
+    default_skill_root,
+)
+from openwork_core.daemon.access_log import AccessLog
 from openwork_core.daemon.app import create_app
-from openwork_core.daemon.embedded_pg import EmbeddedPostgres, start_embedded_postgres
-from openwork_core.logs import configure_logging
+from openwork_core.daemon.startup import (
+    BannerFacts,
+    banner_lines,
+    bind_socket,
+    open_database,
+    provider_warnings,
+)
+from openwork_core.logs import LogSetup, configure_logging
 from openwork_core.models.adapters import model_port_for
 from openwork_core.service import OpenWorkCore
-from openwork_core.storage import PostgresStore, apply_migrations, create_pool
+from openwork_core.storage import PostgresStore, apply_migrations
+from openwork_core.storage.errors import MigrationChecksumMismatch, MigrationLayoutError
+from openwork_core.version import app_version
 from openwork_tools.sandbox import probe_sandbox
 
 log = structlog.get_logger(__name__)
-
-
-def app_version() -> str:
-    try:
-        return version("openwork-core")
-    except PackageNotFoundError:
-        return "0.0.0"
+MIGRATION_FIX = "restore the migration files of this version, or point it at another database"
 
 
 class _Server(uvicorn.Server):
@@ -87,25 +95,32 @@ def _write_discovery(home: Path, url: str, token: str) -> Path:
 
 
 async def serve(settings: OpenWorkSettings, *, allow_remote: bool = False) -> int:
-    configure_logging(settings.log_format)
+    """Run until SIGTERM/SIGINT. A setting that prevents the start raises ``ConfigError``."""
     home = settings.home
     home.mkdir(parents=True, exist_ok=True)
-    embedded: EmbeddedPostgres | None = None
-    database_url = settings.database_url
-    if database_url is None:
-        embedded = await asyncio.to_thread(start_embedded_postgres, home)
-        database_url = embedded.url
-        log.info("database.embedded", data_dir=str(home / "pgdata"))
-    pool = await create_pool(database_url)
+    logging_setup = configure_logging(settings.log_format, log_dir=home / "logs")
     try:
-        async with pool.acquire() as conn:
-            await apply_migrations(conn)
-        store = PostgresStore(pool)
+        return await _serve(settings, allow_remote or settings.allow_remote, logging_setup)
+    finally:
+        logging_setup.close()
+
+
+async def _serve(settings: OpenWorkSettings, allow_remote: bool, logging_setup: LogSetup) -> int:
+    home = settings.home
+    async with open_database(settings) as database:
+        async with database.pool.acquire() as conn:
+            try:
+                await apply_migrations(conn)
+            except (MigrationChecksumMismatch, MigrationLayoutError) as exc:
+                raise ConfigError("OPENWORK_DATABASE_URL", str(exc), MIGRATION_FIX) from None
+        log.info("database.ready", database=database.display)
+        store = PostgresStore(database.pool)
         default_provider = settings.default_provider()
         if default_provider is not None:
             await store.upsert_provider(default_provider)
         sandbox = await probe_sandbox()
         log.info("sandbox.probed", available=sandbox.available, reason=sandbox.reason)
+        sock, url = bind_socket(settings, allow_remote=allow_remote)
         core = OpenWorkCore(
             store=store,
             home=home,
@@ -116,15 +131,6 @@ async def serve(settings: OpenWorkSettings, *, allow_remote: bool = False) -> in
         )
         await core.start()
         token = settings.token or secrets.token_urlsafe(32)
-        host, port = settings.listen_host_port
-        if not allow_remote and host not in ("127.0.0.1", "::1", "localhost"):
-            raise SystemExit(f"refusing to listen on {host} without --allow-remote")
-        family = socket.AF_INET6 if ":" in host else socket.AF_INET
-        sock = socket.socket(family, socket.SOCK_STREAM)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((host, port))
-        bound_port = sock.getsockname()[1]
-        url = f"http://{'[' + host + ']' if family == socket.AF_INET6 else host}:{bound_port}"
         shutdown = asyncio.Event()
         app = create_app(
             core,
@@ -135,13 +141,32 @@ async def serve(settings: OpenWorkSettings, *, allow_remote: bool = False) -> in
             shutdown=shutdown,
         )
         discovery: list[Path] = []
+        warnings = provider_warnings(
+            default_provider, await store.list_providers(), settings.provider_api_key is not None
+        )
 
         def on_listening() -> None:
-            discovery.append(_write_discovery(home, url, token))
+            path = _write_discovery(home, url, token)
+            discovery.append(path)
+            facts = BannerFacts(
+                version=app_version(),
+                url=url,
+                discovery=path,
+                database=database.display,
+                provider=default_provider,
+                key_set=settings.provider_api_key is not None,
+                sandbox=sandbox,
+                config_file=config_file_path() if config_file_path().is_file() else None,
+                log_file=logging_setup.file,
+                warnings=tuple(warnings),
+            )
+            print("\n".join(banner_lines(facts)), file=sys.stderr, flush=True)
+            for warning in warnings:
+                log.warning("daemon.configuration_warning", warning=warning)
             log.info("daemon.listening", url=url, pid=os.getpid())
 
         config = uvicorn.Config(
-            app,
+            AccessLog(app),
             log_config=None,
             access_log=False,
             lifespan="off",
@@ -157,9 +182,5 @@ async def serve(settings: OpenWorkSettings, *, allow_remote: bool = False) -> in
             for path in discovery:
                 with contextlib.suppress(FileNotFoundError):
                     path.unlink()
-    finally:
-        await pool.close()
-        if embedded is not None:
-            await asyncio.to_thread(embedded.stop)
     log.info("daemon.stopped")
     return 0

@@ -143,6 +143,9 @@ class SessionActor:
         return SessionHandle(self)
 
     async def _run(self) -> None:
+        # every log line of this session's work (turns, compaction, rewind, undo) names it
+        structlog.contextvars.clear_contextvars()  # not the ids of a parent's turn
+        structlog.contextvars.bind_contextvars(session_id=self.session_id)
         while True:
             command = await self._queue.get()
             if command is None:

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 import asyncpg
 
+from openwork_core.storage.postgres import activity as activity_rows
 from openwork_core.storage.postgres import messages as message_rows
 from openwork_core.storage.postgres import providers as provider_rows
 from openwork_core.storage.postgres import sessions as session_rows
@@ -66,6 +67,12 @@ class PostgresStore:
     async def list_sessions(self) -> list[SessionRecord]:
         async with self._pool.acquire() as conn:
             return await session_rows.list_root_sessions(conn)
+
+    async def session_activity(
+        self, session_ids: Sequence[str]
+    ) -> dict[str, activity_rows.SessionActivity]:
+        async with self._pool.acquire() as conn:
+            return await activity_rows.session_activity(conn, session_ids)
 
     async def set_sandbox_mode(self, session_id: str, mode: SandboxMode) -> SessionRecord:
         async with self._pool.acquire() as conn:

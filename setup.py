@@ -1,0 +1,23 @@
+"""Packages for setuptools (everything else is in pyproject.toml).
+
+The SQL migrations stay in the top-level ``migrations/`` folder and ship in the wheel as the
+data-only package ``openwork_migrations`` (a mapped directory), which
+``openwork_core.storage.migrate`` finds with importlib when there is no source tree beside it.
+"""
+
+from setuptools import find_packages, setup
+
+setup(
+    packages=[
+        *find_packages(include=["openwork_core*", "openwork_chat_state*", "openwork_tools*"]),
+        "openwork_migrations",
+    ],
+    package_dir={"openwork_migrations": "migrations"},
+    package_data={
+        "openwork_core": ["py.typed"],
+        "openwork_chat_state": ["py.typed"],
+        "openwork_tools": ["py.typed"],
+        "openwork_migrations": ["*.sql"],
+    },
+    include_package_data=False,
+)
