@@ -30,10 +30,11 @@ def short_arguments(name: str, arguments: JsonValue) -> str:
     """The argument a reader needs (bash's command, a file tool's path), else compact JSON.
     Arguments may arrive as the provider's JSON text."""
     if isinstance(arguments, str):
+        text = arguments
         try:
-            arguments = orjson.loads(arguments)
+            arguments = orjson.loads(text)
         except orjson.JSONDecodeError:
-            return shorten(arguments, ARG_CHARS)
+            return shorten(text, ARG_CHARS)
     if isinstance(arguments, dict):
         key = _MAIN_ARGUMENT.get(name)
         value = arguments.get(key) if key is not None else None
