@@ -49,6 +49,8 @@ class LogSetup:
 
     listener: logging.handlers.QueueListener
     file: Path | None
+    stderr_json: bool
+    """stderr carries JSON lines (then nothing else may be written there)."""
 
     def close(self) -> None:
         self.listener.stop()
@@ -100,4 +102,4 @@ def configure_logging(
         cache_logger_on_first_use=True,
     )
     listener.start()
-    return LogSetup(listener, file)
+    return LogSetup(listener, file, stderr_json)

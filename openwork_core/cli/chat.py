@@ -105,11 +105,17 @@ class TurnPrinter:
                 if cancelling:
                     raise SecondInterrupt() from None
                 cancelling = True
-                self._stop_spinner()
-                self._end_line()
-                self._note("cancelling the turn… (Ctrl-C again to quit)")
-                with contextlib.suppress(ApiError):
-                    self._client.post(f"/v1/sessions/{self._sid}/turns/{turn_id}/cancel", {})
+                try:
+                    self._cancel(turn_id)
+                except KeyboardInterrupt:
+                    raise SecondInterrupt() from None
+
+    def _cancel(self, turn_id: str) -> None:
+        self._stop_spinner()
+        self._end_line()
+        self._note("cancelling the turn… (Ctrl-C again to quit)")
+        with contextlib.suppress(ApiError):
+            self._client.post(f"/v1/sessions/{self._sid}/turns/{turn_id}/cancel", {})
 
     def _read_turn(self, turn_id: str) -> TurnResult:
         turn = self._client.get(f"/v1/sessions/{self._sid}/turns/{turn_id}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import typer
@@ -78,8 +79,7 @@ def sessions(json_output: bool = JSON_OPTION) -> None:
     ]
     out = console()
     if plain_output():
-        for line in tsv_lines(header, cells):
-            out.print(line, markup=False)
+        sys.stdout.write("".join(line + "\n" for line in tsv_lines(header, cells)))
         return
     if not cells:
         out.print("no sessions yet: run `openwork chat` in a project folder", style="dim")

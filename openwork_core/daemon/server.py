@@ -160,7 +160,10 @@ async def _serve(settings: OpenWorkSettings, allow_remote: bool, logging_setup: 
                 log_file=logging_setup.file,
                 warnings=tuple(warnings),
             )
-            print("\n".join(banner_lines(facts)), file=sys.stderr, flush=True)
+            if logging_setup.stderr_json:  # keep a JSON stderr pure: the banner as one event
+                log.info("daemon.banner", lines=banner_lines(facts))
+            else:
+                print("\n".join(banner_lines(facts)), file=sys.stderr, flush=True)
             for warning in warnings:
                 log.warning("daemon.configuration_warning", warning=warning)
             log.info("daemon.listening", url=url, pid=os.getpid())
