@@ -5,11 +5,16 @@ data-only package ``openwork_migrations`` (a mapped directory), which
 ``openwork_core.storage.migrate`` finds with importlib when there is no source tree beside it.
 """
 
-from setuptools import find_packages, setup
+from setuptools import find_namespace_packages, setup
+
+PACKAGES = ["openwork_core", "openwork_chat_state", "openwork_tools"]
 
 setup(
     packages=[
-        *find_packages(include=["openwork_core*", "openwork_chat_state*", "openwork_tools*"]),
+        # namespace-aware: a folder without __init__.py (openwork_core/session) is a package too
+        *find_namespace_packages(
+            include=[name for p in PACKAGES for name in (p, f"{p}.*")], exclude=["*.__pycache__"]
+        ),
         "openwork_migrations",
     ],
     package_dir={"openwork_migrations": "migrations"},

@@ -107,6 +107,21 @@ async def serve(settings: OpenWorkSettings, *, allow_remote: bool = False) -> in
 
 async def _serve(settings: OpenWorkSettings, allow_remote: bool, logging_setup: LogSetup) -> int:
     home = settings.home
+    sock, url = bind_socket(settings, allow_remote=allow_remote)  # a taken port fails first
+    try:
+        return await _serve_on(settings, allow_remote, logging_setup, sock, url)
+    finally:
+        sock.close()
+
+
+async def _serve_on(
+    settings: OpenWorkSettings,
+    allow_remote: bool,
+    logging_setup: LogSetup,
+    sock: socket.socket,
+    url: str,
+) -> int:
+    home = settings.home
     async with open_database(settings) as database:
         async with database.pool.acquire() as conn:
             try:
@@ -120,7 +135,6 @@ async def _serve(settings: OpenWorkSettings, allow_remote: bool, logging_setup: 
             await store.upsert_provider(default_provider)
         sandbox = await probe_sandbox()
         log.info("sandbox.probed", available=sandbox.available, reason=sandbox.reason)
-        sock, url = bind_socket(settings, allow_remote=allow_remote)
         core = OpenWorkCore(
             store=store,
             home=home,
