@@ -106,7 +106,6 @@ async def serve(settings: OpenWorkSettings, *, allow_remote: bool = False) -> in
 
 
 async def _serve(settings: OpenWorkSettings, allow_remote: bool, logging_setup: LogSetup) -> int:
-    home = settings.home
     sock, url = bind_socket(settings, allow_remote=allow_remote)  # a taken port fails first
     try:
         return await _serve_on(settings, allow_remote, logging_setup, sock, url)

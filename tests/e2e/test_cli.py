@@ -81,6 +81,23 @@ async def test_chat_streams_the_answer_and_one_line_per_tool_call_and_exits_zero
     assert "\x1b[" not in run.stdout  # not a TTY: plain output
 
 
+async def test_chat_shows_a_commands_output_live_before_its_tool_line(
+    daemon: Daemon, fake_provider: FakeProvider, project: Path
+) -> None:
+    """Issue 15 §5: bash output arrives as tool_call_progress and chat prints it as it runs."""
+    command = "echo live-one; echo live-two >&2"
+    fake_provider.push(
+        Reply(tool_calls=(ToolCallSpec("call_live", "bash", {"command": command}),)),
+        Reply(text="Ran it."),
+    )
+    run = await run_cli("chat", "run it", home=daemon.home, cwd=project)
+    assert run.code == 0, run.stderr
+    lines = run.stdout.splitlines()
+    tool = next(i for i, line in enumerate(lines) if line.startswith("+ bash "))
+    assert {"  | live-one", "  | live-two"} <= set(lines[:tool])
+    assert "-> succeeded [exit 0; duration " in lines[tool]
+
+
 async def test_chat_continues_the_folders_latest_session_and_new_starts_another(
     daemon: Daemon, fake_provider: FakeProvider, project: Path
 ) -> None:

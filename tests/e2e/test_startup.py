@@ -44,8 +44,12 @@ def _one_line_naming(run: CliRun, setting: str) -> str:
         ({"OPENWORK_PROVIDER": "openai-caht"}, "OPENWORK_PROVIDER", "openai-chat"),
         ({"OPENWORK_DATABASE_URL": "mysql://localhost/db"}, "OPENWORK_DATABASE_URL", "PostgreSQL"),
         (
-            {"OPENWORK_PROVIDER": "openai-chat", "OPENWORK_MODEL": "m",
-             "OPENWORK_MODEL_CONTEXT_WINDOW": "1000", "OPENWORK_MODEL_MAX_OUTPUT_TOKENS": "1000"},
+            {
+                "OPENWORK_PROVIDER": "openai-chat",
+                "OPENWORK_MODEL": "m",
+                "OPENWORK_MODEL_CONTEXT_WINDOW": "1000",
+                "OPENWORK_MODEL_MAX_OUTPUT_TOKENS": "1000",
+            },
             "OPENWORK_MODEL_MAX_OUTPUT_TOKENS",
             "below OPENWORK_MODEL_CONTEXT_WINDOW",
         ),
@@ -94,7 +98,9 @@ async def test_listening_beyond_loopback_needs_the_flag_and_a_token(
     base = {"OPENWORK_DATABASE_URL": database_url, "OPENWORK_LISTEN": "0.0.0.0:0"}
     refused = await _serve_expecting_failure(tmp_path / "a", base)
     assert "OPENWORK_ALLOW_REMOTE" in _one_line_naming(refused, "OPENWORK_LISTEN")
-    no_token = await _serve_expecting_failure(tmp_path / "b", base | {"OPENWORK_ALLOW_REMOTE": "true"})
+    no_token = await _serve_expecting_failure(
+        tmp_path / "b", base | {"OPENWORK_ALLOW_REMOTE": "true"}
+    )
     _one_line_naming(no_token, "OPENWORK_TOKEN")
 
 
@@ -110,8 +116,13 @@ async def test_the_banner_names_url_discovery_database_provider_and_sandbox_and_
         OPENWORK_DATABASE_URL=database_url,
     )
     process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "openwork_core.cli", "serve",
-        env=env, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL,
+        sys.executable,
+        "-m",
+        "openwork_core.cli",
+        "serve",
+        env=env,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.DEVNULL,
         stderr=asyncio.subprocess.PIPE,
     )
     assert process.stderr is not None
@@ -168,7 +179,9 @@ async def test_the_log_file_has_json_lines_with_ids_access_lines_and_call_lines(
         Reply(text="done"),
     )
     home = tmp_path / "home"
-    daemon = await start_daemon(home=home, database_url=database_url, env=provider_env(fake_provider))
+    daemon = await start_daemon(
+        home=home, database_url=database_url, env=provider_env(fake_provider)
+    )
     try:
         async with daemon.client() as client:
             created = await client.post("/v1/sessions", json={"workspace": str(workspace)})
@@ -192,7 +205,11 @@ async def test_the_log_file_has_json_lines_with_ids_access_lines_and_call_lines(
     model_calls = [e for e in events if e["event"] == "model.call"]
     assert len(model_calls) == 2
     for call in model_calls:
-        assert (call["provider"], call["model"], call["status"]) == ("default", "fake-model", "succeeded")
+        assert (call["provider"], call["model"], call["status"]) == (
+            "default",
+            "fake-model",
+            "succeeded",
+        )
         assert (call["session_id"], call["turn_id"]) == (sid, turn_id)
         assert call["input_tokens"] == 11 and call["output_tokens"] == 7
         assert isinstance(call["duration_ms"], int)

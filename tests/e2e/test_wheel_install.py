@@ -41,7 +41,18 @@ async def test_the_installed_wheel_migrates_a_fresh_database_and_serves_a_turn(
 ) -> None:
     """Issue 15 §1: the wheel ships the migrations; migrate + serve + a turn from the install."""
     wheels = tmp_path / "wheels"
-    await _run(sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheels), str(REPO), cwd=tmp_path)
+    await _run(
+        sys.executable,
+        "-m",
+        "pip",
+        "wheel",
+        "--no-deps",
+        "-q",
+        "-w",
+        str(wheels),
+        str(REPO),
+        cwd=tmp_path,
+    )
     (wheel,) = wheels.glob("openwork_core-*.whl")
     with zipfile.ZipFile(wheel) as archive:
         shipped = set(archive.namelist())
@@ -64,9 +75,11 @@ async def test_the_installed_wheel_migrates_a_fresh_database_and_serves_a_turn(
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENWORK_", "PYTHON"))}
     env |= {"OPENWORK_DATABASE_URL": database_url, "OPENWORK_HOME": str(tmp_path / "home")}
     where = await _run(
-        str(venv / "bin" / "python"), "-c",
+        str(venv / "bin" / "python"),
+        "-c",
         "import openwork_core.storage.migrate as m; print(m.migrations_dir())",
-        cwd=outside, env=env,
+        cwd=outside,
+        env=env,
     )
     assert where.strip().startswith(str(venv))
     assert where.strip().endswith("openwork_migrations")
