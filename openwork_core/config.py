@@ -78,9 +78,19 @@ class OpenWorkSettings(BaseSettings):
     model_max_reasoning_tokens: int = 0
     model_accepts_data_blocks: bool = True
 
-    @field_validator("provider", mode="before")
+    @field_validator(
+        "provider",
+        "provider_base_url",
+        "provider_api_key",
+        "model",
+        "token",
+        "database_url",
+        "log_format",
+        mode="before",
+    )
     @classmethod
-    def _blank_provider_is_none(cls, value: object) -> object:
+    def _blank_is_unset(cls, value: object) -> object:
+        """``VAR=`` (as compose writes ``${VAR:-}``) means unset."""
         return None if value == "" else value
 
     @field_validator("listen")
