@@ -61,7 +61,7 @@ def test_both_readme_commands_install_everything_they_promise() -> None:
     """`make serve` and `make test` both create the venv and install bubblewrap."""
     makefile = (REPO / "Makefile").read_text()
     for target in ("serve", "test"):
-        (line,) = [l for l in makefile.splitlines() if l.startswith(f"{target}:")]
+        (line,) = [row for row in makefile.splitlines() if row.startswith(f"{target}:")]
         prerequisites = line.split(":", 1)[1].split()
         assert {"$(STAMP)", "system-deps"} <= set(prerequisites), line
     assert "make serve" in (REPO / "README.md").read_text()
