@@ -68,6 +68,8 @@ class OpenWorkSettings(BaseSettings):
     token: str | None = Field(default=None, repr=False)
     allowed_origins: str = ""
     log_format: Literal["json", "console"] | None = None
+    session_lease_seconds: float = Field(default=30.0, gt=0)
+    """How long a session's lease lasts without renewal (renewed every third of it)."""
 
     provider: ProviderKind | None = None
     provider_base_url: str | None = None

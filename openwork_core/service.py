@@ -4,7 +4,7 @@ provider resolution, and every operation the daemon exposes (session-runtime.md 
 from __future__ import annotations
 
 import asyncio
-import os
+import contextlib
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -14,27 +14,15 @@ import structlog
 
 from openwork_chat_state.item import MessageKind
 from openwork_chat_state.messages import user_text
-from openwork_core.agents import AgentControl
 from openwork_core.agents.definitions import AGENTS
-from openwork_core.context.builder import SystemContextBuilder
 from openwork_core.context.engine import ContextEngine
-from openwork_core.context.inspection import ContextInspection, build_context_inspection
-from openwork_core.context.limits import ModelContextLimits
-from openwork_core.models.capabilities import ModelCapabilities
-from openwork_core.models.port import ModelPort
-from openwork_core.session.actor import SessionHandle, TurnAccepted
+from openwork_core.context.inspection import ContextInspection
 from openwork_core.session.approval import PermissionDecision
-from openwork_core.session.build import SessionDeps, build_session_handle
-from openwork_core.session.compaction import (
-    CompactionResult,
-    SummarySettings,
-)
-from openwork_core.session.errors import (
-    InvalidWorkspace,
-    NoProvider,
-    ReloadRequired,
-    UnknownAgent,
-)
+from openwork_core.session.build import SessionDeps
+from openwork_core.session.commands import TurnAccepted
+from openwork_core.session.compaction import CompactionResult, SummarySettings
+from openwork_core.session.errors import InvalidWorkspace, UnknownAgent
+from openwork_core.session.handle import SessionHandle
 from openwork_core.session.input import (
     InputMessage,
     PreparedTurnInput,
@@ -42,38 +30,35 @@ from openwork_core.session.input import (
     UserInput,
     visible_user_message,
 )
-from openwork_core.session.runner import ResolvedModel, TurnSpec
-from openwork_core.session.snapshot import SessionSnapshot
-from openwork_core.session.sub_agent_host import SubAgentHost, SubAgentModeFixed
+from openwork_core.session.ownership import (
+    DEFAULT_LEASE_SECONDS,
+    DaemonIdentity,
+    SessionLease,
+    in_process_identity,
+)
+from openwork_core.session.registry import ModelPortFactory, SessionRegistry
+from openwork_core.session.runner import ResolvedModel, SessionServices, TurnSpec
+from openwork_core.session.snapshot import SessionSnapshot, sandbox_view, stored_snapshot
+from openwork_core.session.sub_agent_host import SubAgentModeFixed
 from openwork_core.session.trace import TraceRecorder
 from openwork_core.session.turn_views import TurnView, read_turn_view
 from openwork_core.session.updates import GlobalUpdates, Replay, Subscription
+from openwork_core.session.workspace import workspace_refusal
 from openwork_core.skills.enablement import SkillEnablement
 from openwork_core.skills.selection import select_skills, skill_snapshot_text
-from openwork_core.storage import PostgresStore, RecordNotFound
+from openwork_core.storage import PostgresStore
 from openwork_core.storage.postgres.agents import AgentStore
 from openwork_core.storage.postgres.compactions import CompactionStore, TranscriptPage
 from openwork_core.storage.postgres.file_changes import FileChangeStore
-from openwork_core.storage.postgres.plans import PlanStore
+from openwork_core.storage.postgres.ownership import PostgresOwnership
+from openwork_core.storage.postgres.session_storage import PostgresSessionStorage
 from openwork_core.storage.postgres.skills import SkillStatusStore
-from openwork_core.storage.records import (
-    ProviderRecord,
-    SessionRecord,
-    StoredMessage,
-)
+from openwork_core.storage.records import SessionRecord, StoredMessage
 from openwork_core.storage.spill_retention import sweep_spill_dirs
-from openwork_tools import (
-    FileChange,
-    SandboxMode,
-    SandboxStatus,
-    builtin_registry,
-)
+from openwork_tools import FileChange, SandboxMode, SandboxStatus, builtin_registry
 from openwork_tools.undo import ChangeDirection
 
 log = structlog.get_logger(__name__)
-
-ModelPortFactory = Callable[[ProviderRecord, str | None], ModelPort]
-"""Builds the port for a provider, given the API key read from its environment variable."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -84,6 +69,8 @@ class MessagePage:
 
 
 class OpenWorkCore:
+    """The service facade the daemon's routes call; sessions live in its ``SessionRegistry``."""
+
     def __init__(
         self,
         *,
@@ -94,52 +81,120 @@ class OpenWorkCore:
         app_version: str,
         skill_root: Path | None = None,
         summary_settings: SummarySettings | None = None,
+        observe_sessions: Callable[[str, SessionServices], None] | None = None,
+        identity: DaemonIdentity | None = None,
+        lease_seconds: float = DEFAULT_LEASE_SECONDS,
     ) -> None:
-        self.store = store
-        self.home = home
-        self.sandbox = sandbox
-        self.app_version = app_version
-        self.skill_root = skill_root
-        self.global_updates = GlobalUpdates()
-        self._model_ports = model_ports
-        self._ports: dict[ProviderRecord, ModelPort] = {}
-        self._handles: dict[str, SessionHandle] = {}
-        self._load_locks: dict[str, asyncio.Lock] = {}
-        self._engine = ContextEngine()
-        self._registry = builtin_registry()
-        self._closing = False
-        self.trace = TraceRecorder(store.pool)
-        self._plans = PlanStore(store.pool)
+        self._store = store
+        self._sandbox = sandbox
+        self._lease_seconds = lease_seconds
+        self._ownership = PostgresOwnership(
+            store.pool, identity or in_process_identity(home), lease_seconds
+        )
+        self._renewals: asyncio.Task[None] | None = None
+        self._home = home
+        self._skill_root = skill_root
+        self._global_updates = GlobalUpdates()
+        self._trace = TraceRecorder(store.pool)
+        self._skills = SkillEnablement(SkillStatusStore(store.pool), skill_root)
         self._compactions = CompactionStore(store.pool)
-        self.agent_store = AgentStore(store.pool)
-        self._agent_hosts: dict[str, SubAgentHost] = {}
-        self._summary_settings = summary_settings or SummarySettings()
-        self.skills = SkillEnablement(SkillStatusStore(store.pool), skill_root)
         self._file_changes = FileChangeStore(store.pool)
+        self._agent_store = agent_store = AgentStore(store.pool)
+        self._sessions = SessionRegistry(
+            deps=SessionDeps(
+                storage_for=self._session_storage,
+                engine=ContextEngine(),
+                registry=builtin_registry(),
+                trace=self._trace,
+                home=home,
+                sandbox=sandbox,
+                skill_root=skill_root,
+                app_version=app_version,
+                summary_settings=summary_settings or SummarySettings(),
+                global_updates=self._global_updates,
+                observe=observe_sessions,
+            ),
+            children=agent_store,
+            get_provider=store.get_provider,
+            model_ports=model_ports,
+            ownership=self._ownership,
+        )
 
-    # -- lifecycle ---------------------------------------------------------------------------
-    async def start(self) -> None:
-        """Restart correction before any session is served (session-runtime.md §10)."""
-        corrected = await self.store.mark_running_interrupted()
-        if corrected:
-            log.info("restart.corrected", interrupted_turns=corrected)
-        await self.skills.load()
-        removed = await asyncio.to_thread(sweep_spill_dirs, self.home / "spill")
-        if removed:
-            log.info("spill.swept", directories=len(removed))
-        self.trace.start()
+    def _session_storage(self, session_id: str, lease: SessionLease) -> PostgresSessionStorage:
+        return PostgresSessionStorage(self._store.pool, session_id, lease)
 
-    async def shutdown(self) -> None:
-        """Cancel active turns (outcome cancelled) and stop every actor."""
-        self._closing = True
-        handles = list(self._handles.values())
-        self._handles.clear()
-        await asyncio.gather(*(h.shutdown() for h in handles), return_exceptions=True)
-        await self.trace.close()
+    # -- read-only views the daemon and tests use ----------------------------------------------
+    @property
+    def store(self) -> PostgresStore:
+        return self._store
+
+    @property
+    def sessions(self) -> SessionRegistry:
+        """The live sessions (the ``SessionDirectory``)."""
+        return self._sessions
+
+    @property
+    def agent_store(self) -> AgentStore:
+        return self._agent_store
+
+    @property
+    def global_updates(self) -> GlobalUpdates:
+        return self._global_updates
+
+    @property
+    def skills(self) -> SkillEnablement:
+        return self._skills
+
+    @property
+    def trace(self) -> TraceRecorder:
+        return self._trace
+
+    @property
+    def home(self) -> Path:
+        return self._home
 
     @property
     def closing(self) -> bool:
-        return self._closing
+        return self._sessions.closing
+
+    # -- lifecycle ---------------------------------------------------------------------------
+    async def start(self) -> None:
+        """Register this daemon and correct what no live daemon drives any more, before any
+        session is served (session-runtime.md §10; never a live daemon's turns)."""
+        corrected = await self._ownership.register()
+        if corrected:
+            log.info("restart.corrected", interrupted_turns=corrected)
+        await self._skills.load()
+        removed = await asyncio.to_thread(sweep_spill_dirs, self._home / "spill")
+        if removed:
+            log.info("spill.swept", directories=len(removed))
+        self._trace.start()
+        self._renewals = asyncio.get_running_loop().create_task(
+            self._renew_leases(), name="lease-renewal"
+        )
+
+    async def _renew_leases(self) -> None:
+        """Heartbeat and lease renewal, a third of the lease apart; a lease another daemon took
+        stops its actor here. A failed renewal is retried at the next beat."""
+        while True:
+            await asyncio.sleep(self._lease_seconds / 3)
+            try:
+                await self._sessions.leases_renewed(await self._ownership.renew())
+            except Exception as exc:
+                log.warning("lease.renewal_failed", error=str(exc))
+
+    async def shutdown(self) -> None:
+        """Cancel active turns (outcome cancelled), stop every actor, give the leases back."""
+        if self._renewals is not None:
+            self._renewals.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._renewals
+        await self._sessions.shutdown()
+        try:
+            await self._ownership.stop()
+        except Exception as exc:  # the leases then expire on their own
+            log.warning("lease.release_failed", error=str(exc))
+        await self._trace.close()
 
     # -- sessions ----------------------------------------------------------------------------
     async def create_session(
@@ -154,9 +209,12 @@ class OpenWorkCore:
         path = Path(workspace)
         if not path.is_absolute() or not await asyncio.to_thread(path.is_dir):
             raise InvalidWorkspace(f"workspace is not an existing absolute directory: {workspace}")
+        refusal = workspace_refusal(await asyncio.to_thread(path.resolve), self._home.resolve())
+        if refusal is not None:
+            raise InvalidWorkspace(refusal)
         if agent not in AGENTS:
             raise UnknownAgent(f"unknown agent: {agent}")
-        return await self.store.create_session(
+        return await self._store.create_session(
             session_id=f"ses_{uuid.uuid4().hex}",
             working_directory=str(await asyncio.to_thread(path.resolve)),
             agent=agent,
@@ -166,73 +224,15 @@ class OpenWorkCore:
         )
 
     async def get_session(self, session_id: str) -> SessionRecord:
-        return await self.store.get_session(session_id)
+        return await self._store.get_session(session_id)
 
     async def list_sessions(self) -> list[SessionRecord]:
-        return await self.store.list_sessions()
+        return await self._store.list_sessions()
 
-    async def handle(self, session_id: str) -> SessionHandle:
-        """The session's live handle, loading it from the database on first use."""
-        existing = self._handles.get(session_id)
-        if existing is not None and not existing.reload_required:
-            return existing
-        lock = self._load_locks.setdefault(session_id, asyncio.Lock())
-        async with lock:
-            existing = self._handles.get(session_id)
-            if existing is not None:
-                if not existing.reload_required or await existing.active_turn_id() is not None:
-                    return existing
-                await existing.shutdown()
-            handle = await self._load(session_id)
-            self._handles[session_id] = handle
-            return handle
-
-    def loaded_handle(self, session_id: str) -> SessionHandle | None:
-        """The session's live handle when it is loaded; never loads it."""
-        return self._handles.get(session_id)
-
-    async def close_session(self, session_id: str) -> None:
-        """Stop a loaded session's actor (a deleted sub-agent); unknown ids are ignored."""
-        handle = self._handles.pop(session_id, None)
-        if handle is not None:
-            await handle.shutdown()
-
-    async def agent_host(self, root_session_id: str) -> SubAgentHost:
-        """The root's sub-agent host; its ``AgentControl`` is restored from the child rows the
-        first time (multi-agent.md §2: no child started, no slot taken)."""
-        host = self._agent_hosts.get(root_session_id)
-        if host is None:
-            children = await self.agent_store.list_children(root_session_id)
-            host = self._agent_hosts.get(root_session_id)
-            if host is None:
-                host = SubAgentHost(self, AgentControl.restore(root_session_id, children))
-                self._agent_hosts[root_session_id] = host
-        return host
-
-    async def _load(self, session_id: str) -> SessionHandle:
-        """``build_session_handle`` (multi-agent.md §1): roots and children alike."""
-        with structlog.contextvars.bound_contextvars(session_id=session_id):
-            return await self._build(session_id)
-
-    async def _build(self, session_id: str) -> SessionHandle:
-        record = await self.store.get_session(session_id)
-        host = await self.agent_host(record.parent_session_id or record.id)
-        deps = SessionDeps(
-            store=self.store,
-            plans=self._plans,
-            compactions=self._compactions,
-            agent_store=self.agent_store,
-            engine=self._engine,
-            registry=self._registry,
-            trace=self.trace,
-            home=self.home,
-            sandbox=self.sandbox,
-            skill_root=self.skill_root,
-            app_version=self.app_version,
-            summary_settings=self._summary_settings,
-            global_updates=self.global_updates,
-        )
-        return await build_session_handle(deps, record, host)
+    async def _loaded(self, session_id: str) -> SessionHandle:
+        """The live handle of an existing session (``RecordNotFound`` otherwise)."""
+        await self._store.get_session(session_id)
+        return await self._sessions.load(session_id)
 
     # -- turns -------------------------------------------------------------------------------
     async def start_turn(
@@ -243,13 +243,16 @@ class OpenWorkCore:
         inputs: Sequence[UserInput],
         disabled_skill_names: Sequence[str] = (),
     ) -> TurnAccepted:
-        record = await self.store.get_session(session_id)
+        record = await self._store.get_session(session_id)
+        known = await self._store.get_turn_by_client_request(session_id, client_request_id)
+        if known is not None:  # idempotent from the database, across restarts and daemons
+            return TurnAccepted(known.id, client_request_id)
         visible = visible_user_message(tuple(inputs))
         # the persisted preference plus this request's (skills.md §6: snapshotted at turn start)
-        disabled = self.skills.disabled | frozenset(disabled_skill_names)
+        disabled = self._skills.disabled | frozenset(disabled_skill_names)
         skills = await asyncio.to_thread(
             select_skills,
-            self.skill_root,
+            self._skill_root,
             disabled,
             [(p.name, p.path) for p in inputs if isinstance(p, SkillInput)],
         )
@@ -260,16 +263,10 @@ class OpenWorkCore:
             for s in skills
         )
         prepared = PreparedTurnInput(messages=(*snapshots, visible))
-        model = await self.resolve_model(record)
-        stale = self._handles.get(session_id)
-        if stale is not None and stale.reload_required and await stale.active_turn_id() is None:
-            # compaction.md §7: refuse this turn; the next access rebuilds from the database
-            self._handles.pop(session_id, None)
-            await stale.shutdown()
-            raise ReloadRequired()
-        handle = await self.handle(session_id)
+        model = await self._sessions.resolve_model(record)
+        handle = await self._sessions.load_for_turn(session_id)
         if record.parent_session_id is None:  # multi-agent.md §8, before the user Turn
-            await (await self.agent_host(session_id)).reconcile(handle)
+            await (await self._sessions.agent_host(session_id)).reconcile(handle)
         spec = TurnSpec(
             session_id=session_id,
             turn_id=f"turn_{uuid.uuid4().hex}",
@@ -281,68 +278,50 @@ class OpenWorkCore:
         return await handle.start_turn(spec)
 
     async def resolve_model(self, record: SessionRecord) -> ResolvedModel:
-        """The session's provider, model, capabilities and (cached) port; NoProvider otherwise."""
-        if record.provider_id is None:
-            raise NoProvider("the session has no model provider")
-        try:
-            provider = await self.store.get_provider(record.provider_id)
-        except RecordNotFound as exc:
-            raise NoProvider(f"unknown model provider: {record.provider_id}") from exc
-        model = provider.model(record.model_name)
-        if model is None:
-            raise NoProvider(
-                f"provider {provider.id} has no model {record.model_name or '(default)'}"
-            )
-        capabilities = ModelCapabilities(
-            context_window_tokens=model.context_window,
-            max_output_tokens=model.max_output_tokens,
-            max_reasoning_tokens=model.max_reasoning_tokens or None,
-            accepts_data_blocks=model.accepts_data_blocks,
-        )
-        port = self._ports.get(provider)
-        if port is None:
-            key = os.environ.get(provider.api_key_env) if provider.api_key_env else None
-            port = self._model_ports(provider, key)
-            self._ports[provider] = port
-        return ResolvedModel(provider=provider, model=model, capabilities=capabilities, port=port)
+        return await self._sessions.resolve_model(record)
 
     async def turn_view(self, session_id: str, turn_id: str) -> TurnView:
         """A turn exists from acceptance: running before the runner has written its row."""
-        return await read_turn_view(self.store, self._handles.get(session_id), session_id, turn_id)
+        return await read_turn_view(
+            self._store, self._sessions.get(session_id), session_id, turn_id
+        )
 
     async def cancel_turn(self, session_id: str, turn_id: str) -> None:
-        await self.store.get_session(session_id)
-        handle = await self.handle(session_id)
-        await handle.cancel_turn(turn_id)
+        await (await self._loaded(session_id)).cancel_turn(turn_id)
 
     async def resolve_permission(
         self, session_id: str, turn_id: str, tool_call_id: str, decision: PermissionDecision
     ) -> None:
-        await self.store.get_session(session_id)
-        handle = await self.handle(session_id)
-        await handle.resolve_permission(turn_id, tool_call_id, decision)
+        await (await self._loaded(session_id)).resolve_permission(turn_id, tool_call_id, decision)
 
     async def set_permission_mode(self, session_id: str, mode: SandboxMode) -> SessionRecord:
-        record = await self.store.get_session(session_id)
+        record = await self._store.get_session(session_id)
         if record.parent_session_id is not None:
             raise SubAgentModeFixed(session_id)
-        handle = await self.handle(session_id)
-        await handle.set_permission_mode(mode)
-        return await self.store.get_session(session_id)
+        await (await self._sessions.load(session_id)).set_permission_mode(mode)
+        return await self._store.get_session(session_id)
 
     async def snapshot(self, session_id: str) -> SessionSnapshot:
-        return await (await self.handle(session_id)).snapshot()
+        """The live snapshot of a loaded session; otherwise one read from the database (reading
+        a session never loads its actor)."""
+        handle = self._sessions.get(session_id)
+        if handle is not None:
+            return await handle.snapshot()
+        record = await self._store.get_session(session_id)
+        return stored_snapshot(
+            record, await self._store.get_running_turn(session_id), sandbox_view(self._sandbox)
+        )
 
     async def subscribe(
         self, session_id: str, after_sequence: int | None
     ) -> tuple[Replay, Subscription]:
-        return await (await self.handle(session_id)).subscribe(after_sequence)
+        return await (await self._sessions.load(session_id)).subscribe(after_sequence)
 
     async def list_messages(
         self, session_id: str, *, after_sequence: int, limit: int
     ) -> MessagePage:
-        await self.store.get_session(session_id)
-        rows = await self.store.list_messages(
+        await self._store.get_session(session_id)
+        rows = await self._store.list_messages(
             session_id, after_sequence=after_sequence, limit=limit + 1
         )
         page = tuple(rows[:limit])
@@ -357,51 +336,35 @@ class OpenWorkCore:
         self, session_id: str, change_ids: Sequence[str], direction: ChangeDirection
     ) -> tuple[FileChange, ...]:
         """Undo or reapply recorded ``file_change`` artifacts (tools.md §8); idle sessions only."""
-        await self.store.get_session(session_id)
-        handle = await self.handle(session_id)
-        return await handle.apply_file_changes(self._file_changes, tuple(change_ids), direction)
+        handle = await self._loaded(session_id)
+        return await handle.apply_file_changes(tuple(change_ids), direction)
 
     # -- compaction ----------------------------------------------------------------------------
     async def compact(self, session_id: str) -> CompactionResult:
         """Manual compaction (compaction.md §1): idle only, no pruning."""
-        record = await self.store.get_session(session_id)
-        model = await self.resolve_model(record)
-        return await (await self.handle(session_id)).compact(model)
+        record = await self._store.get_session(session_id)
+        model = await self._sessions.resolve_model(record)
+        return await (await self._sessions.load(session_id)).compact(model)
 
     async def rewind(self, session_id: str, compaction_id: str) -> CompactionResult:
         """Install an older checkpoint's projection as a new rewind checkpoint (§8.3)."""
-        record = await self.store.get_session(session_id)
-        model = await self.resolve_model(record)
-        return await (await self.handle(session_id)).rewind(compaction_id, model)
+        record = await self._store.get_session(session_id)
+        model = await self._sessions.resolve_model(record)
+        return await (await self._sessions.load(session_id)).rewind(compaction_id, model)
 
     async def read_transcript(
         self, session_id: str, *, compaction_id: str | None, after_sequence: int, limit: int
     ) -> TranscriptPage:
         """The raw messages a checkpoint covers, paged (§8.4); never synthetic items."""
-        await self.store.get_session(session_id)
+        await self._store.get_session(session_id)
         return await self._compactions.read_transcript(
             session_id, compaction_id, after_sequence, limit
         )
 
     # -- inspection --------------------------------------------------------------------------
     async def inspect_context_window(self, session_id: str) -> ContextInspection:
-        """The next request's regions through the same ``prepare``, without sampling World State
-        and without calling a provider (context-window.md §8)."""
-        record = await self.store.get_session(session_id)
-        model = await self.resolve_model(record)
-        handle = await self.handle(session_id)
-        services = handle.services
-        system = SystemContextBuilder().build(
-            services.agent.system_prompt, services.toolset.system_prompt()
-        )
-        prepared = self._engine.prepare(
-            model=model.model.name,
-            capabilities=model.capabilities,
-            system=system,
-            view=await services.chat.context_view(),
-            tools=services.toolset.definitions,
-            spill_dir=str(services.spill_dir) if services.spill_dir else None,
-        )
-        return build_context_inspection(
-            prepared, ModelContextLimits.from_capabilities(model.capabilities)
-        )
+        """The next request's regions through the runner's own prepare, without sampling World
+        State and without calling a provider (context-window.md §8)."""
+        record = await self._store.get_session(session_id)
+        model = await self._sessions.resolve_model(record)
+        return await (await self._sessions.load(session_id)).inspect_context(model)

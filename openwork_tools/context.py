@@ -92,6 +92,7 @@ class ToolSessionContext:
         home: Path | None = None,
         protected_roots: tuple[Path, ...] = (),
         credential_dirs: tuple[Path, ...] | None = None,
+        secret_dirs: tuple[Path, ...] = (),
         environment: Mapping[str, str] | None = None,
         temp_dirs: tuple[Path, ...] | None = None,
         observations: FileObservations | None = None,
@@ -107,6 +108,11 @@ class ToolSessionContext:
         creds = credential_dirs
         if creds is None:
             creds = default_credential_dirs(self.home)
+        self.secret_dirs = tuple(p.resolve() for p in secret_dirs)
+        """The daemon's own directory (``OPENWORK_HOME``: token, keys, database, logs, other
+        sessions' spill files): no tool reads, lists, searches or writes it under any mode or
+        grant, and bash does not see it — except this session's own spill dir, the model's own
+        output, which stays readable."""
         self.credential_dirs = tuple(p.resolve() for p in creds)
         env = dict(environment) if environment is not None else host_environment()
         self.environment: Mapping[str, str] = {k: env[k] for k in HOST_ENV_KEYS if k in env}

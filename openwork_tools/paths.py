@@ -63,6 +63,20 @@ def is_hard_protected(real: Path, session: ToolSessionContext) -> bool:
     return any(a == ".git" and b == "hooks" for a, b in itertools.pairwise(parts))
 
 
+def secret_text(path: Path | str) -> str:
+    return (
+        f"[sandbox: {path} belongs to the OpenWork daemon and cannot be read or written by any "
+        "tool in any mode; do not retry]"
+    )
+
+
+def is_secret(path: Path, session: ToolSessionContext) -> bool:
+    """Under the daemon's own directory and not in this session's spill dir (never grantable)."""
+    if session.spill_dir is not None and is_under(path, session.spill_dir):
+        return False
+    return any(is_under(path, root) for root in session.secret_dirs)
+
+
 def is_credential(path: Path, session: ToolSessionContext) -> bool:
     return any(is_under(path, root) for root in session.credential_dirs)
 
@@ -116,6 +130,8 @@ def resolve_path(
     lexical = lexical_absolute(given, session)
     mode = policy.mode.display
     escalate = can_escalate and session.sandbox.available
+    if is_secret(lexical, session) or is_secret(Path(os.path.realpath(lexical)), session):
+        return ToolResult.denied(secret_text(lexical), sandbox_denied=False)
     if intent is PathIntent.MUST_EXIST:
         try:
             real = Path(os.path.realpath(lexical, strict=True))

@@ -14,7 +14,8 @@ from types import TracebackType
 import httpx
 from pydantic import JsonValue
 
-DISCOVERY_FILE = "daemon.json"
+from openwork_core.daemon.home import discovery_path
+
 TIMEOUT_S = 30.0
 
 
@@ -54,7 +55,7 @@ class Discovery:
 
 
 def read_discovery(home: Path) -> Discovery:
-    path = home / DISCOVERY_FILE
+    path = discovery_path(home)
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:

@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 import typer
 from pydantic import JsonValue
 
-from openwork_core.cli.client import CliError, process_alive, read_discovery
+from openwork_core.cli.client import CliError, DaemonClient, process_alive, read_discovery
 from openwork_core.cli.output import console, print_json
 from openwork_core.config import (
     DEFAULT_PROVIDER_ID,
@@ -27,6 +27,8 @@ from openwork_core.config import (
     default_skill_root,
     load_settings,
 )
+from openwork_core.daemon.home import HomeInUse
+from openwork_core.daemon.startup import embedded_home_guard
 from openwork_core.logs import configure_logging
 from openwork_core.storage.records import ProviderKind, ProviderRecord
 
@@ -198,11 +200,38 @@ async def _database_checks(settings: OpenWorkSettings) -> tuple[list[Check], Pro
     return checks, stored
 
 
+def _through_the_daemon(settings: OpenWorkSettings, running: HomeInUse) -> list[Check]:
+    """The embedded database belongs to the running daemon: ask it, never start a second
+    server on its data (that would stop the daemon's)."""
+    try:
+        with DaemonClient.connect(settings.home) as client:
+            health = client.get("/v1/health")
+    except CliError as exc:
+        return [
+            Check("database", "fail", f"embedded, owned by the daemon pid {running.pid}: {exc}")
+        ]
+    ok = isinstance(health, dict) and health.get("database") == "ok"
+    return [
+        Check(
+            "database",
+            "ok" if ok else "fail",
+            f"embedded ({settings.home / 'pgdata'}), reachable through the running daemon"
+            if ok
+            else f"the running daemon reports its database as {health}",
+        ),
+        Check("migrations", "ok" if ok else "warn", "applied by the running daemon at its start"),
+    ]
+
+
 async def run_checks(settings: OpenWorkSettings) -> list[Check]:
     from openwork_core.skills.discovery import discover_skills
     from openwork_tools.sandbox import probe_sandbox
 
-    checks, stored = await _database_checks(settings)
+    with embedded_home_guard(settings) as running:
+        if running is None:
+            checks, stored = await _database_checks(settings)
+        else:
+            checks, stored = await asyncio.to_thread(_through_the_daemon, settings, running), None
     provider = settings.default_provider() or stored
     key_env = provider.api_key_env if provider is not None else None
     key_value = (

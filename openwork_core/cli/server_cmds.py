@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import sys
 
 import typer
@@ -56,16 +57,20 @@ def migrate() -> None:
 
 async def apply_pending(settings: OpenWorkSettings) -> int:
     from openwork_core.daemon.server import MIGRATION_FIX
-    from openwork_core.daemon.startup import open_database
+    from openwork_core.daemon.startup import embedded_home_guard, open_database
     from openwork_core.logs import configure_logging
     from openwork_core.storage import apply_migrations, discover_migrations
     from openwork_core.storage.errors import MigrationChecksumMismatch, MigrationLayoutError
 
-    logging_setup = configure_logging(settings.log_format)
+    logging_setup = configure_logging(settings.log_format, level=logging.WARNING)
     try:
         known = discover_migrations()
-        async with open_database(settings) as database, database.pool.acquire() as conn:
-            applied = await apply_migrations(conn)
+        with embedded_home_guard(settings) as running:
+            if running is not None:
+                print(f"{running}: it applied the migrations when it started; nothing to do")
+                return 0
+            async with open_database(settings) as database, database.pool.acquire() as conn:
+                applied = await apply_migrations(conn)
     except (MigrationChecksumMismatch, MigrationLayoutError) as exc:
         raise ConfigError("OPENWORK_DATABASE_URL", str(exc), MIGRATION_FIX) from None
     finally:

@@ -21,9 +21,11 @@ from openwork_core.session.errors import (
     SessionActive,
     SessionError,
     TurnNotActive,
+    TurnNotRecorded,
     UnknownAgent,
 )
 from openwork_core.session.file_changes import UnknownFileChange
+from openwork_core.session.ownership import LeaseLost, SessionOwnedElsewhere
 from openwork_core.session.sub_agent_host import SubAgentModeFixed
 from openwork_core.skills.enablement import InvalidSkillName
 from openwork_core.skills.selection import SkillSelectionError
@@ -44,6 +46,7 @@ _STATUS: dict[type[Exception], int] = {
     SessionActive: 409,
     SubAgentModeFixed: 409,
     ActorStopped: 503,
+    TurnNotRecorded: 503,
 }
 
 
@@ -67,6 +70,10 @@ def response_for(exc: Exception) -> JsonBytes:
         return error_response(404, "not_found", str(exc))
     if isinstance(exc, Busy):
         return error_response(409, exc.code, str(exc), {"turn_id": exc.turn_id})
+    if isinstance(exc, SessionOwnedElsewhere):
+        return error_response(409, exc.code, str(exc), {"owner_url": exc.owner_url})
+    if isinstance(exc, LeaseLost):
+        return error_response(409, exc.code, str(exc))
     if isinstance(exc, UnknownFileChange):
         return error_response(404, exc.code, str(exc))
     if isinstance(exc, FileChangeError):

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import os
 import secrets
 import signal
@@ -13,7 +12,6 @@ import socket
 import sys
 import threading
 from collections.abc import Callable, Generator
-from pathlib import Path
 from types import FrameType
 
 import structlog
@@ -27,6 +25,7 @@ from openwork_core.config import (
 )
 from openwork_core.daemon.access_log import AccessLog
 from openwork_core.daemon.app import create_app
+from openwork_core.daemon.home import HomeInUse, HomeLock, remove_discovery, write_discovery
 from openwork_core.daemon.startup import (
     BannerFacts,
     banner_lines,
@@ -37,6 +36,7 @@ from openwork_core.daemon.startup import (
 from openwork_core.logs import LogSetup, configure_logging
 from openwork_core.models.adapters import model_port_for
 from openwork_core.service import OpenWorkCore
+from openwork_core.session.ownership import daemon_identity
 from openwork_core.storage import PostgresStore, apply_migrations
 from openwork_core.storage.errors import MigrationChecksumMismatch, MigrationLayoutError
 from openwork_core.version import app_version
@@ -82,27 +82,24 @@ class _Server(uvicorn.Server):
             self._on_listening()
 
 
-def _write_discovery(home: Path, url: str, token: str) -> Path:
-    path = home / "daemon.json"
-    tmp = home / f".daemon.json.{os.getpid()}"
-    payload = {"url": url, "token": token, "pid": os.getpid(), "version": app_version()}
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as handle:
-        json.dump(payload, handle)
-    os.replace(tmp, path)
-    os.chmod(path, 0o600)
-    return path
-
-
 async def serve(settings: OpenWorkSettings, *, allow_remote: bool = False) -> int:
     """Run until SIGTERM/SIGINT. A setting that prevents the start raises ``ConfigError``."""
     home = settings.home
     home.mkdir(parents=True, exist_ok=True)
-    logging_setup = configure_logging(settings.log_format, log_dir=home / "logs")
+    lock = HomeLock(home)
     try:
-        return await _serve(settings, allow_remote or settings.allow_remote, logging_setup)
+        lock.acquire()
+    except HomeInUse as in_use:  # touch nothing of the running daemon (its daemon.json included)
+        print(f"openwork: {in_use}", file=sys.stderr)
+        return 1
+    try:
+        logging_setup = configure_logging(settings.log_format, log_dir=home / "logs")
+        try:
+            return await _serve(settings, allow_remote or settings.allow_remote, logging_setup)
+        finally:
+            logging_setup.close()
     finally:
-        logging_setup.close()
+        lock.release()
 
 
 async def _serve(settings: OpenWorkSettings, allow_remote: bool, logging_setup: LogSetup) -> int:
@@ -141,6 +138,8 @@ async def _serve_on(
             model_ports=model_port_for,
             app_version=app_version(),
             skill_root=default_skill_root(),
+            identity=daemon_identity(url, home),
+            lease_seconds=settings.session_lease_seconds,
         )
         await core.start()
         token = settings.token or secrets.token_urlsafe(32)
@@ -153,14 +152,12 @@ async def _serve_on(
             version=app_version(),
             shutdown=shutdown,
         )
-        discovery: list[Path] = []
         warnings = provider_warnings(
             default_provider, await store.list_providers(), settings.provider_api_key is not None
         )
 
         def on_listening() -> None:
-            path = _write_discovery(home, url, token)
-            discovery.append(path)
+            path = write_discovery(home, url, token, app_version())
             facts = BannerFacts(
                 version=app_version(),
                 url=url,
@@ -195,8 +192,6 @@ async def _serve_on(
             shutdown.set()
             log.info("daemon.draining")
             await core.shutdown()
-            for path in discovery:
-                with contextlib.suppress(FileNotFoundError):
-                    path.unlink()
+            remove_discovery(home, url)
     log.info("daemon.stopped")
     return 0

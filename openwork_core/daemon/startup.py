@@ -8,7 +8,7 @@ import asyncio
 import contextlib
 import errno
 import socket
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
@@ -17,6 +17,7 @@ import asyncpg
 
 from openwork_core.config import ConfigError, OpenWorkSettings
 from openwork_core.daemon.embedded_pg import EmbeddedPostgres, start_embedded_postgres
+from openwork_core.daemon.home import HomeInUse, HomeLock
 from openwork_core.storage import create_pool
 from openwork_core.storage.records import ProviderKind, ProviderRecord
 from openwork_tools.modes import SandboxStatus
@@ -199,3 +200,25 @@ def banner_lines(facts: BannerFacts) -> list[str]:
     ]
     lines.extend(f"warning: {w}" for w in facts.warnings)
     return lines
+
+
+@contextlib.contextmanager
+def embedded_home_guard(settings: OpenWorkSettings) -> Iterator[HomeInUse | None]:
+    """For ``migrate`` and ``doctor``: with the embedded database, hold the home's lock while
+    using it, so that no daemon starts meanwhile — and when a daemon already runs, yield its
+    ``HomeInUse`` instead: starting the embedded server would stop the daemon's (an orphan to
+    it). With ``OPENWORK_DATABASE_URL`` there is nothing to guard."""
+    if settings.database_url is not None:
+        yield None
+        return
+    settings.home.mkdir(parents=True, exist_ok=True)
+    lock = HomeLock(settings.home)
+    try:
+        lock.acquire()
+    except HomeInUse as running:
+        yield running
+        return
+    try:
+        yield None
+    finally:
+        lock.release()

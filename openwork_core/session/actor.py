@@ -1,22 +1,47 @@
 """SessionActor: one per active session. It owns the active turn, the live update stream and the
 snapshot; the runner task does the turn's work and reports back (session-runtime.md §1–§2).
 
-Callers hold a SessionHandle; each method sends one command to the actor's bounded queue and
-awaits the reply. A stopped actor answers ActorStopped."""
+The actor is one loop over its ``CommandQueue``: one ``match`` on the command union of
+``session/commands.py``. Callers hold a ``SessionHandle`` (the queue only). The actor owns its
+turn's task: it cancels it through the turn's ``TurnCancellation`` and awaits it when stopping."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import TypeVar, assert_never
 
 import structlog
 
-from openwork_core.agents import AgentMessage, TurnSlot
-from openwork_core.context.builder import SystemContextBuilder
+from openwork_chat_state import ConversationItem
+from openwork_core.agents import TurnSlot
+from openwork_core.context.inspection import ContextInspection, build_context_inspection
+from openwork_core.context.limits import ModelContextLimits
 from openwork_core.session.approval import PermissionDecision
+from openwork_core.session.commands import (
+    ApplyFileChanges,
+    CancelTurn,
+    CommandQueue,
+    Compact,
+    DeliverAgentMessage,
+    GetSnapshot,
+    GetStatus,
+    InspectContext,
+    ResolvePermission,
+    Rewind,
+    SessionCommand,
+    SessionStatus,
+    SetPermissionMode,
+    StartTurn,
+    Stop,
+    Subscribe,
+    TurnAccepted,
+    TurnEnded,
+    settle,
+)
 from openwork_core.session.compaction import (
     CompactionInstallFailed,
     CompactionResult,
@@ -29,9 +54,10 @@ from openwork_core.session.errors import (
     ReloadRequired,
     SessionActive,
     TurnNotActive,
+    TurnNotRecorded,
 )
 from openwork_core.session.file_changes import apply_recorded_changes
-from openwork_core.session.handle import SessionHandle as SessionHandle
+from openwork_core.session.handle import SessionHandle
 from openwork_core.session.outcome import Cancelled, Failed, FailureCode, TurnOutcome
 from openwork_core.session.runner import (
     PermissionSlot,
@@ -42,7 +68,11 @@ from openwork_core.session.runner import (
     TurnSpec,
     outcome_json,
 )
+from openwork_core.session.runner.cancellation import TurnCancellation
 from openwork_core.session.runner.compaction_step import compaction_deps
+from openwork_core.session.runner.context import PermissionModeView
+from openwork_core.session.runner.guards import new_id
+from openwork_core.session.runner.prepare import prepare_call, system_context
 from openwork_core.session.snapshot import (
     IdleRuntime,
     RunningRuntime,
@@ -50,6 +80,12 @@ from openwork_core.session.snapshot import (
     SessionSnapshot,
     fold,
     sandbox_view,
+)
+from openwork_core.session.storage import (
+    CompactionKind,
+    OutgoingMessage,
+    TurnOpening,
+    committed_all,
 )
 from openwork_core.session.updates import (
     Replay,
@@ -59,41 +95,30 @@ from openwork_core.session.updates import (
     TurnStarted,
     UpdateHub,
 )
-from openwork_core.storage import PostgresStore
-from openwork_core.storage.postgres.compactions import CompactionKind
-from openwork_core.storage.postgres.file_changes import FileChangeStore
 from openwork_tools import FileChange, SandboxMode, SandboxStatus
 from openwork_tools.undo import ChangeDirection
 
 log = structlog.get_logger(__name__)
 T = TypeVar("T")
 _QUEUE_CAPACITY = 64
+_STOP_TURN_GRACE_S = 8.0
+"""How long a stopping actor waits for its cancelled turn to end before cancelling its task."""
+
 
 TurnFinishedHook = Callable[[str, TurnOutcome], Awaitable[None]]
 """Called by the actor with ``(turn_id, outcome)`` after a Turn ended and the session is idle
 again: a sub-agent reports its outcome to its parent here (multi-agent.md §6, no watcher)."""
 
 
-@dataclass(frozen=True, slots=True)
-class TurnAccepted:
-    turn_id: str
-    client_request_id: str
-
-
 @dataclass(slots=True)
 class _ActiveTurn:
     turn_id: str
     client_request_id: str
-    cancel: asyncio.Event
+    cancellation: TurnCancellation
     permission: PermissionSlot
-    slot: TurnSlot | None = None
-    task: asyncio.Task[TurnOutcome] | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class _Command:
-    run: Callable[[], Awaitable[object]]
-    reply: asyncio.Future[object]
+    mode: PermissionModeView
+    slot: TurnSlot | None
+    task: asyncio.Task[None] | None = None
 
 
 class SessionActor:
@@ -105,179 +130,224 @@ class SessionActor:
         hub: UpdateHub,
         mode: SandboxMode,
         sandbox: SandboxStatus,
-        store: PostgresStore,
         on_turn_finished: TurnFinishedHook | None = None,
     ) -> None:
-        self.session_id = session_id
+        self._session_id = session_id
         self._on_turn_finished = on_turn_finished
         self._services = services
         self._hub = hub
         self._mode = mode
         self._sandbox = sandbox
-        self._store = store
         self._runtime: Runtime = IdleRuntime()
         self._active: _ActiveTurn | None = None
         self._accepted: dict[str, str] = {}
-        self._queue: asyncio.Queue[_Command | None] = asyncio.Queue(_QUEUE_CAPACITY)
-        self._task: asyncio.Task[None] | None = None
-        self._idle = asyncio.Event()
-        self._idle.set()
-
-    @property
-    def mode(self) -> SandboxMode:
-        return self._mode
-
-    @property
-    def reload_required(self) -> bool:
-        """A checkpoint committed but could not be installed (compaction.md §7)."""
-        return self._services.compaction_history.reload_required
-
-    @property
-    def services(self) -> SessionServices:
-        return self._services
+        self._queue: CommandQueue | None = None
 
     def spawn(self) -> SessionHandle:
-        self._task = asyncio.get_running_loop().create_task(
-            self._run(), name=f"session-{self.session_id}"
+        """Start the loop; the returned handle is the only way in."""
+        queue = CommandQueue(_QUEUE_CAPACITY)
+        self._queue = queue
+        task = asyncio.get_running_loop().create_task(
+            self._run(queue), name=f"session-{self._session_id}"
         )
-        return SessionHandle(self)
+        task.add_done_callback(_log_crash)
+        return SessionHandle(self._session_id, queue)
 
-    async def _run(self) -> None:
+    # -- the loop --------------------------------------------------------------------------
+    async def _run(self, queue: CommandQueue) -> None:
         # every log line of this session's work (turns, compaction, rewind, undo) names it
         structlog.contextvars.clear_contextvars()  # not the ids of a parent's turn
-        structlog.contextvars.bind_contextvars(session_id=self.session_id)
-        while True:
-            command = await self._queue.get()
-            if command is None:
-                break
-            if command.reply.cancelled():
-                continue
-            try:
-                result = await command.run()
-            except Exception as exc:
-                if not command.reply.done():
-                    command.reply.set_exception(exc)
-            else:
-                if not command.reply.done():
-                    command.reply.set_result(result)
-        while not self._queue.empty():
-            pending = self._queue.get_nowait()
-            if pending is not None and not pending.reply.done():
-                pending.reply.set_exception(ActorStopped())
+        structlog.contextvars.bind_contextvars(session_id=self._session_id)
+        try:
+            while True:
+                command = await queue.receive()
+                if isinstance(command, Stop):
+                    await self._stop(queue)
+                    command.reply.set_result(None)
+                    return
+                await self._dispatch(command)
+        finally:
+            for left in queue.close():
+                await self._refuse(left)
+            await self._services.chat.stop()
+            if not queue.stopped.done():
+                queue.stopped.set_result(None)
 
-    async def call(self, run: Callable[[], Awaitable[T]]) -> T:
-        if self._task is None or self._task.done():
-            raise ActorStopped()
-        reply: asyncio.Future[object] = asyncio.get_running_loop().create_future()
-        await self._queue.put(_Command(run, reply))
-        return await reply  # type: ignore[return-value]
+    async def _dispatch(self, command: SessionCommand) -> None:
+        match command:
+            case StartTurn(spec=spec, reply=reply):
+                await settle(reply, self._start_turn(spec))
+            case CancelTurn(turn_id=turn_id, reply=reply):
+                await settle(reply, self._cancel_turn(turn_id))
+            case ResolvePermission(turn_id=turn_id, tool_call_id=call_id, decision=decision):
+                await settle(command.reply, self._resolve_permission(turn_id, call_id, decision))
+            case SetPermissionMode(mode=mode, reply=reply):
+                await settle(reply, self._set_mode(mode))
+            case ApplyFileChanges(change_ids=change_ids, direction=direction, reply=reply):
+                await settle(reply, self._file_changes(change_ids, direction))
+            case Compact(model=model, reply=reply):
+                await settle(reply, self._compact(model))
+            case Rewind(compaction_id=compaction_id, model=model, reply=reply):
+                await settle(reply, self._rewind(compaction_id, model))
+            case InspectContext(model=model, reply=reply):
+                await settle(reply, self._inspect(model))
+            case GetSnapshot(reply=reply):
+                await settle(reply, self._snapshot())
+            case Subscribe(after_sequence=after, reply=reply):
+                await settle(reply, self._subscribe(after))
+            case GetStatus(reply=reply):
+                await settle(reply, self._status())
+            case DeliverAgentMessage(message=message):
+                if not self._services.mailbox.deliver(message):
+                    log.info("agent_message.duplicate_dropped", message_id=message.id)
+            case TurnEnded(turn_id=turn_id, outcome=outcome):
+                await self._turn_ended(turn_id, outcome)
+            case Stop():
+                raise AssertionError("Stop is handled by the loop")
+            case _:
+                assert_never(command)
 
-    async def post(self, run: Callable[[], Awaitable[None]]) -> None:
-        """Enqueue a command without waiting for it to run (``DeliverAgentMessage``)."""
-        if self._task is None or self._task.done():
-            raise ActorStopped()
-        reply: asyncio.Future[object] = asyncio.get_running_loop().create_future()
-        await self._queue.put(_Command(run, reply))
+    async def _refuse(self, command: SessionCommand) -> None:
+        """A command the stopped actor will not run: asks answer ActorStopped; a turn's end is
+        still reported (its outcome stands)."""
+        if isinstance(command, TurnEnded):
+            await self._turn_ended(command.turn_id, command.outcome)
+        elif isinstance(command, DeliverAgentMessage):
+            log.warning("agent_message.actor_stopped", message_id=command.message.id)
+        elif not command.reply.done():
+            command.reply.set_exception(ActorStopped())
 
     # -- updates -----------------------------------------------------------------------------
     def _emit(self, turn_id: str | None, update: SessionUpdate) -> None:
         envelope = self._hub.emit(turn_id, update)
         self._runtime = fold(self._runtime, envelope)
 
-    # -- commands (run inside the actor loop) ------------------------------------------------
+    # -- turns -------------------------------------------------------------------------------
     async def _start_turn(self, spec: TurnSpec) -> TurnAccepted:
-        if self.reload_required:
+        if self._services.compaction_history.reload_required:
             raise ReloadRequired()
         known = self._accepted.get(spec.client_request_id)
         if known is None:
-            row = await self._store.get_turn_by_client_request(
-                self.session_id, spec.client_request_id
-            )
-            known = None if row is None else row.id
+            known = await self._services.storage.turn_for_client_request(spec.client_request_id)
         if known is not None:
             return TurnAccepted(known, spec.client_request_id)
         if self._active is not None:
             raise Busy(self._active.turn_id)
+        assert self._queue is not None
+        opened = await self._open_turn(spec)
         active = _ActiveTurn(
-            spec.turn_id, spec.client_request_id, asyncio.Event(), PermissionSlot(), spec.turn_slot
+            turn_id=spec.turn_id,
+            client_request_id=spec.client_request_id,
+            cancellation=TurnCancellation(),
+            permission=PermissionSlot(),
+            mode=PermissionModeView(self._mode),
+            slot=spec.turn_slot,
         )
         self._active = active
         self._accepted[spec.client_request_id] = spec.turn_id
-        self._idle.clear()
         self._emit(spec.turn_id, TurnStarted(clientRequestId=spec.client_request_id))
         runner = TurnRunner(
             TurnContext(
                 spec=spec,
                 services=self._services,
                 emit=lambda u: self._emit(spec.turn_id, u),
-                cancel=active.cancel,
+                cancellation=active.cancellation,
                 permission=active.permission,
+                mode=active.mode,
+                opened=opened,
             )
         )
         active.task = asyncio.get_running_loop().create_task(
-            runner.run(), name=f"turn-{spec.turn_id}"
+            self._drive(self._queue, spec.turn_id, runner), name=f"turn-{spec.turn_id}"
         )
-        active.task.add_done_callback(lambda t: self._on_runner_done(active, t))
         return TurnAccepted(spec.turn_id, spec.client_request_id)
 
-    def _on_runner_done(self, active: _ActiveTurn, task: asyncio.Task[TurnOutcome]) -> None:
+    async def _open_turn(self, spec: TurnSpec) -> tuple[ConversationItem, ...]:
+        """Acknowledged = durable: the turn row and the user's input messages commit before the
+        turn is accepted; a failure accepts nothing (``TurnNotRecorded``)."""
+        rows = [
+            OutgoingMessage(id=new_id("msg"), message=m.message, kind=m.kind)
+            for m in spec.input.messages
+        ]
+        opening = TurnOpening(
+            turn_id=spec.turn_id,
+            client_request_id=spec.client_request_id,
+            provider_id=spec.model.provider.id,
+            model_name=spec.model.model.name,
+            app_version=self._services.app_version,
+        )
+        try:
+            origins = await self._services.storage.start_turn(opening, rows)
+        except Exception as exc:
+            log.error("turn.persist_failed", step="turn_start", error=str(exc))
+            raise TurnNotRecorded(str(exc)) from exc
+        return tuple(committed_all(rows, origins))
+
+    async def _drive(self, queue: CommandQueue, turn_id: str, runner: TurnRunner) -> None:
+        """The turn's task: run the loop, then hand the outcome back to the actor's loop."""
+        outcome: TurnOutcome
+        try:
+            outcome = await runner.run()
+        except asyncio.CancelledError:  # the stopping actor gave up waiting: report, re-raise
+            queue.post_nowait(TurnEnded(turn_id, Cancelled()))
+            raise
+        except Exception as exc:
+            log.error("turn.runner_crashed", error=repr(exc))
+            outcome = Failed(FailureCode.ACTOR_STOPPED, f"the turn runner crashed: {exc!r}")
+        await _post_ended(queue, TurnEnded(turn_id, outcome))
+
+    async def _turn_ended(self, turn_id: str, outcome: TurnOutcome) -> None:
+        active = self._active
+        if active is None or active.turn_id != turn_id:
+            return
         if active.slot is not None:
             active.slot.release()  # however the Turn ended (multi-agent.md §7)
+        self._emit(turn_id, TurnFinished(outcome=outcome_json(outcome)))
+        self._active = None
+        if self._on_turn_finished is not None:
+            try:
+                await self._on_turn_finished(turn_id, outcome)
+            except Exception as exc:  # the outcome stands; the hook only reports it
+                log.warning("turn.finished_hook_failed", error=repr(exc))
 
-        async def finished() -> None:
-            outcome: TurnOutcome
-            if task.cancelled():
-                outcome = Cancelled()
-            elif task.exception() is not None:
-                log.error("turn.runner_crashed", error=repr(task.exception()))
-                outcome = Failed(
-                    FailureCode.ACTOR_STOPPED, f"the turn runner crashed: {task.exception()!r}"
-                )
-            else:
-                outcome = task.result()
-            self._emit(active.turn_id, TurnFinished(outcome=outcome_json(outcome)))
-            if self._active is active:
-                self._active = None
-                self._idle.set()
-            if self._on_turn_finished is not None:
-                try:
-                    await self._on_turn_finished(active.turn_id, outcome)
-                except Exception as exc:  # the outcome stands; the hook only reports it
-                    log.warning("turn.finished_hook_failed", error=repr(exc))
-
-        reply: asyncio.Future[object] = asyncio.get_running_loop().create_future()
-        try:
-            self._queue.put_nowait(_Command(finished, reply))
-        except asyncio.QueueFull:
-            asyncio.get_running_loop().create_task(self._queue.put(_Command(finished, reply)))
-
-    async def _cancel_turn(self, turn_id: str) -> None:
+    def _require_turn(self, turn_id: str) -> _ActiveTurn:
         if self._active is None or self._active.turn_id != turn_id:
             raise TurnNotActive(turn_id)
-        self._active.cancel.set()
+        return self._active
+
+    async def _cancel_turn(self, turn_id: str) -> None:
+        self._require_turn(turn_id).cancellation.request()
 
     async def _resolve_permission(
         self, turn_id: str, tool_call_id: str, decision: PermissionDecision
     ) -> None:
-        if self._active is None or self._active.turn_id != turn_id:
-            raise TurnNotActive(turn_id)
-        self._active.permission.resolve(tool_call_id, decision)
+        self._require_turn(turn_id).permission.resolve(tool_call_id, decision)
+
+    async def _set_mode(self, mode: SandboxMode) -> None:
+        await self._services.storage.set_sandbox_mode(mode)
+        self._mode = mode
+        if self._active is not None:  # effective from the next tool call (§1)
+            self._active.mode.current = mode
+
+    # -- idle-only work ------------------------------------------------------------------------
+    def _require_idle(self) -> None:
+        if self._active is not None:
+            raise SessionActive(self._active.turn_id)
 
     async def _compact(self, model: ResolvedModel) -> CompactionResult:
         """Manual compaction: idle only, no pruning, System Context from the agent prompt alone."""
         self._require_idle()
-        system = SystemContextBuilder().build(self._services.agent.system_prompt)
-        deps = compaction_deps(self.session_id, self._services, model)
+        system = system_context(self._services, with_tools=False)
+        deps = compaction_deps(self._session_id, self._services, model)
         return await self._installing(
             run_compaction(deps, CompactionKind.MANUAL, None, None, system)
         )
 
     async def _rewind(self, compaction_id: str, model: ResolvedModel) -> CompactionResult:
         self._require_idle()
-        system = SystemContextBuilder().build(self._services.agent.system_prompt)
-        return await self._installing(
-            rewind(compaction_deps(self.session_id, self._services, model), compaction_id, system)
-        )
+        system = system_context(self._services, with_tools=False)
+        deps = compaction_deps(self._session_id, self._services, model)
+        return await self._installing(rewind(deps, compaction_id, system))
 
     async def _installing(self, work: Awaitable[CompactionResult]) -> CompactionResult:
         try:
@@ -286,48 +356,34 @@ class SessionActor:
             self._services.compaction_history.reload_required = True
             raise
 
-    def _require_idle(self) -> None:
-        if self._active is not None:
-            raise SessionActive(self._active.turn_id)
-
-    async def _deliver(self, message: AgentMessage) -> None:
-        """``DeliverAgentMessage``: enqueue only; never creates a Turn (session-runtime.md §2)."""
-        if not self._services.mailbox.deliver(message):
-            log.info("agent_message.duplicate_dropped", message_id=message.id)
-
     async def _file_changes(
-        self, store: FileChangeStore, change_ids: tuple[str, ...], direction: ChangeDirection
+        self, change_ids: tuple[str, ...], direction: ChangeDirection
     ) -> tuple[FileChange, ...]:
         """Undo / reapply is a user action: never while a turn runs (tools.md §8)."""
         self._require_idle()
         return await apply_recorded_changes(
-            store,
-            self.session_id,
+            self._services.storage.file_changes,
+            self._session_id,
             self._services.toolset.registry_tools.session,
             self._mode,
             change_ids,
             direction,
         )
 
-    async def _set_mode(self, mode: SandboxMode) -> None:
-        await self._store.set_sandbox_mode(self.session_id, mode)
-        self._mode = mode
+    # -- reads ---------------------------------------------------------------------------------
+    async def _inspect(self, model: ResolvedModel) -> ContextInspection:
+        """The runner's own prepare, without sampling World State or calling a provider."""
+        prepared = await prepare_call(self._services, model, system_context(self._services))
+        return build_context_inspection(
+            prepared, ModelContextLimits.from_capabilities(model.capabilities)
+        )
 
     async def _snapshot(self) -> SessionSnapshot:
         runtime = self._runtime
         if isinstance(runtime, RunningRuntime):
-            runtime = RunningRuntime(
-                turnId=runtime.turnId,
-                clientRequestId=runtime.clientRequestId,
-                phase=runtime.phase,
-                draftText=runtime.draftText,
-                draftReasoning=runtime.draftReasoning,
-                toolCalls=list(runtime.toolCalls),
-                pendingPermission=runtime.pendingPermission,
-                plan=runtime.plan,
-            )
+            runtime = dataclasses.replace(runtime, toolCalls=list(runtime.toolCalls))
         return SessionSnapshot(
-            sessionId=self.session_id,
+            sessionId=self._session_id,
             lastUpdateSequence=self._hub.last_sequence,
             permissionMode=self._mode,
             sandbox=sandbox_view(self._sandbox),
@@ -340,22 +396,35 @@ class SessionActor:
             return Replay((), False), subscription
         return self._hub.replay(after_sequence), subscription
 
-    async def _active_turn_id(self) -> str | None:
-        return None if self._active is None else self._active.turn_id
-
-    async def shutdown(self) -> None:
-        """Cancel the active turn (outcome cancelled), wait for it, stop the loop."""
-        if self._task is None or self._task.done():
-            return
+    async def _status(self) -> SessionStatus:
         active = self._active
-        if active is not None:
-            active.cancel.set()
-            if active.task is not None:
-                with contextlib.suppress(Exception):
-                    await asyncio.wait({active.task}, timeout=8)
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(2):
-                    await self._idle.wait()
-        await self._queue.put(None)
-        await self._task
-        await self._services.chat.stop()
+        return SessionStatus(
+            active_turn_id=None if active is None else active.turn_id,
+            permission_mode=self._mode,
+            reload_required=self._services.compaction_history.reload_required,
+            pending_permission=active is not None and active.permission.pending,
+        )
+
+    # -- stopping --------------------------------------------------------------------------------
+    async def _stop(self, queue: CommandQueue) -> None:
+        """Cancel the active turn (outcome cancelled) and wait for its task; what it posted on
+        its way out is handled before the loop ends."""
+        active = self._active
+        if active is None or active.task is None:
+            return
+        active.cancellation.request()
+        done, _ = await asyncio.wait({active.task}, timeout=_STOP_TURN_GRACE_S)
+        if not done:
+            active.task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await active.task
+
+
+def _log_crash(task: asyncio.Task[None]) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        log.error("session.actor_crashed", error=repr(task.exception()))
+
+
+async def _post_ended(queue: CommandQueue, ended: TurnEnded) -> None:
+    with contextlib.suppress(ActorStopped):  # a stopped actor reports queued ends itself
+        await queue.post(ended)

@@ -13,21 +13,25 @@ from openwork_chat_state import ChatStateActor, ChatStateError
 from openwork_core.agents.definitions import AGENTS
 from openwork_core.context.engine import ContextEngine
 from openwork_core.context.world_state import WorldStateSources
-from openwork_core.session.actor import SessionActor, SessionHandle
+from openwork_core.session.actor import SessionActor
 from openwork_core.session.compaction import SummarySettings, load_conversation_items
+from openwork_core.session.handle import SessionHandle
 from openwork_core.session.outcome import TurnOutcome
+from openwork_core.session.ownership import SessionLease
 from openwork_core.session.runner import SessionServices, WorldStateTracker
 from openwork_core.session.runner.history import CompactionHistory
+from openwork_core.session.storage import SessionRecord, SessionStorage
 from openwork_core.session.sub_agent_host import SubAgentHost
 from openwork_core.session.toolset import TurnToolset, control_surface
 from openwork_core.session.trace import TraceRecorder
 from openwork_core.session.updates import GlobalUpdates, UpdateHub
-from openwork_core.storage import PostgresStore
-from openwork_core.storage.postgres.agents import AgentStore
-from openwork_core.storage.postgres.compactions import CompactionStore
-from openwork_core.storage.postgres.plans import PlanStore
-from openwork_core.storage.records import SessionRecord
-from openwork_tools import SandboxStatus, ToolRegistry, ToolSessionContext, ToolsetConfig
+from openwork_tools import (
+    SandboxMode,
+    SandboxStatus,
+    ToolRegistry,
+    ToolSessionContext,
+    ToolsetConfig,
+)
 
 log = structlog.get_logger(__name__)
 
@@ -36,10 +40,8 @@ log = structlog.get_logger(__name__)
 class SessionDeps:
     """What Core shares with every session it builds."""
 
-    store: PostgresStore
-    plans: PlanStore
-    compactions: CompactionStore
-    agent_store: AgentStore
+    storage_for: Callable[[str, SessionLease], SessionStorage]
+    """The storage port of one session, fenced by this daemon's lease on it."""
     engine: ContextEngine
     registry: ToolRegistry
     trace: TraceRecorder
@@ -49,6 +51,9 @@ class SessionDeps:
     app_version: str
     summary_settings: SummarySettings
     global_updates: GlobalUpdates
+    observe: Callable[[str, SessionServices], None] | None = None
+    """A test seam: sees each session's services as it is built (fault injection into Chat
+    State, mailbox waits). Never set by the daemon."""
 
 
 def _child_reporter(
@@ -61,14 +66,15 @@ def _child_reporter(
 
 
 async def build_session_handle(
-    deps: SessionDeps, record: SessionRecord, host: SubAgentHost
+    deps: SessionDeps, record: SessionRecord, host: SubAgentHost, lease: SessionLease
 ) -> SessionHandle:
     """Load the Conversation, build the Tool Surface and services, spawn the actor. A root gets
     the control tools and the host; a child is non-interactive and reports each Turn's outcome
     to its parent."""
     session_id = record.id
     agent = AGENTS[record.agent]
-    loaded = await load_conversation_items(deps.compactions, session_id)
+    storage = deps.storage_for(session_id, lease)
+    loaded = await load_conversation_items(storage.compactions, session_id)
     chat = ChatStateActor.spawn()
     try:
         await chat.load(loaded.items, loaded.watermark)
@@ -81,18 +87,26 @@ async def build_session_handle(
         sandbox=deps.sandbox,
         spill_dir=spill_dir,
         protected_roots=tuple(p for p in (deps.home, deps.skill_root) if p is not None),
+        secret_dirs=(deps.home,),
     )
     toolset = TurnToolset.new(
         deps.registry.finalize(ToolsetConfig(agent.tool_ids), tool_session),
         control_surface(record.parent_session_id, host.control.max_active_turns),
         conversation_history=agent.registers_conversation_history,
     )
-    actor_box: list[SessionActor] = []
+    working_directory = Path(record.working_directory)
+
+    def world_state_sources(disabled: frozenset[str], mode: SandboxMode) -> WorldStateSources:
+        return WorldStateSources(
+            working_directory=working_directory,
+            skill_root=deps.skill_root,
+            disabled_skill_names=disabled,
+            sandbox_mode=mode,
+            sandbox=deps.sandbox,
+        )
+
     services = SessionServices(
-        store=deps.store,
-        plans=deps.plans,
-        compactions=deps.compactions,
-        agent_store=deps.agent_store,
+        storage=storage,
         agents=host if record.parent_session_id is None else None,
         interactive=record.parent_session_id is None,
         chat=chat,
@@ -101,18 +115,11 @@ async def build_session_handle(
         agent=agent,
         spill_dir=spill_dir,
         app_version=deps.app_version,
-        sandbox_mode=lambda: actor_box[0].mode,
         world_state=WorldStateTracker(),
         trace=deps.trace,
         compaction_history=CompactionHistory(),
         summary_settings=deps.summary_settings,
-        world_state_sources=lambda disabled: WorldStateSources(
-            working_directory=Path(record.working_directory),
-            skill_root=deps.skill_root,
-            disabled_skill_names=disabled,
-            sandbox_mode=actor_box[0].mode,
-            sandbox=deps.sandbox,
-        ),
+        world_state_sources=world_state_sources,
     )
     actor = SessionActor(
         session_id=session_id,
@@ -120,11 +127,11 @@ async def build_session_handle(
         hub=UpdateHub(session_id, deps.global_updates),
         mode=record.sandbox_mode,
         sandbox=deps.sandbox,
-        store=deps.store,
         on_turn_finished=None
         if record.parent_session_id is None
         else _child_reporter(host, session_id),
     )
-    actor_box.append(actor)
+    if deps.observe is not None:
+        deps.observe(session_id, services)
     log.info("session.loaded", session_id=session_id, items=len(loaded.items))
     return actor.spawn()

@@ -55,6 +55,17 @@ class ReloadRequired(SessionError):
         )
 
 
+class TurnNotRecorded(SessionError):
+    """The turn row and its input could not be committed: nothing was accepted (the 202 of
+    ``POST …/turns`` is sent only after that commit); a retry with the same client request id is
+    safe."""
+
+    code = "persistence_error"
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(f"could not write the turn: {detail}")
+
+
 class SessionActive(SessionError):
     code = "session_active"
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import ClassVar
 
-from openwork_core.storage.postgres.file_changes import FileChangeStore
+from openwork_core.session.storage import FileChangeStorage
 from openwork_tools import FileChange, SandboxMode, ToolSessionContext
 from openwork_tools.undo import ChangeDirection, apply_file_changes
 
@@ -16,7 +16,7 @@ class UnknownFileChange(LookupError):
 
 
 async def apply_recorded_changes(
-    store: FileChangeStore,
+    store: FileChangeStorage,
     session_id: str,
     tool_session: ToolSessionContext,
     mode: SandboxMode,

@@ -1,86 +1,99 @@
-"""SessionHandle: the small object callers hold for one session (DESIGN.md §4.2). Each method
-sends one command to the actor's bounded queue; a stopped actor answers ``ActorStopped``."""
+"""SessionHandle: the small object callers hold for one session (DESIGN.md §4.2). It holds only
+the actor's command queue: each method puts one command and awaits its reply future; a stopped
+actor answers ``ActorStopped``."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import contextlib
 
 from openwork_core.agents import AgentMessage, check_deliverable
+from openwork_core.context.inspection import ContextInspection
 from openwork_core.session.approval import PermissionDecision
+from openwork_core.session.commands import (
+    ApplyFileChanges,
+    CancelTurn,
+    CommandQueue,
+    Compact,
+    DeliverAgentMessage,
+    GetSnapshot,
+    GetStatus,
+    InspectContext,
+    ResolvePermission,
+    Rewind,
+    SessionStatus,
+    SetPermissionMode,
+    StartTurn,
+    Stop,
+    Subscribe,
+    TurnAccepted,
+)
 from openwork_core.session.compaction import CompactionResult
-from openwork_core.session.runner import ResolvedModel, SessionServices, TurnSpec
+from openwork_core.session.errors import ActorStopped
+from openwork_core.session.runner import ResolvedModel, TurnSpec
 from openwork_core.session.snapshot import SessionSnapshot
 from openwork_core.session.updates import Replay, Subscription
-from openwork_core.storage.postgres.file_changes import FileChangeStore
 from openwork_tools import FileChange, SandboxMode
 from openwork_tools.undo import ChangeDirection
-
-if TYPE_CHECKING:
-    from openwork_core.session.actor import SessionActor, TurnAccepted
 
 
 class SessionHandle:
     """The small object callers hold for one session."""
 
-    def __init__(self, actor: SessionActor) -> None:
-        self._actor = actor
-
-    @property
-    def session_id(self) -> str:
-        return self._actor.session_id
-
-    @property
-    def reload_required(self) -> bool:
-        return self._actor.reload_required
-
-    @property
-    def services(self) -> SessionServices:
-        return self._actor.services
+    def __init__(self, session_id: str, queue: CommandQueue) -> None:
+        self.session_id = session_id
+        self._queue = queue
 
     async def start_turn(self, spec: TurnSpec) -> TurnAccepted:
-        return await self._actor.call(lambda: self._actor._start_turn(spec))
+        return await self._queue.ask(StartTurn(spec))
 
     async def cancel_turn(self, turn_id: str) -> None:
-        await self._actor.call(lambda: self._actor._cancel_turn(turn_id))
+        await self._queue.ask(CancelTurn(turn_id))
 
     async def deliver_agent_message(self, message: AgentMessage) -> None:
         """Check the envelope (``AgentMessageTooLarge``, code ``agent_delivery_failed``, at 4 000
         tokens or more), then enqueue it into the mailbox without waiting; ``ActorStopped`` when
         the session is gone."""
         check_deliverable(message)
-        await self._actor.post(lambda: self._actor._deliver(message))
+        await self._queue.post(DeliverAgentMessage(message))
 
     async def set_permission_mode(self, mode: SandboxMode) -> None:
-        await self._actor.call(lambda: self._actor._set_mode(mode))
+        await self._queue.ask(SetPermissionMode(mode))
 
     async def apply_file_changes(
-        self, store: FileChangeStore, change_ids: tuple[str, ...], direction: ChangeDirection
+        self, change_ids: tuple[str, ...], direction: ChangeDirection
     ) -> tuple[FileChange, ...]:
-        return await self._actor.call(
-            lambda: self._actor._file_changes(store, change_ids, direction)
-        )
+        return await self._queue.ask(ApplyFileChanges(change_ids, direction))
 
     async def compact(self, model: ResolvedModel) -> CompactionResult:
-        return await self._actor.call(lambda: self._actor._compact(model))
+        return await self._queue.ask(Compact(model))
 
     async def rewind(self, compaction_id: str, model: ResolvedModel) -> CompactionResult:
-        return await self._actor.call(lambda: self._actor._rewind(compaction_id, model))
+        return await self._queue.ask(Rewind(compaction_id, model))
+
+    async def inspect_context(self, model: ResolvedModel) -> ContextInspection:
+        return await self._queue.ask(InspectContext(model))
 
     async def resolve_permission(
         self, turn_id: str, tool_call_id: str, decision: PermissionDecision
     ) -> None:
-        await self._actor.call(
-            lambda: self._actor._resolve_permission(turn_id, tool_call_id, decision)
-        )
+        await self._queue.ask(ResolvePermission(turn_id, tool_call_id, decision))
 
     async def snapshot(self) -> SessionSnapshot:
-        return await self._actor.call(self._actor._snapshot)
+        return await self._queue.ask(GetSnapshot())
 
     async def subscribe(self, after_sequence: int | None) -> tuple[Replay, Subscription]:
-        return await self._actor.call(lambda: self._actor._subscribe(after_sequence))
+        return await self._queue.ask(Subscribe(after_sequence))
+
+    async def status(self) -> SessionStatus:
+        return await self._queue.ask(GetStatus())
 
     async def active_turn_id(self) -> str | None:
-        return await self._actor.call(self._actor._active_turn_id)
+        return (await self.status()).active_turn_id
 
     async def shutdown(self) -> None:
-        await self._actor.shutdown()
+        """Stop the actor (its active turn ends cancelled); returns once its loop has ended.
+        Stopping a stopped actor is a no-op."""
+        if not self._queue.closed:
+            with contextlib.suppress(ActorStopped):  # someone else stopped it first
+                await self._queue.ask(Stop())
+        await self._queue.stopped

@@ -27,6 +27,7 @@ from openwork_core.session.updates import (
     TurnFinished,
     TurnStarted,
 )
+from openwork_core.storage.records import SessionRecord, TurnRecord
 from openwork_tools.modes import SandboxMode, SandboxStatus
 
 
@@ -134,3 +135,20 @@ def fold(runtime: Runtime, envelope: SessionUpdateEnvelope) -> Runtime:
         case _:
             pass
     return runtime
+
+
+def stored_snapshot(
+    record: SessionRecord, running: TurnRecord | None, sandbox: SandboxView
+) -> SessionSnapshot:
+    """A session that is not loaded here, from the database: idle, or a turn running (in another
+    daemon, or left over until its owner's lease expires). No live update sequence."""
+    runtime: Runtime = IdleRuntime()
+    if running is not None:
+        runtime = RunningRuntime(turnId=running.id, clientRequestId=running.client_request_id)
+    return SessionSnapshot(
+        sessionId=record.id,
+        lastUpdateSequence=0,
+        permissionMode=record.sandbox_mode,
+        sandbox=sandbox,
+        runtime=runtime,
+    )

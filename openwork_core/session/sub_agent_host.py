@@ -2,14 +2,14 @@
 tools, the children's terminal delivery and restart reconciliation.
 
 One ``SubAgentHost`` per root, created with the root's ``AgentControl`` (restored from the child
-rows) and shared by the root and its children. It holds Core weakly: when Core is gone or
-shutting down, control tools answer ``agent_host_unavailable``."""
+rows) and shared by the root and its children. It reaches sessions through a ``SessionDirectory``
+and the child rows through ``ChildSessionStorage``; no reference back to the service facade. When
+the directory is closing, control tools answer ``agent_host_unavailable``."""
 
 from __future__ import annotations
 
 import uuid
-import weakref
-from typing import TYPE_CHECKING, assert_never
+from typing import assert_never
 
 import structlog
 
@@ -38,18 +38,15 @@ from openwork_core.agents import (
     terminal_agent_message,
 )
 from openwork_core.agents.definitions import EXPLORER_AGENT
+from openwork_core.session.directory import SessionDirectory
 from openwork_core.session.errors import ActorStopped, Busy, SessionError, TurnNotActive
+from openwork_core.session.handle import SessionHandle
 from openwork_core.session.input import InputMessage, PreparedTurnInput
 from openwork_core.session.outcome import Cancelled, Completed, Failed, TurnOutcome
 from openwork_core.session.runner import TurnSpec
+from openwork_core.session.storage import ChildSessionStorage, SessionRecord
 from openwork_core.storage.postgres.agents import ChildTaskNameTaken
-from openwork_core.storage.postgres.latest_turns import fetch_latest_turns
-from openwork_core.storage.records import SessionRecord
 from openwork_tools import SandboxMode
-
-if TYPE_CHECKING:
-    from openwork_core.service import OpenWorkCore
-    from openwork_core.session.actor import SessionHandle
 
 log = structlog.get_logger(__name__)
 
@@ -90,8 +87,11 @@ def child_outcome(outcome: TurnOutcome) -> ChildOutcome:
 class SubAgentHost:
     """``AgentHost`` of one root session (``openwork_core.session.runner.context``)."""
 
-    def __init__(self, core: OpenWorkCore, control: AgentControl) -> None:
-        self._core_ref = weakref.ref(core)
+    def __init__(
+        self, directory: SessionDirectory, storage: ChildSessionStorage, control: AgentControl
+    ) -> None:
+        self._directory = directory
+        self._storage = storage
         self.control = control
         self._live_interrupts: set[str] = set()
         """Ids of ``interrupted`` messages delivered live in this process (§8 reading)."""
@@ -100,15 +100,14 @@ class SubAgentHost:
     def root_session_id(self) -> str:
         return self.control.root_session_id
 
-    def _core(self) -> OpenWorkCore:
-        core = self._core_ref()
-        if core is None or core.closing:
+    def _core(self) -> SessionDirectory:
+        if self._directory.closing:
             raise AgentHostUnavailable(HOST_GONE_TEXT)
-        return core
+        return self._directory
 
-    def _live_child_ids(self, core: OpenWorkCore) -> list[str]:
+    def _live_child_ids(self, core: SessionDirectory) -> list[str]:
         ids = (self.control.session_of(name) for name in self.control.task_names())
-        return [sid for sid in ids if sid is not None and core.loaded_handle(sid) is not None]
+        return [sid for sid in ids if sid is not None and core.get(sid) is not None]
 
     # -- control tools ---------------------------------------------------------------------
     async def spawn(self, task_name: str, message: str, *, spawn_span_id: str | None) -> None:
@@ -119,10 +118,12 @@ class SubAgentHost:
         child_id: str | None = None
         try:
             slot = control.slots.acquire()
-            root = await core.store.get_session(self.root_session_id)
-            parent = core.loaded_handle(self.root_session_id)
-            parent_mode = root.sandbox_mode if parent is None else parent.services.sandbox_mode()
-            record = await core.agent_store.create_child_session(
+            root = await self._storage.get_session(self.root_session_id)
+            parent = core.get(self.root_session_id)
+            parent_mode = (
+                root.sandbox_mode if parent is None else (await parent.status()).permission_mode
+            )
+            record = await self._storage.create_child_session(
                 parent_session_id=root.id,
                 task_name=task_name,
                 agent_role=EXPLORER_AGENT.name,
@@ -153,10 +154,10 @@ class SubAgentHost:
         child_id = self.control.require_session(task_name)
         slot = self.control.slots.acquire()
         try:
-            handle = await core.handle(child_id)
+            handle = await core.load(child_id)
             if await handle.active_turn_id() is not None:
                 raise AgentTurnStartFailed(f"sub-agent {task_name!r} is still running")
-            record = await core.store.get_session(child_id)
+            record = await self._storage.get_session(child_id)
             await self._start_child_turn(core, record, message, slot)
         except AgentError:
             slot.release()
@@ -171,7 +172,7 @@ class SubAgentHost:
     async def interrupt(self, task_name: str) -> None:
         core = self._core()
         child_id = self.control.require_session(task_name)
-        handle = core.loaded_handle(child_id)
+        handle = core.get(child_id)
         turn_id = None if handle is None else await handle.active_turn_id()
         if handle is None or turn_id is None:
             raise AgentInterruptFailed(f"sub-agent {task_name!r} has no active turn")
@@ -185,10 +186,10 @@ class SubAgentHost:
         named = [(n, self.control.session_of(n)) for n in self.control.task_names()]
         children = [(n, sid) for n, sid in named if sid is not None]
         try:
-            latest = await fetch_latest_turns(core.store.pool, [sid for _, sid in children])
+            latest = await self._storage.latest_turns([sid for _, sid in children])
             entries: list[AgentListEntry] = []
             for name, sid in children:
-                handle = core.loaded_handle(sid)
+                handle = core.get(sid)
                 active = handle is not None and await handle.active_turn_id() is not None
                 turn = latest.get(sid)
                 entries.append(
@@ -207,11 +208,11 @@ class SubAgentHost:
 
     # -- children ----------------------------------------------------------------------------
     async def _start_child_turn(
-        self, core: OpenWorkCore, record: SessionRecord, message: str, slot: TurnSlot
+        self, core: SessionDirectory, record: SessionRecord, message: str, slot: TurnSlot
     ) -> None:
         """The child's Turn with ``message`` as its user input; the actor owns ``slot`` once it
         accepted the Turn."""
-        handle = await core.handle(record.id)
+        handle = await core.load(record.id)
         model = await core.resolve_model(record)
         spec = TurnSpec(
             session_id=record.id,
@@ -225,11 +226,11 @@ class SubAgentHost:
         )
         await handle.start_turn(spec)
 
-    async def _discard(self, core: OpenWorkCore, child_id: str) -> None:
+    async def _discard(self, core: SessionDirectory, child_id: str) -> None:
         """A spawn that failed after its row was written: close the actor, delete the row."""
         try:
-            await core.close_session(child_id)
-            await core.agent_store.delete_turnless_children(
+            await core.close(child_id)
+            await self._storage.delete_turnless_children(
                 self.root_session_id, keep=self._live_child_ids(core)
             )
         except Exception as exc:  # reconciliation removes it before the next user Turn
@@ -248,8 +249,7 @@ class SubAgentHost:
             task_name=task_name,
             outcome=child_outcome(outcome),
         )
-        core = self._core_ref()
-        parent = None if core is None else core.loaded_handle(self.root_session_id)
+        parent = self._directory.get(self.root_session_id)
         if parent is None:
             log.warning("agent_message.parent_gone", message_id=message.id)
             return
@@ -270,12 +270,12 @@ class SubAgentHost:
         core = self._core()
         if await parent.active_turn_id() is not None:
             return
-        plan = await core.agent_store.reconcile(
+        plan = await self._storage.reconcile(
             self.root_session_id, live_child_ids=self._live_child_ids(core)
         )
         for gone in plan.deleted:
             self.control.release(gone.task_name)
-            await core.close_session(gone.child_session_id)
+            await core.close(gone.child_session_id)
         for message in plan.messages:
             if message.kind is AgentMessageKind.FAILED and self._interrupt_reported(message.id):
                 continue

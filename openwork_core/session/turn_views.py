@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from openwork_core.session.actor import SessionHandle
+from openwork_core.session.handle import SessionHandle
 from openwork_core.session.snapshot import TerminalRuntime
 from openwork_core.storage import PostgresStore, RecordNotFound
 from openwork_core.storage.codec import content_text

@@ -48,7 +48,12 @@ def scan(
     spec = walk.glob_spec(pattern)
     found = _Found()
     try:
-        for path in walk.walk_files(root, session.working_directory, stop, session.credential_dirs):
+        for path in walk.walk_files(
+            root,
+            session.working_directory,
+            stop,
+            (*session.credential_dirs, *session.secret_dirs),
+        ):
             rel = path.relative_to(root).as_posix() if path != root else path.name
             if not spec.match_file(rel):
                 continue

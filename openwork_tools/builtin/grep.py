@@ -95,7 +95,12 @@ def scan(
     state = _Scan(tool_input.output_mode, spill)
     only = walk.glob_spec(tool_input.glob) if tool_input.glob and root.is_dir() else None
     try:
-        for path in walk.walk_files(root, session.working_directory, stop, session.credential_dirs):
+        for path in walk.walk_files(
+            root,
+            session.working_directory,
+            stop,
+            (*session.credential_dirs, *session.secret_dirs),
+        ):
             if only is not None and not only.match_file(path.relative_to(root).as_posix()):
                 continue
             matches = _file_matches(path, regex, stop)

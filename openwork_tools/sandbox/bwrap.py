@@ -46,6 +46,8 @@ def bwrap_argv(session: ToolSessionContext, policy: SandboxPolicy, argv: list[st
         if cred.is_dir():
             args += ["--tmpfs", str(cred)]
     for grant in policy.grants:
+        if any(is_under(grant.path, secret) for secret in session.secret_dirs):
+            continue  # never grantable
         if os.path.lexists(grant.path):
             flag = "--bind" if grant.access is Access.WRITE else "--ro-bind"
             args += [flag, str(grant.path), str(grant.path)]
@@ -53,6 +55,12 @@ def bwrap_argv(session: ToolSessionContext, policy: SandboxPolicy, argv: list[st
     for path in protected:
         if path.exists():
             args += ["--ro-bind", str(path), str(path)]
+    for secret in session.secret_dirs:  # last: no bind above may show them again
+        if secret.is_dir():
+            args += ["--tmpfs", str(secret)]
+    spill = session.spill_dir
+    if spill is not None and spill.is_dir() and session.secret_dirs:
+        args += ["--ro-bind", str(spill), str(spill)]  # the model's own output stays readable
     args += ["--die-with-parent", "--unshare-pid", "--chdir", str(ws), "--"]
     return args + argv
 

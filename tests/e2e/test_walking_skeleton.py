@@ -143,7 +143,7 @@ async def test_sigterm_cancels_the_running_turn_removes_daemon_json_and_exits_ze
     daemon = await start_daemon(
         home=home, database_url=database_url, env=provider_env(fake_provider)
     )
-    discovery = home / "daemon.json"
+    discovery = home / "run" / "daemon.json"
     assert stat.S_IMODE(discovery.stat().st_mode) == 0o600
     async with daemon.client() as client:
         sid = await _session(client, workspace)
@@ -203,8 +203,17 @@ async def test_requests_without_the_token_from_other_hosts_or_origins_are_refuse
                 400,
                 "invalid_workspace",
             )
+            holds_home = await bare.post(
+                "/v1/sessions", headers=auth, json={"workspace": str(tmp_path)}
+            )  # the daemon's home lies under tmp_path: containment refuses it
+            assert (holds_home.status_code, holds_home.json()["error"]["code"]) == (
+                400,
+                "invalid_workspace",
+            )
+            project = tmp_path / "project"
+            project.mkdir()
             sid = (
-                await bare.post("/v1/sessions", headers=auth, json={"workspace": str(tmp_path)})
+                await bare.post("/v1/sessions", headers=auth, json={"workspace": str(project)})
             ).json()["session_id"]
             no_provider = await bare.post(
                 f"/v1/sessions/{sid}/turns",

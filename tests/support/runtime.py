@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from openwork_core.models.adapters.scripted import ScriptedModel
@@ -13,6 +13,7 @@ from openwork_core.models.port import ModelPort
 from openwork_core.service import OpenWorkCore
 from openwork_core.session.compaction import SummarySettings
 from openwork_core.session.input import TextInput
+from openwork_core.session.runner import SessionServices
 from openwork_core.session.updates import SessionUpdateEnvelope, TurnFinished
 from openwork_core.storage import PostgresStore
 from openwork_core.storage.records import ProviderKind, ProviderModel, ProviderRecord
@@ -47,6 +48,8 @@ class Runtime:
     core: OpenWorkCore
     model: ScriptedModel
     workspace: Path
+    services: dict[str, SessionServices] = field(default_factory=dict)
+    """Each loaded session's services, as last built (white-box fault injection)."""
 
     async def new_session(self, mode: SandboxMode = SandboxMode.AUTO) -> str:
         record = await self.core.create_session(workspace=str(self.workspace), permission_mode=mode)
@@ -98,6 +101,7 @@ async def runtime(
         return scripted
 
     await store.upsert_provider(provider)
+    services: dict[str, SessionServices] = {}
     core = OpenWorkCore(
         store=store,
         home=tmp_path / "home",
@@ -106,9 +110,10 @@ async def runtime(
         app_version="test",
         skill_root=skill_root,
         summary_settings=SummarySettings(retry_pause_s=0, attempt_timeout_s=20),
+        observe_sessions=services.__setitem__,
     )
     await core.start()
     try:
-        yield Runtime(core, scripted, workspace)
+        yield Runtime(core, scripted, workspace, services)
     finally:
         await core.shutdown()

@@ -13,8 +13,9 @@ from dataclasses import dataclass
 from openwork_chat_state.item import ConversationItem
 from openwork_core.session.compaction.compacted_view import build_compacted_items
 from openwork_core.session.compaction.errors import CheckpointUnreadable
+from openwork_core.session.storage import CompactionStorage
 from openwork_core.storage.codec import decode_message, to_item
-from openwork_core.storage.postgres.compactions import CompactionStore, ProjectionRows
+from openwork_core.storage.postgres.compactions import ProjectionRows
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -37,6 +38,6 @@ def project_rows(rows: ProjectionRows) -> LoadedConversation:
     return LoadedConversation(items=items, watermark=rows.watermark, compaction_id=checkpoint.id)
 
 
-async def load_conversation_items(store: CompactionStore, session_id: str) -> LoadedConversation:
+async def load_conversation_items(store: CompactionStorage, session_id: str) -> LoadedConversation:
     """Load the session's Conversation as Chat State should hold it (§8.1)."""
     return project_rows(await store.load_projection(session_id))

@@ -58,6 +58,7 @@ from openwork_core.session.compaction.runtime_state import (
     collect_runtime_state,
 )
 from openwork_core.session.compaction.summary import build_summary_request, validate_summary_text
+from openwork_core.session.storage import CompactionStorage
 from openwork_core.storage.codec import decode_message
 from openwork_core.storage.errors import RecordNotFound, StorageError
 from openwork_core.storage.postgres.compactions import (
@@ -65,7 +66,6 @@ from openwork_core.storage.postgres.compactions import (
     CheckpointCheckFailed,
     CheckpointRecord,
     CompactionKind,
-    CompactionStore,
     NewCheckpoint,
 )
 
@@ -77,7 +77,7 @@ class CompactionDeps:
     """What one session's compactions use (owned by the session actor)."""
 
     session_id: str
-    store: CompactionStore
+    store: CompactionStorage
     chat: ChatStateHandle
     engine: ContextEngine
     port: ModelPort

@@ -38,7 +38,6 @@ from openwork_core.agents import (
     wait_result_body,
 )
 from openwork_core.session.outcome import Cancelled, Failed, FailureCode, TurnCancelled, TurnOutcome
-from openwork_core.session.runner.cancellation import until_cancelled
 from openwork_core.session.runner.context import AgentHost, TurnContext
 
 log = structlog.get_logger(__name__)
@@ -107,9 +106,8 @@ class AgentToolRunner:
     async def _wait(self, args: WaitAgentArgs) -> AgentToolResult:
         turn = self._turn
         try:
-            delivered = await until_cancelled(
-                turn.cancel, turn.services.mailbox.wait(args.timeout_s)
-            )
+            async with turn.cancellation.scope():
+                delivered = await turn.services.mailbox.wait(args.timeout_s)
         except TurnCancelled:
             return AgentToolResult(WAIT_CANCELLED_TEXT, "cancelled", Cancelled())
         body = wait_result_body(delivered=delivered)

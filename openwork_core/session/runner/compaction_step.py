@@ -19,9 +19,9 @@ from openwork_core.session.compaction import (
 )
 from openwork_core.session.outcome import FailureCode, TurnFailure
 from openwork_core.session.runner.context import ResolvedModel, SessionServices, TurnContext
+from openwork_core.session.storage import CompactionKind
 from openwork_core.session.trace import SpanFinish
 from openwork_core.session.updates import PhaseChanged, SessionPhase
-from openwork_core.storage.postgres.compactions import CompactionKind
 
 
 def compaction_deps(
@@ -30,7 +30,7 @@ def compaction_deps(
     """What one compaction of this session uses (in a turn, or manual / rewind on the actor)."""
     return CompactionDeps(
         session_id=session_id,
-        store=services.compactions,
+        store=services.storage.compactions,
         chat=services.chat,
         engine=services.engine,
         port=model.port,
@@ -50,7 +50,7 @@ class CompactionStep:
         services = self._turn.services
         spill = None if services.spill_dir is None else str(services.spill_dir)
         return await advance_prune_watermark(
-            services.compactions, services.chat, self._turn.spec.session_id, spill
+            services.storage.compactions, services.chat, self._turn.spec.session_id, spill
         )
 
     async def summarize(

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from openwork_chat_state import ChatStateHandle
+from openwork_chat_state import ChatStateHandle, ConversationItem
 from openwork_core.agents import AgentListEntry, AgentMailbox, TurnSlot
 from openwork_core.agents.definitions import AgentDefinition
 from openwork_core.context.engine import ContextEngine
@@ -17,17 +16,14 @@ from openwork_core.models.capabilities import ModelCapabilities
 from openwork_core.models.port import ModelPort
 from openwork_core.session.compaction import SummarySettings
 from openwork_core.session.input import PreparedTurnInput
+from openwork_core.session.runner.cancellation import TurnCancellation
 from openwork_core.session.runner.history import CompactionHistory
 from openwork_core.session.runner.permission import PermissionSlot
 from openwork_core.session.runner.world_state_step import WorldStateTracker
+from openwork_core.session.storage import ProviderModel, ProviderRecord, SessionStorage
 from openwork_core.session.toolset import TurnToolset
 from openwork_core.session.trace import TraceRecorder
 from openwork_core.session.updates import SessionUpdate
-from openwork_core.storage import PostgresStore
-from openwork_core.storage.postgres.agents import AgentStore
-from openwork_core.storage.postgres.compactions import CompactionStore
-from openwork_core.storage.postgres.plans import PlanStore
-from openwork_core.storage.records import ProviderModel, ProviderRecord
 from openwork_tools import SandboxMode
 
 
@@ -77,21 +73,18 @@ class AgentHost(Protocol):
 class SessionServices:
     """What every turn of one session uses; owned by the session actor."""
 
-    store: PostgresStore
-    plans: PlanStore
-    compactions: CompactionStore
+    storage: SessionStorage
     chat: ChatStateHandle
     toolset: TurnToolset
     engine: ContextEngine
     agent: AgentDefinition
     spill_dir: Path | None
     app_version: str
-    sandbox_mode: Callable[[], SandboxMode]
     world_state: WorldStateTracker
-    world_state_sources: Callable[[frozenset[str]], WorldStateSources]
+    world_state_sources: Callable[[frozenset[str], SandboxMode], WorldStateSources]
+    """The World State sources of this session, for a turn's disabled skills and current mode."""
     trace: TraceRecorder
     compaction_history: CompactionHistory
-    agent_store: AgentStore
     summary_settings: SummarySettings = field(default_factory=SummarySettings)
     interactive: bool = True
     mailbox: AgentMailbox = field(default_factory=AgentMailbox)
@@ -100,13 +93,25 @@ class SessionServices:
     """Root sessions only: the host of their sub-agents."""
 
 
+@dataclass(slots=True)
+class PermissionModeView:
+    """The session's permission mode as this turn sees it: the actor hands the current mode to the
+    turn at its start and again on every ``SetPermissionMode`` (effective from the next tool
+    call, permissions-sandbox.md §1)."""
+
+    current: SandboxMode
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TurnContext:
     spec: TurnSpec
     services: SessionServices
     emit: Callable[[SessionUpdate], None]
-    cancel: asyncio.Event
+    cancellation: TurnCancellation
     permission: PermissionSlot
+    mode: PermissionModeView
+    opened: tuple[ConversationItem, ...] = ()
+    """The turn's input messages, committed with the turn row before the turn was accepted."""
 
     @property
     def interactive(self) -> bool:

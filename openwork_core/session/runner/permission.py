@@ -18,6 +18,11 @@ class PermissionSlot:
         self._pending = (tool_call_id, future)
         return future
 
+    @property
+    def pending(self) -> bool:
+        """A card is waiting for the user's decision."""
+        return self._pending is not None and not self._pending[1].done()
+
     def resolve(self, tool_call_id: str, decision: PermissionDecision) -> None:
         pending = self._pending
         if pending is None or pending[0] != tool_call_id or pending[1].done():

@@ -4,14 +4,12 @@ Tool failures are results the model sees; only a failed write or a terminal deci
 
 from __future__ import annotations
 
-import asyncio
 import time
 from datetime import UTC, datetime
 
 import orjson
 from pydantic import JsonValue
 
-from openwork_chat_state import MessageKind
 from openwork_chat_state.messages import (
     Message,
     Role,
@@ -42,7 +40,6 @@ from openwork_core.session.outcome import (
     TurnOutcome,
 )
 from openwork_core.session.runner.agent_tools import AgentToolRunner
-from openwork_core.session.runner.cancellation import until_cancelled
 from openwork_core.session.runner.context import TurnContext
 from openwork_core.session.runner.guards import in_chat_state, new_id, persisted
 from openwork_core.session.runner.tool_progress import forwarded_progress
@@ -53,6 +50,13 @@ from openwork_core.session.runner.tool_step import (
     invalid_input_text,
     normalized_arguments,
     text_result,
+)
+from openwork_core.session.storage import (
+    OutgoingMessage,
+    StorageError,
+    TranscriptPage,
+    committed,
+    decode_message,
 )
 from openwork_core.session.toolset import (
     Agent,
@@ -70,9 +74,6 @@ from openwork_core.session.updates import (
     PlanUpdated,
     SessionPhase,
 )
-from openwork_core.storage import StorageError
-from openwork_core.storage.codec import decode_message, new_message, to_item
-from openwork_core.storage.postgres.compactions import TranscriptPage
 from openwork_tools import SandboxPolicy, ToolCallContext, ToolStatus
 
 
@@ -132,7 +133,7 @@ class ToolCallRunner(ToolResultWriter):
             provider_call_id=call.id,
             requested_tool_name=call.name,
         )
-        if turn.cancel.is_set():
+        if turn.cancellation.requested:
             await self._terminated(call, tool_call_id, span=span)
             return Cancelled()
         normalized = normalized_arguments(call.input)
@@ -179,12 +180,12 @@ class ToolCallRunner(ToolResultWriter):
         registry = turn.services.toolset.registry_tools
         verdict = authorize(
             registry.prepare(name, call.input),
-            mode=turn.services.sandbox_mode(),
+            mode=turn.mode.current,
             interactive=turn.interactive,
             sandbox_available=registry.session.sandbox.available,
             previous_denial=self._previous_denial,
             classify=session_path_classifier(registry.session),
-            novelty=session_grant_novelty(registry.session, turn.services.sandbox_mode()),
+            novelty=session_grant_novelty(registry.session, turn.mode.current),
         )
         wait_ms: int | None = None
         decision_source = "sandbox"
@@ -218,15 +219,15 @@ class ToolCallRunner(ToolResultWriter):
         async with forwarded_progress(tool_call_id, turn.emit) as progress:
             context = ToolCallContext(
                 call_id=tool_call_id,
-                policy=SandboxPolicy(mode=turn.services.sandbox_mode(), grants=verdict.grants),
-                cancel=turn.cancel,
+                policy=SandboxPolicy(mode=turn.mode.current, grants=verdict.grants),
+                cancel=turn.cancellation.token,
                 progress=progress,
             )
             result = await registry.call(name, call.input, context)
         if result.sandbox_denied:
             self._previous_denial = result.text.strip().splitlines()[-1] if result.text else None
         await self._finish_result(call, tool_call_id, span, result, decision_source, wait_ms)
-        if result.status is ToolStatus.CANCELLED or turn.cancel.is_set():
+        if result.status is ToolStatus.CANCELLED or turn.cancellation.requested:
             return Cancelled()
         return None
 
@@ -247,7 +248,8 @@ class ToolCallRunner(ToolResultWriter):
         turn.emit(PhaseChanged(phase=SessionPhase.WAITING_PERMISSION))
         turn.emit(PermissionRequested(request=request.to_json()))
         try:
-            decision = await until_cancelled(turn.cancel, _wait(future))
+            async with turn.cancellation.scope():
+                decision = await future
         except TurnCancelled:
             return None
         finally:
@@ -268,16 +270,12 @@ class ToolCallRunner(ToolResultWriter):
             await self._finish(call, tool_call_id, span, block, "failed", control=True)
             return None
         block = text_result(call, PLAN_UPDATED_TEXT, ToolResultState.SUCCESS)
-        row = new_message(
-            new_id("msg"), Message(role=Role.TOOL, content=(block,)), MessageKind.NORMAL
-        )
-        stored = await persisted(
-            turn.services.plans.commit_plan_update(
-                turn.spec.session_id, turn.spec.turn_id, plan, row
-            ),
+        row = OutgoingMessage(id=new_id("msg"), message=Message(role=Role.TOOL, content=(block,)))
+        origin = await persisted(
+            turn.services.storage.commit_plan_update(turn.spec.turn_id, plan, row),
             "a tool result",
         )
-        await in_chat_state(turn.services.chat.append(to_item(stored)))
+        await in_chat_state(turn.services.chat.append(committed(row, origin)))
         self.current_plan = plan
         steps: list[JsonValue] = orjson.loads(steps_to_json(plan.steps))
         turn.emit(
@@ -299,7 +297,7 @@ class ToolCallRunner(ToolResultWriter):
             await self._finish(call, tool_call_id, span, block, "failed", control=True)
             return None
         try:
-            page = await turn.services.compactions.read_transcript(
+            page = await turn.services.storage.compactions.read_transcript(
                 turn.spec.session_id,
                 args.compaction_id,
                 args.effective_after_sequence,
@@ -312,7 +310,3 @@ class ToolCallRunner(ToolResultWriter):
         block = text_result(call, transcript_text(page), ToolResultState.SUCCESS)
         await self._finish(call, tool_call_id, span, block, "succeeded", control=True)
         return None
-
-
-async def _wait(future: asyncio.Future[PermissionDecision]) -> PermissionDecision:
-    return await future

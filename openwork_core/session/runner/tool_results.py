@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from pydantic import JsonValue
 
-from openwork_chat_state import MessageKind
 from openwork_chat_state.messages import (
     Message,
     Role,
@@ -17,9 +16,9 @@ from openwork_chat_state.messages import (
 from openwork_core.session.runner.context import TurnContext
 from openwork_core.session.runner.guards import in_chat_state, new_id, persisted
 from openwork_core.session.runner.tool_step import TERMINATED_TEXT, text_result
+from openwork_core.session.storage import OutgoingMessage, committed
 from openwork_core.session.trace import SpanFinish
 from openwork_core.session.updates import LiveToolCall, ToolCallFinished, ToolCallStarted
-from openwork_core.storage.codec import new_message, to_item
 from openwork_tools import ToolResult, ToolStatus
 
 _SPAN_STATUS = {
@@ -104,7 +103,7 @@ class ToolResultWriter:
                 error_message=None if result.error is None else result.error.message[:1000],
                 resolved_tool_name=call.name,
                 attributes={
-                    "sandboxMode": self._turn.services.sandbox_mode().value,
+                    "sandboxMode": self._turn.mode.current.value,
                     "permissionDecision": "allow",
                     "permissionDecisionSource": decision_source,
                     "sandboxDenied": result.sandbox_denied,
@@ -150,12 +149,11 @@ class ToolResultWriter:
         """DB → Chat State → tool_call_finished (session-runtime.md §5 step 9)."""
         turn = self._turn
         message = Message(role=Role.TOOL, content=(block,))
-        row = new_message(new_id("msg"), message, MessageKind.NORMAL, artifacts)
-        (stored,) = await persisted(
-            turn.services.store.append_messages(turn.spec.session_id, turn.spec.turn_id, (row,)),
-            "a tool result",
+        row = OutgoingMessage(id=new_id("msg"), message=message, artifacts=artifacts)
+        (origin,) = await persisted(
+            turn.services.storage.append(turn.spec.turn_id, (row,)), "a tool result"
         )
-        await in_chat_state(turn.services.chat.append(to_item(stored)))
+        await in_chat_state(turn.services.chat.append(committed(row, origin)))
         self._finished_update(call, tool_call_id, block, status, artifacts)
 
     def _finished_update(

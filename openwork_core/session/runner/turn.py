@@ -10,7 +10,8 @@ from pydantic import JsonValue
 
 from openwork_chat_state import ChatStateError, ConversationItem, MessageKind
 from openwork_chat_state.messages import Message
-from openwork_core.context.builder import ResolvedSystemContext, SystemContextBuilder
+from openwork_core.agents import agent_message_content
+from openwork_core.context.builder import ResolvedSystemContext
 from openwork_core.context.engine import PreparedModelCall
 from openwork_core.context.errors import ContextAssemblyError
 from openwork_core.context.limits import ModelContextLimits
@@ -26,7 +27,6 @@ from openwork_core.session.outcome import (
     TurnFailure,
     TurnOutcome,
 )
-from openwork_core.session.runner.cancellation import until_cancelled
 from openwork_core.session.runner.compaction_step import CompactionStep
 from openwork_core.session.runner.context import (
     ResolvedModel,
@@ -40,8 +40,17 @@ from openwork_core.session.runner.model_step import (
     assistant_message,
     stream_response,
 )
+from openwork_core.session.runner.prepare import prepare_call, system_context
 from openwork_core.session.runner.tool_dispatch import ToolCallRunner
 from openwork_core.session.runner.world_state_step import WorldStateStep
+from openwork_core.session.storage import (
+    CompactionKind,
+    OutgoingMessage,
+    TurnClosing,
+    TurnStatus,
+    TurnUsage,
+    committed,
+)
 from openwork_core.session.trace import SpanFinish
 from openwork_core.session.updates import (
     ContextUpdated,
@@ -49,9 +58,6 @@ from openwork_core.session.updates import (
     PhaseChanged,
     SessionPhase,
 )
-from openwork_core.storage.codec import new_message, to_item
-from openwork_core.storage.postgres.compactions import CompactionKind
-from openwork_core.storage.records import TurnStatus, TurnUsage
 
 __all__ = [
     "ResolvedModel",
@@ -89,8 +95,7 @@ class TurnRunner:
         self._spec = turn.spec
         self._services = turn.services
         self._emit = turn.emit
-        self._cancel = turn.cancel
-        self._row_written = False
+        self._cancellation = turn.cancellation
         self._limits = ModelContextLimits.from_capabilities(turn.spec.model.capabilities)
         self._tools = ToolCallRunner(turn)
         self._compaction = CompactionStep(turn)
@@ -117,22 +122,19 @@ class TurnRunner:
 
     # -- the loop ----------------------------------------------------------------------------
     async def _loop(self) -> TurnOutcome:
-        await self._persist_turn_start()
+        await self._append(list(self._turn.opened))  # committed before the turn was accepted
         services = self._services
-        system = SystemContextBuilder().build(
-            services.agent.system_prompt, services.toolset.system_prompt()
-        )
+        system = system_context(services)
         disabled = self._spec.disabled_skill_names
+        mode = self._turn.mode
         world_state = WorldStateStep(
-            session_id=self._spec.session_id,
-            store=services.store,
+            storage=services.storage,
             chat=services.chat,
             tracker=services.world_state,
-            sources=lambda: services.world_state_sources(disabled),
+            sources=lambda: services.world_state_sources(disabled, mode.current),
         )
         for model_call in range(1, services.agent.max_model_calls + 1):
-            if self._cancel.is_set():
-                raise TurnCancelled()
+            self._cancellation.check()
             await self._drain_mailbox()
             self._emit(PhaseChanged(phase=SessionPhase.RUNNING_MODEL))
             await world_state.sample(self._spec.turn_id, model_call, 1)
@@ -150,27 +152,6 @@ class TurnRunner:
             f"the turn reached its limit of {limit} model calls without a final answer",
         )
 
-    async def _persist_turn_start(self) -> None:
-        spec = self._spec
-        rows = [new_message(new_id("msg"), m.message, m.kind) for m in spec.input.messages]
-        try:
-            _, stored = await self._services.store.start_turn(
-                session_id=spec.session_id,
-                turn_id=spec.turn_id,
-                client_request_id=spec.client_request_id,
-                provider_id=spec.model.provider.id,
-                model_name=spec.model.model.name,
-                app_version=self._services.app_version,
-                messages=rows,
-            )
-        except Exception as exc:
-            log.error("turn.persist_failed", step="turn_start", error=str(exc))
-            raise TurnFailure(
-                FailureCode.PERSISTENCE_ERROR, f"could not write the turn: {exc}"
-            ) from exc
-        self._row_written = True
-        await self._append([to_item(s) for s in stored])
-
     async def _drain_mailbox(self) -> None:
         """Step 3b (multi-agent.md §6): every queued agent message is written (``ON CONFLICT (id)
         DO NOTHING``, one transaction), then only the rows written now join Chat State. Runs after
@@ -179,28 +160,23 @@ class TurnRunner:
         drained = services.mailbox.drain()
         if not drained:
             return
-        stored = await persisted(
-            services.agent_store.persist_agent_messages(
-                self._spec.session_id, self._spec.turn_id, drained
-            ),
+        rows = [
+            OutgoingMessage(
+                id=m.id, message=agent_message_content(m), kind=MessageKind.AGENT_MESSAGE
+            )
+            for m in drained
+        ]
+        origins = await persisted(
+            services.storage.append_agent_messages(self._spec.turn_id, rows),
             "the turn's progress",
         )
-        log.info("agent_messages.drained", queued=len(drained), written=len(stored))
-        await self._append([to_item(row) for row in stored])
+        written = [committed(r, o) for r, o in zip(rows, origins, strict=True) if o is not None]
+        log.info("agent_messages.drained", queued=len(drained), written=len(written))
+        await self._append(written)
 
     async def _prepare(self, system: ResolvedSystemContext) -> PreparedModelCall:
-        spec = self._spec
-        services = self._services
-        view = await in_chat_state(services.chat.context_view())
         try:
-            prepared = services.engine.prepare(
-                model=spec.model.model.name,
-                capabilities=spec.model.capabilities,
-                system=system,
-                view=view,
-                tools=services.toolset.definitions,
-                spill_dir=None if services.spill_dir is None else str(services.spill_dir),
-            )
+            prepared = await prepare_call(self._services, self._spec.model, system)
         except ContextAssemblyError as exc:
             raise TurnFailure(FailureCode.MODEL_PROTOCOL_ERROR, str(exc)) from exc
         budget = prepared.budget
@@ -259,7 +235,7 @@ class TurnRunner:
         spec = self._spec
         services = self._services
         await persisted(
-            services.store.record_submission(spec.turn_id, model_call), "the turn's progress"
+            services.storage.record_submission(spec.turn_id, model_call), "the turn's progress"
         )
         attempt = f"{spec.turn_id}-model-{model_call}"
         if submission > 1:
@@ -275,12 +251,10 @@ class TurnRunner:
             resolved_model_name=spec.model.model.name,
         )
         try:
-            streamed = await until_cancelled(
-                self._cancel,
-                stream_response(
+            async with self._cancellation.scope():
+                streamed = await stream_response(
                     spec.model.port, prepared.request, options, services.chat, self._emit
-                ),
-            )
+                )
         except ModelError as exc:
             log.warning("model.failed", kind=exc.kind.value, error=exc.message)
             services.trace.close_span(
@@ -301,10 +275,9 @@ class TurnRunner:
         response = streamed.response
         message = assistant_message(response)
         usage = response.usage
-        row = new_message(new_id("msg"), message, MessageKind.NORMAL)
-        stored = await persisted(
-            services.store.append_assistant(
-                spec.session_id,
+        row = OutgoingMessage(id=new_id("msg"), message=message)
+        origin = await persisted(
+            services.storage.append_assistant(
                 spec.turn_id,
                 row,
                 usage=TurnUsage(
@@ -323,10 +296,10 @@ class TurnRunner:
                 "succeeded",
                 input_tokens=usage.input_tokens if usage else None,
                 output_tokens=usage.output_tokens if usage else None,
-                response_message_id=stored.id,
+                response_message_id=origin.message_id,
             ),
         )
-        await in_chat_state(services.chat.commit_draft(to_item(stored)))
+        await in_chat_state(services.chat.commit_draft(committed(row, origin)))
         self._emit(DraftCleared())
         return message
 
@@ -344,8 +317,6 @@ class TurnRunner:
 
     async def _finish(self, outcome: TurnOutcome) -> None:
         """Write the terminal state; a failure here is logged, the outcome stands."""
-        if not self._row_written:
-            return
         match outcome:
             case Completed():
                 status, code, message = TurnStatus.COMPLETED, None, None
@@ -354,12 +325,14 @@ class TurnRunner:
             case Cancelled():
                 status, code, message = TurnStatus.CANCELLED, None, None
         try:
-            await self._services.store.finish_turn(
+            await self._services.storage.finish_turn(
                 self._spec.turn_id,
-                status,
-                error_code=code,
-                error_message=message,
-                plan_unfinished_step_count=unfinished_step_count(self._tools.current_plan),
+                TurnClosing(
+                    status=status,
+                    error_code=code,
+                    error_message=message,
+                    plan_unfinished_step_count=unfinished_step_count(self._tools.current_plan),
+                ),
             )
         except Exception as exc:
             log.error("turn.finish_write_failed", error=str(exc))

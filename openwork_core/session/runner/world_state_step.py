@@ -22,8 +22,7 @@ from openwork_core.context.world_state import (
 )
 from openwork_core.session.outcome import FailureCode, TurnFailure
 from openwork_core.session.runner.guards import in_chat_state, persisted
-from openwork_core.storage import PostgresStore
-from openwork_core.storage.codec import new_message, to_item
+from openwork_core.session.storage import OutgoingMessage, SessionStorage, committed_all
 
 log = structlog.get_logger(__name__)
 
@@ -41,14 +40,12 @@ class WorldStateStep:
     def __init__(
         self,
         *,
-        session_id: str,
-        store: PostgresStore,
+        storage: SessionStorage,
         chat: ChatStateHandle,
         tracker: WorldStateTracker,
         sources: Callable[[], WorldStateSources],
     ) -> None:
-        self._session_id = session_id
-        self._store = store
+        self._storage = storage
         self._chat = chat
         self._tracker = tracker
         self._sources = sources
@@ -63,17 +60,15 @@ class WorldStateStep:
         updates = render_diff(baseline, capture, RetainedSections.scan(view.items))
         if updates:
             rows = [
-                new_message(
-                    world_state_message_id(turn_id, model_call, sample_seq, u.section_id),
-                    user_text(u.text),
-                    MessageKind.WORLD_STATE,
+                OutgoingMessage(
+                    id=world_state_message_id(turn_id, model_call, sample_seq, u.section_id),
+                    message=user_text(u.text),
+                    kind=MessageKind.WORLD_STATE,
                 )
                 for u in updates
             ]
-            stored = await persisted(
-                self._store.append_messages(self._session_id, turn_id, rows), "World State"
-            )
-            await in_chat_state(self._chat.append_all([to_item(s) for s in stored]))
+            origins = await persisted(self._storage.append(turn_id, rows), "World State")
+            await in_chat_state(self._chat.append_all(committed_all(rows, origins)))
             log.info(
                 "world_state.sampled",
                 sections=[str(u.section_id) for u in updates],

@@ -22,10 +22,11 @@ from openwork_core.storage.codec import content_text, encode_content
 from openwork_core.storage.errors import RecordNotFound, StorageError
 from openwork_core.storage.postgres import sessions as session_rows
 from openwork_core.storage.postgres.connection import Conn
+from openwork_core.storage.postgres.latest_turns import fetch_latest_turns
 from openwork_core.storage.postgres.messages import _COLUMNS as _MESSAGE_COLUMNS
 from openwork_core.storage.postgres.messages import _row as _message_row
 from openwork_core.storage.postgres.sessions import lock_session
-from openwork_core.storage.records import SessionRecord, StoredMessage, TurnStatus
+from openwork_core.storage.records import SessionRecord, StoredMessage, TurnRecord, TurnStatus
 from openwork_tools.modes import SandboxMode
 
 UNIQUE_TASK_NAME_INDEX = "uq_sessions_parent_task_name"
@@ -254,6 +255,14 @@ class AgentStore:
                 spawn_span_id=spawn_span_id,
             )
             return child.session
+
+    async def get_session(self, session_id: str) -> SessionRecord:
+        async with self._pool.acquire() as conn:
+            return await session_rows.fetch_session(conn, session_id)
+
+    async def latest_turns(self, session_ids: Collection[str]) -> dict[str, TurnRecord]:
+        """Session id → its latest Turn (``list_agents``, §5)."""
+        return await fetch_latest_turns(self._pool, session_ids)
 
     async def list_children(self, parent_session_id: str) -> list[ChildSessionRecord]:
         """Direct children sorted by task name (``AgentControl.restore``)."""

@@ -10,6 +10,7 @@ import asyncpg
 import orjson
 from pydantic import JsonValue
 
+from openwork_core.storage.postgres.connection import Conn
 from openwork_core.storage.postgres.sessions import lock_session
 
 FILE_CHANGE_TYPE = "file_change"
@@ -55,25 +56,30 @@ class FileChangeStore:
     async def set_undone(self, session_id: str, undone: Mapping[str, bool]) -> None:
         """Rewrite the ``undone`` flag of the named changes, all in one transaction."""
         async with self._pool.acquire() as conn, conn.transaction():
-            await lock_session(conn, session_id)
-            rows = await conn.fetch(
-                """SELECT id, content::text AS content FROM messages
-                   WHERE session_id = $1 AND role = 'tool' AND content::text LIKE '%file_change%'
-                   FOR UPDATE""",
-                session_id,
+            await rewrite_undone(conn, session_id, undone)
+
+
+async def rewrite_undone(conn: Conn, session_id: str, undone: Mapping[str, bool]) -> None:
+    """The ``undone`` flags of the named changes (caller holds a transaction)."""
+    await lock_session(conn, session_id)
+    rows = await conn.fetch(
+        """SELECT id, content::text AS content FROM messages
+           WHERE session_id = $1 AND role = 'tool' AND content::text LIKE '%file_change%'
+           FOR UPDATE""",
+        session_id,
+    )
+    for row in rows:
+        blocks = orjson.loads(row["content"])
+        touched = False
+        for block in blocks:
+            for artifact in block.get("artifacts") or ():
+                change_id = artifact.get("changeId") if isinstance(artifact, dict) else None
+                if isinstance(change_id, str) and change_id in undone:
+                    artifact["undone"] = undone[change_id]
+                    touched = True
+        if touched:
+            await conn.execute(
+                "UPDATE messages SET content = $2::jsonb WHERE id = $1",
+                row["id"],
+                orjson.dumps(blocks).decode(),
             )
-            for row in rows:
-                blocks = orjson.loads(row["content"])
-                touched = False
-                for block in blocks:
-                    for artifact in block.get("artifacts") or ():
-                        change_id = artifact.get("changeId") if isinstance(artifact, dict) else None
-                        if isinstance(change_id, str) and change_id in undone:
-                            artifact["undone"] = undone[change_id]
-                            touched = True
-                if touched:
-                    await conn.execute(
-                        "UPDATE messages SET content = $2::jsonb WHERE id = $1",
-                        row["id"],
-                        orjson.dumps(blocks).decode(),
-                    )

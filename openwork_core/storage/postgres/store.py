@@ -115,6 +115,10 @@ class PostgresStore:
         async with self._pool.acquire() as conn:
             return await turn_rows.fetch_turn_by_client_request(conn, session_id, client_request_id)
 
+    async def get_running_turn(self, session_id: str) -> TurnRecord | None:
+        async with self._pool.acquire() as conn:
+            return await turn_rows.fetch_running_turn(conn, session_id)
+
     async def record_submission(self, turn_id: str, model_call_index: int) -> None:
         async with self._pool.acquire() as conn:
             await turn_rows.record_submission(conn, turn_id, model_call_index)

@@ -89,6 +89,13 @@ async def fetch_turn_by_client_request(
     return None if row is None else _row(row)
 
 
+async def fetch_running_turn(conn: Conn, session_id: str) -> TurnRecord | None:
+    row = await conn.fetchrow(
+        f"SELECT {_COLUMNS} FROM turns WHERE session_id = $1 AND status = 'running'", session_id
+    )
+    return None if row is None else _row(row)
+
+
 async def record_submission(conn: Conn, turn_id: str, model_call_index: int) -> None:
     """Before each provider submission: the logical call count and one more submission."""
     await conn.execute(

@@ -483,9 +483,9 @@ async def test_identical_wait_calls_are_not_a_doom_loop_and_the_drain_follows_al
     async def waits_once_mail_is_queued(_request: ModelRequest) -> AsyncIterator[ModelEvent]:
         rt = holder[0]
         (parent,) = [s.id for s in await rt.core.list_sessions()]
-        handle = rt.core.loaded_handle(parent)
+        handle = rt.core.sessions.get(parent)
         assert handle is not None
-        assert await handle.services.mailbox.wait(BOUND_S)
+        assert await rt.services[parent].mailbox.wait(BOUND_S)
         calls = tuple((f"w{i}", "wait_agent", "{}") for i in range(3))
         for event in scripted_events(ScriptedResponse(tool_calls=calls)):
             yield event
@@ -532,9 +532,9 @@ async def test_an_explorer_cannot_write_the_workspace_and_its_escalation_is_deni
     }
 
     async def answer_after_mail(_request: ModelRequest) -> AsyncIterator[ModelEvent]:
-        handle = holder[0].core.loaded_handle(parents[0])
+        handle = holder[0].core.sessions.get(parents[0])
         assert handle is not None
-        assert await handle.services.mailbox.wait(BOUND_S)
+        assert await holder[0].services[parents[0]].mailbox.wait(BOUND_S)
         for event in scripted_events(ScriptedResponse(text="parent done")):
             yield event
 
@@ -604,7 +604,7 @@ async def test_a_failed_spawn_frees_its_name_and_slot_so_the_same_name_can_be_sp
         monkeypatch.setattr(agent_store, "create_child_session", flaky)
         parent = await rt.new_session()
         await _child_finishes(rt, parent, 1, rt.run_turn(parent, "go"))
-        host = await rt.core.agent_host(parent)
+        host = await rt.core.sessions.agent_host(parent)
         active = host.control.slots.active
         children = await agent_store.list_children(parent)
     results = await _results(store, parent)

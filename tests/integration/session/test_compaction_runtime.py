@@ -195,12 +195,14 @@ async def test_manual_compaction_is_idle_only_and_rewind_hides_the_tail_without_
         total = len(await store.load_session_messages(sid))
         rewound = await rt.core.rewind(sid, first.compaction_id)
         assert len(await store.load_session_messages(sid)) == total, "nothing deleted"
-        view = await (await rt.core.handle(sid)).services.chat.context_view()
+        await rt.core.sessions.load(sid)
+        view = await rt.services[sid].chat.context_view()
         assert view.items[0].message.text == "first request"
         assert len(view.items) == 3
         assert rewound.compaction_id not in (first.compaction_id, second.compaction_id)
     async with runtime(store, tmp_path, ScriptedModel()) as rt:
-        reloaded = await (await rt.core.handle(sid)).services.chat.context_view()
+        await rt.core.sessions.load(sid)
+        reloaded = await rt.services[sid].chat.context_view()
         assert [i.message for i in reloaded.items] == [i.message for i in view.items]
     assert [k for k, _ in await _checkpoints(store, sid)] == ["manual", "manual", "rewind"]
 
@@ -241,8 +243,7 @@ async def test_a_checkpoint_that_cannot_be_installed_refuses_the_next_turn_then_
     session_box: list[str] = []
 
     async def summary_that_breaks_the_chat_state(_request: ModelRequest):  # type: ignore[no-untyped-def]
-        handle = await runtime_box[0].core.handle(session_box[0])
-        await handle.services.chat.stop()
+        await runtime_box[0].services[session_box[0]].chat.stop()
         from openwork_core.models.adapters.scripted import scripted_events
 
         for event in scripted_events(SUMMARY):
@@ -280,7 +281,8 @@ async def test_two_ineffective_automatic_compactions_make_the_next_one_fail_fast
     model = ScriptedModel([_overflow()])
     async with runtime(store, tmp_path, model) as rt:
         sid = await rt.new_session()
-        history = (await rt.core.handle(sid)).services.compaction_history
+        await rt.core.sessions.load(sid)
+        history = rt.services[sid].compaction_history
         history.automatic.extend([CompactionEffect(before_tokens=1000, after_tokens=950)] * 2)
         turn_id, _ = await rt.run_turn(sid, "hello")
         view = await rt.core.turn_view(sid, turn_id)

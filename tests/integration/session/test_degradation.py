@@ -5,7 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from openwork_core.models.adapters.scripted import ScriptedModel, ScriptedResponse
+from openwork_core.session.errors import TurnNotRecorded
+from openwork_core.session.input import TextInput
 from openwork_core.storage import PostgresStore
 from openwork_core.storage.records import TurnStatus
 from tests.support.faults import fail_writes
@@ -19,18 +23,21 @@ def _write_then_answer() -> list[ScriptedResponse]:
     ]
 
 
-async def test_a_turn_row_that_cannot_be_written_fails_persistence_error_without_a_model_call(
+async def test_a_turn_row_that_cannot_be_written_is_not_accepted_and_makes_no_model_call(
     store: PostgresStore, tmp_path: Path
 ) -> None:
-    """§11: turn row / user message write fails → no model call, persistence_error."""
+    """§11 with the ownership issue's rule (acknowledged = durable): the turn row and the user
+    message commit before the turn is accepted; when they cannot, ``StartTurn`` answers
+    ``persistence_error``, no turn exists and no model call is made."""
     model = ScriptedModel([ScriptedResponse(text="never")])
     async with runtime(store, tmp_path, model) as rt:
         sid = await rt.new_session()
         await fail_writes(store, "turns")
-        turn_id, updates = await rt.run_turn(sid, "hi")
-        view = await rt.core.turn_view(sid, turn_id)
-        assert (view.status, view.error_code) == (TurnStatus.FAILED, "persistence_error")
-        assert updates[-1].update.type == "turn_finished"
+        with pytest.raises(TurnNotRecorded) as refused:
+            await rt.core.start_turn(sid, client_request_id="r1", inputs=[TextInput(text="hi")])
+        assert refused.value.code == "persistence_error"
+        assert await store.get_turn_by_client_request(sid, "r1") is None
+        assert await store.list_messages(sid, after_sequence=0, limit=10) == []
     assert model.requests == []
 
 

@@ -273,8 +273,8 @@ async def test_a_chat_state_that_stops_mid_turn_fails_the_turn_chat_state_error(
     sessions: list[str] = []
 
     async def stop_the_chat_state_then_answer(_request: ModelRequest) -> AsyncIterator[ModelEvent]:
-        handle = await box[0].core.handle(sessions[0])
-        await handle.services.chat.stop()
+        await box[0].core.sessions.load(sessions[0])
+        await box[0].services[sessions[0]].chat.stop()
         for event in scripted_events(ScriptedResponse(text="late")):
             yield event
 

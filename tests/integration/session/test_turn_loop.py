@@ -110,7 +110,7 @@ async def test_a_persisted_system_message_refuses_to_load_the_session(
                 sid,
             )
         with pytest.raises(PersistedSystemMessage):
-            await rt.core.handle(sid)
+            await rt.core.sessions.load(sid)
 
 
 def _text_events(text: str):  # type: ignore[no-untyped-def]

@@ -16,6 +16,7 @@ from openwork_core.session.runner.agent_tools import (
     WAIT_CANCELLED_TEXT,
     AgentToolRunner,
 )
+from openwork_core.session.runner.cancellation import TurnCancellation
 from openwork_core.session.runner.context import TurnContext
 
 
@@ -68,7 +69,7 @@ class _Services:
 @dataclass
 class _Turn:
     services: _Services
-    cancel: asyncio.Event = field(default_factory=asyncio.Event)
+    cancellation: TurnCancellation = field(default_factory=TurnCancellation)
 
 
 def _runner(answers: list[bool | None], host: _Host | None = None) -> tuple[AgentToolRunner, _Turn]:
@@ -103,7 +104,7 @@ async def test_cancelling_the_parent_ends_the_wait_and_cancels_the_turn() -> Non
     waiting = asyncio.ensure_future(runner.run(AgentToolName.WAIT_AGENT, "{}", "span"))
     async with asyncio.timeout(5):
         await turn.services.mailbox.waiting.wait()
-        turn.cancel.set()
+        turn.cancellation.request()
         result = await waiting
     assert (result.text, result.status, result.terminal) == (
         WAIT_CANCELLED_TEXT,

@@ -1,0 +1,224 @@
+"""The session actor's commands (session-runtime.md §2) and its bounded command queue
+(DESIGN.md §4.2).
+
+Each command is a frozen value; one that answers carries its reply future. Callers never see the
+actor: a ``SessionHandle`` puts commands on the ``CommandQueue`` and awaits their replies. A
+stopped actor answers ``ActorStopped``."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable
+from dataclasses import dataclass, field
+from typing import Generic, TypeAlias, TypeVar
+
+from openwork_core.agents import AgentMessage
+from openwork_core.context.inspection import ContextInspection
+from openwork_core.session.approval import PermissionDecision
+from openwork_core.session.compaction import CompactionResult
+from openwork_core.session.errors import ActorStopped
+from openwork_core.session.outcome import TurnOutcome
+from openwork_core.session.runner import ResolvedModel, TurnSpec
+from openwork_core.session.snapshot import SessionSnapshot
+from openwork_core.session.updates import Replay, Subscription
+from openwork_tools import FileChange, SandboxMode
+from openwork_tools.undo import ChangeDirection
+
+T = TypeVar("T")
+
+
+def _reply() -> asyncio.Future[T]:
+    return asyncio.get_running_loop().create_future()
+
+
+@dataclass(frozen=True, slots=True)
+class TurnAccepted:
+    turn_id: str
+    client_request_id: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SessionStatus:
+    """What Core asks of a loaded session without waiting for a turn."""
+
+    active_turn_id: str | None
+    permission_mode: SandboxMode
+    reload_required: bool
+    """A checkpoint committed but could not be installed (compaction.md §7)."""
+    pending_permission: bool
+
+
+@dataclass(frozen=True, slots=True)
+class _Asks(Generic[T]):
+    reply: asyncio.Future[T] = field(default_factory=_reply, kw_only=True)
+
+
+@dataclass(frozen=True, slots=True)
+class StartTurn(_Asks[TurnAccepted]):
+    spec: TurnSpec
+
+
+@dataclass(frozen=True, slots=True)
+class CancelTurn(_Asks[None]):
+    turn_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class ResolvePermission(_Asks[None]):
+    turn_id: str
+    tool_call_id: str
+    decision: PermissionDecision
+
+
+@dataclass(frozen=True, slots=True)
+class SetPermissionMode(_Asks[None]):
+    mode: SandboxMode
+
+
+@dataclass(frozen=True, slots=True)
+class ApplyFileChanges(_Asks[tuple[FileChange, ...]]):
+    change_ids: tuple[str, ...]
+    direction: ChangeDirection
+
+
+@dataclass(frozen=True, slots=True)
+class Compact(_Asks[CompactionResult]):
+    model: ResolvedModel
+
+
+@dataclass(frozen=True, slots=True)
+class Rewind(_Asks[CompactionResult]):
+    compaction_id: str
+    model: ResolvedModel
+
+
+@dataclass(frozen=True, slots=True)
+class InspectContext(_Asks[ContextInspection]):
+    """The next request's regions through the runner's own prepare (context-window.md §8)."""
+
+    model: ResolvedModel
+
+
+@dataclass(frozen=True, slots=True)
+class GetSnapshot(_Asks[SessionSnapshot]):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class Subscribe(_Asks[tuple[Replay, Subscription]]):
+    after_sequence: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class GetStatus(_Asks[SessionStatus]):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class Stop(_Asks[None]):
+    """Cancel the active turn (outcome cancelled), wait for it, stop the loop."""
+
+
+@dataclass(frozen=True, slots=True)
+class DeliverAgentMessage:
+    """Enqueue into the mailbox; never creates a Turn (multi-agent.md §6). No reply."""
+
+    message: AgentMessage
+
+
+@dataclass(frozen=True, slots=True)
+class TurnEnded:
+    """Posted by the actor's own turn task when the runner returned (internal)."""
+
+    turn_id: str
+    outcome: TurnOutcome
+
+
+SessionCommand: TypeAlias = (
+    StartTurn
+    | CancelTurn
+    | ResolvePermission
+    | SetPermissionMode
+    | ApplyFileChanges
+    | Compact
+    | Rewind
+    | InspectContext
+    | GetSnapshot
+    | Subscribe
+    | GetStatus
+    | Stop
+    | DeliverAgentMessage
+    | TurnEnded
+)
+
+AskingCommand: TypeAlias = (
+    StartTurn
+    | CancelTurn
+    | ResolvePermission
+    | SetPermissionMode
+    | ApplyFileChanges
+    | Compact
+    | Rewind
+    | InspectContext
+    | GetSnapshot
+    | Subscribe
+    | GetStatus
+    | Stop
+)
+
+
+class CommandQueue:
+    """The actor's bounded inbox. ``close`` makes every later send answer ``ActorStopped``;
+    the actor fails what is still queued the same way."""
+
+    def __init__(self, capacity: int) -> None:
+        self._queue: asyncio.Queue[SessionCommand] = asyncio.Queue(capacity)
+        self._closed = False
+        self.stopped: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        """Resolved when the actor's loop has ended."""
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    async def post(self, command: SessionCommand) -> None:
+        if self._closed:
+            raise ActorStopped()
+        await self._queue.put(command)
+
+    def post_nowait(self, command: SessionCommand) -> bool:
+        """Enqueue without waiting; False when stopped or full (the caller logs the loss)."""
+        if self._closed:
+            return False
+        try:
+            self._queue.put_nowait(command)
+        except asyncio.QueueFull:
+            return False
+        return True
+
+    async def ask(self, command: _Asks[T]) -> T:
+        await self.post(command)  # type: ignore[arg-type]
+        return await command.reply
+
+    async def receive(self) -> SessionCommand:
+        return await self._queue.get()
+
+    def close(self) -> list[SessionCommand]:
+        """Refuse new commands; return what was queued and not yet received."""
+        self._closed = True
+        left: list[SessionCommand] = []
+        while not self._queue.empty():
+            left.append(self._queue.get_nowait())
+        return left
+
+
+async def settle(reply: asyncio.Future[T], work: Awaitable[T]) -> None:
+    """Run one command's work and settle its reply; an error goes to the caller, not the loop."""
+    try:
+        result = await work
+    except Exception as exc:
+        if not reply.done():
+            reply.set_exception(exc)
+        return
+    if not reply.done():
+        reply.set_result(result)

@@ -1,0 +1,203 @@
+"""SessionRegistry: the live sessions of this process (session-runtime.md §1, multi-agent.md §1).
+It loads a session's actor on first use, rebuilds one whose checkpoint could not be installed
+(compaction.md §7), stops actors, keeps each root's sub-agent host, and resolves the session's
+model. It is the ``SessionDirectory`` the sub-agent hosts receive."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Awaitable, Callable
+
+import structlog
+
+from openwork_core.agents import AgentControl
+from openwork_core.models.capabilities import ModelCapabilities
+from openwork_core.models.port import ModelPort
+from openwork_core.session.build import SessionDeps, build_session_handle
+from openwork_core.session.errors import NoProvider, ReloadRequired
+from openwork_core.session.handle import SessionHandle
+from openwork_core.session.ownership import (
+    LeaseHolder,
+    OwnershipStorage,
+    SessionLease,
+    SessionOwnedElsewhere,
+)
+from openwork_core.session.runner import ResolvedModel
+from openwork_core.session.storage import (
+    ChildSessionStorage,
+    ProviderRecord,
+    RecordNotFound,
+    SessionRecord,
+)
+from openwork_core.session.sub_agent_host import SubAgentHost
+
+log = structlog.get_logger(__name__)
+
+ModelPortFactory = Callable[[ProviderRecord, str | None], ModelPort]
+"""Builds the port for a provider, given the API key read from its environment variable."""
+
+ProviderLookup = Callable[[str], Awaitable[ProviderRecord]]
+"""Reads one provider row; ``RecordNotFound`` when there is none."""
+
+
+class SessionRegistry:
+    """The ``SessionDirectory`` of this process."""
+
+    def __init__(
+        self,
+        *,
+        deps: SessionDeps,
+        children: ChildSessionStorage,
+        get_provider: ProviderLookup,
+        model_ports: ModelPortFactory,
+        ownership: OwnershipStorage,
+    ) -> None:
+        self._deps = deps
+        self._ownership = ownership
+        self._leases: dict[str, SessionLease] = {}
+        self._children = children
+        self._get_provider = get_provider
+        self._model_ports = model_ports
+        self._ports: dict[ProviderRecord, ModelPort] = {}
+        self._handles: dict[str, SessionHandle] = {}
+        self._load_locks: dict[str, asyncio.Lock] = {}
+        self._hosts: dict[str, SubAgentHost] = {}
+        self._closing = False
+
+    @property
+    def closing(self) -> bool:
+        return self._closing
+
+    # -- the directory -------------------------------------------------------------------------
+    def get(self, session_id: str) -> SessionHandle | None:
+        return self._handles.get(session_id)
+
+    async def load(self, session_id: str) -> SessionHandle:
+        """The live handle; an idle actor whose checkpoint could not be installed is rebuilt
+        from the database first (compaction.md §7)."""
+        handle, _ = await self._current(session_id)
+        return handle
+
+    async def load_for_turn(self, session_id: str) -> SessionHandle:
+        """Like ``load``, but a stale idle actor refuses this one turn with ``ReloadRequired``
+        (its replacement is built on the next access): both sentences of compaction.md §7."""
+        handle, rebuilt = await self._current(session_id, refuse_stale=True)
+        if rebuilt:
+            raise ReloadRequired()
+        return handle
+
+    async def _current(
+        self, session_id: str, *, refuse_stale: bool = False
+    ) -> tuple[SessionHandle, bool]:
+        lock = self._load_locks.setdefault(session_id, asyncio.Lock())
+        async with lock:
+            existing = self._handles.get(session_id)
+            if existing is not None:
+                status = await existing.status()
+                if not status.reload_required or status.active_turn_id is not None:
+                    return existing, False
+                self._handles.pop(session_id, None)
+                await existing.shutdown()
+                if refuse_stale:
+                    return existing, True
+            handle = await self._build(session_id)
+            self._handles[session_id] = handle
+            return handle, False
+
+    async def close(self, session_id: str) -> None:
+        """Stop the actor and give its lease back (another daemon may take the session at once)."""
+        handle = self._handles.pop(session_id, None)
+        if handle is not None:
+            await handle.shutdown()
+        lease = self._leases.pop(session_id, None)
+        if lease is not None:
+            await self._ownership.release(lease)
+
+    async def leases_renewed(self, still_ours: frozenset[str]) -> None:
+        """After a renewal: a loaded session whose lease another daemon took is stopped here (its
+        writes are already refused by the fence)."""
+        lost = [sid for sid in self._leases if sid not in still_ours]
+        for session_id in lost:
+            log.warning("session.lease_lost", session_id=session_id)
+            self._leases.pop(session_id, None)
+            handle = self._handles.pop(session_id, None)
+            if handle is not None:
+                await handle.shutdown()
+
+    async def shutdown(self) -> None:
+        """Cancel active turns (outcome cancelled) and stop every actor."""
+        self._closing = True
+        handles = list(self._handles.values())
+        self._handles.clear()
+        async with asyncio.TaskGroup() as group:
+            for handle in handles:
+                group.create_task(handle.shutdown())
+        self._leases.clear()  # given back together by ``OwnershipStorage.stop``
+
+    # -- sub-agents ------------------------------------------------------------------------------
+    async def agent_host(self, root_session_id: str) -> SubAgentHost:
+        """The root's sub-agent host; its ``AgentControl`` is restored from the child rows the
+        first time (multi-agent.md §2: no child started, no slot taken)."""
+        host = self._hosts.get(root_session_id)
+        if host is None:
+            children = await self._children.list_children(root_session_id)
+            host = self._hosts.get(root_session_id)
+            if host is None:
+                control = AgentControl.restore(root_session_id, children)
+                host = SubAgentHost(self, self._children, control)
+                self._hosts[root_session_id] = host
+        return host
+
+    async def _build(self, session_id: str) -> SessionHandle:
+        """Take the session's lease, then ``build_session_handle`` (multi-agent.md §1): roots
+        and children alike. ``SessionOwnedElsewhere`` when another live daemon drives it."""
+        with structlog.contextvars.bound_contextvars(session_id=session_id):  # load's log lines
+            return await self._build_bound(session_id)
+
+    async def _build_bound(self, session_id: str) -> SessionHandle:
+        record = await self._children.get_session(session_id)
+        host = await self.agent_host(record.parent_session_id or record.id)
+        lease = await self._ownership.acquire(session_id)
+        if isinstance(lease, LeaseHolder):
+            raise SessionOwnedElsewhere(session_id, lease)
+        try:
+            handle = await build_session_handle(self._deps, record, host, lease)
+        except BaseException:
+            await self._ownership.release(lease)
+            raise
+        self._leases[session_id] = lease
+        return handle
+
+    async def owner_elsewhere(self, session_id: str) -> LeaseHolder | None:
+        """The other live daemon driving ``session_id``, when this one has it not loaded."""
+        if session_id in self._handles:
+            return None
+        return await self._ownership.holder(session_id)
+
+    # -- models ------------------------------------------------------------------------------------
+    async def resolve_model(self, record: SessionRecord) -> ResolvedModel:
+        """The session's provider, model, capabilities and (cached) port; NoProvider otherwise."""
+        if record.provider_id is None:
+            raise NoProvider("the session has no model provider")
+        try:
+            provider = await self._get_provider(record.provider_id)
+        except RecordNotFound as exc:
+            raise NoProvider(f"unknown model provider: {record.provider_id}") from exc
+        model = provider.model(record.model_name)
+        if model is None:
+            raise NoProvider(
+                f"provider {provider.id} has no model {record.model_name or '(default)'}"
+            )
+        capabilities = ModelCapabilities(
+            context_window_tokens=model.context_window,
+            max_output_tokens=model.max_output_tokens,
+            max_reasoning_tokens=model.max_reasoning_tokens or None,
+            accepts_data_blocks=model.accepts_data_blocks,
+        )
+        port = self._ports.get(provider)
+        if port is None:
+            key = os.environ.get(provider.api_key_env) if provider.api_key_env else None
+            port = self._model_ports(provider, key)
+            self._ports[provider] = port
+        return ResolvedModel(provider=provider, model=model, capabilities=capabilities, port=port)

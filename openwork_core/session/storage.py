@@ -1,0 +1,238 @@
+"""SessionStorage: the port through which one session's actor and runner keep their durable
+facts (storage.md §2–§3; session-runtime.md §3 "persist, then advance").
+
+Domain values in and out: a write takes the ``Message`` the runner already holds and returns the
+``RealOrigin`` (id and sequence) the database gave it, so the runner builds its Conversation item
+from its own value and never decodes its own rows. One port object is bound to one session; the
+PostgreSQL implementation is ``openwork_core.storage.postgres.session_storage``, the in-memory
+one (fast runner tests) ``openwork_core.storage.memory``. Compaction's reads and writes are the
+``CompactionStorage`` part of the same port."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from pydantic import JsonValue
+
+from openwork_chat_state.item import ConversationItem, MessageKind, RealOrigin
+from openwork_chat_state.messages import Message
+from openwork_core.agents import Reconciliation, TurnlessChild
+from openwork_core.plan import TurnPlan
+from openwork_core.storage.codec import decode_message
+from openwork_core.storage.errors import RecordNotFound, StorageError
+from openwork_core.storage.postgres.agents import ChildSessionRecord
+from openwork_core.storage.postgres.compactions import (
+    CheckpointRecord,
+    CompactionKind,
+    NewCheckpoint,
+    ProjectionRows,
+    SessionMessageContents,
+    TranscriptPage,
+)
+from openwork_core.storage.postgres.file_changes import StoredFileChange
+from openwork_core.storage.records import (
+    ProviderModel,
+    ProviderRecord,
+    SessionRecord,
+    StoredMessage,
+    TurnRecord,
+    TurnStatus,
+    TurnUsage,
+)
+from openwork_tools.modes import SandboxMode
+
+__all__ = [
+    "CheckpointRecord",
+    "ChildSessionRecord",
+    "ChildSessionStorage",
+    "CompactionKind",
+    "CompactionStorage",
+    "FileChangeStorage",
+    "OutgoingMessage",
+    "ProviderModel",
+    "ProviderRecord",
+    "RecordNotFound",
+    "SessionRecord",
+    "SessionStorage",
+    "StorageError",
+    "StoredMessage",
+    "TranscriptPage",
+    "TurnClosing",
+    "TurnOpening",
+    "TurnRecord",
+    "TurnStatus",
+    "TurnUsage",
+    "committed",
+    "committed_all",
+    "decode_message",
+]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OutgoingMessage:
+    """A message to persist under a fresh (or deterministic) id; ``artifacts`` are UI data kept
+    inside its single tool-result block, never sent to the model."""
+
+    id: str
+    message: Message
+    kind: MessageKind = MessageKind.NORMAL
+    artifacts: tuple[JsonValue, ...] = ()
+
+
+def committed(outgoing: OutgoingMessage, origin: RealOrigin) -> ConversationItem:
+    """The Conversation item of a message whose write returned ``origin``."""
+    return ConversationItem(message=outgoing.message, kind=outgoing.kind, origin=origin)
+
+
+def committed_all(
+    outgoing: Sequence[OutgoingMessage], origins: Sequence[RealOrigin]
+) -> list[ConversationItem]:
+    if len(outgoing) != len(origins):
+        raise ValueError("one origin per written message")
+    return [committed(m, o) for m, o in zip(outgoing, origins, strict=True)]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TurnOpening:
+    """The turn row written with the user's input messages (storage.md §3)."""
+
+    turn_id: str
+    client_request_id: str
+    provider_id: str
+    model_name: str
+    app_version: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TurnClosing:
+    """A turn's terminal state."""
+
+    status: TurnStatus
+    error_code: str | None = None
+    error_message: str | None = None
+    plan_unfinished_step_count: int | None = None
+
+
+class CompactionStorage(Protocol):
+    """Checkpoints, the projection read, the pruning watermark and transcript read-back
+    (compaction.md §6, §8)."""
+
+    async def insert_checkpoint(self, new: NewCheckpoint) -> CheckpointRecord: ...
+
+    async def latest_checkpoint(self, session_id: str) -> CheckpointRecord | None: ...
+
+    async def get_checkpoint(self, session_id: str, compaction_id: str) -> CheckpointRecord: ...
+
+    async def load_projection(self, session_id: str) -> ProjectionRows: ...
+
+    async def replayed_message(self, checkpoint: CheckpointRecord) -> StoredMessage | None: ...
+
+    async def advance_watermark(self, session_id: str, sequence: int) -> int: ...
+
+    async def all_session_message_contents(self, session_id: str) -> SessionMessageContents: ...
+
+    async def read_transcript(
+        self,
+        session_id: str,
+        compaction_id: str | None = None,
+        after_sequence: int = 0,
+        limit: int = 20,
+    ) -> TranscriptPage: ...
+
+
+class FileChangeStorage(Protocol):
+    """``file_change`` artifacts in stored tool results and their ``undone`` flag (tools.md §8)."""
+
+    async def find(self, session_id: str, change_ids: Sequence[str]) -> list[StoredFileChange]: ...
+
+    async def set_undone(self, session_id: str, undone: Mapping[str, bool]) -> None: ...
+
+
+class SessionStorage(Protocol):
+    """One session's durable facts. Every write is one transaction; on failure nothing of it is
+    written and the caller's in-memory state stays where it was."""
+
+    @property
+    def session_id(self) -> str: ...
+
+    @property
+    def compactions(self) -> CompactionStorage: ...
+
+    @property
+    def file_changes(self) -> FileChangeStorage: ...
+
+    async def start_turn(
+        self, opening: TurnOpening, messages: Sequence[OutgoingMessage]
+    ) -> tuple[RealOrigin, ...]:
+        """The turn row and the user's input messages together."""
+        ...
+
+    async def append(
+        self, turn_id: str, messages: Sequence[OutgoingMessage]
+    ) -> tuple[RealOrigin, ...]:
+        """Messages in order with the next sequences; an id already stored is not written again
+        and its stored origin is returned (deterministic World State ids are idempotent)."""
+        ...
+
+    async def append_assistant(
+        self, turn_id: str, message: OutgoingMessage, *, usage: TurnUsage, tool_calls: int
+    ) -> RealOrigin:
+        """A completed response with the turn's token and tool-call counters."""
+        ...
+
+    async def commit_plan_update(
+        self, turn_id: str, plan: TurnPlan, message: OutgoingMessage
+    ) -> RealOrigin:
+        """The turn's plan and its success tool result together (update-plan.md §4)."""
+        ...
+
+    async def append_agent_messages(
+        self, turn_id: str, messages: Sequence[OutgoingMessage]
+    ) -> tuple[RealOrigin | None, ...]:
+        """One mailbox drain (multi-agent.md §6): each with ``ON CONFLICT (id) DO NOTHING``;
+        ``None`` for an id already stored (that message is dropped)."""
+        ...
+
+    async def record_submission(self, turn_id: str, model_call_index: int) -> None: ...
+
+    async def finish_turn(self, turn_id: str, closing: TurnClosing) -> None: ...
+
+    async def turn_for_client_request(self, client_request_id: str) -> str | None:
+        """The id of the turn accepted under ``client_request_id``, if any (idempotency)."""
+        ...
+
+    async def set_sandbox_mode(self, mode: SandboxMode) -> None: ...
+
+
+class ChildSessionStorage(Protocol):
+    """What a root's sub-agent host reads and writes (multi-agent.md §2, §5, §8)."""
+
+    async def get_session(self, session_id: str) -> SessionRecord: ...
+
+    async def create_child_session(
+        self,
+        *,
+        parent_session_id: str,
+        task_name: str,
+        agent_role: str,
+        working_directory: str,
+        provider_id: str | None,
+        model_name: str | None,
+        sandbox_mode: SandboxMode,
+        spawn_span_id: str | None = None,
+        session_id: str | None = None,
+    ) -> SessionRecord: ...
+
+    async def delete_turnless_children(
+        self, parent_session_id: str, *, keep: Collection[str] = ()
+    ) -> list[TurnlessChild]: ...
+
+    async def reconcile(
+        self, parent_session_id: str, *, live_child_ids: Collection[str] = ()
+    ) -> Reconciliation: ...
+
+    async def latest_turns(self, session_ids: Collection[str]) -> dict[str, TurnRecord]: ...
+
+    async def list_children(self, parent_session_id: str) -> list[ChildSessionRecord]: ...

@@ -1,0 +1,331 @@
+"""An in-memory implementation of the session storage port for fast runner tests: the same
+contract as PostgreSQL (per-session gapless sequences, idempotent ids, the checkpoint checks of
+compaction.md §6, repeatable projection reads), kept in Python lists. Not durable, one process."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+
+import orjson
+
+from openwork_chat_state.item import MessageKind, RealOrigin
+from openwork_chat_state.messages import Role
+from openwork_core.plan import TurnPlan
+from openwork_core.session.storage import OutgoingMessage, TurnClosing, TurnOpening
+from openwork_core.storage.codec import new_message
+from openwork_core.storage.errors import RecordNotFound
+from openwork_core.storage.postgres.compactions import (
+    CHECKPOINT_FORMAT_VERSION,
+    RUNTIME_REMINDER_FORMAT_VERSION,
+    SUMMARY_FORMAT_VERSION,
+    TRANSCRIPT_MAX_LIMIT,
+    CheckpointCheckFailed,
+    CheckpointRecord,
+    CompactionKind,
+    NewCheckpoint,
+    NoCheckpoint,
+    ProjectionRows,
+    SessionMessageContents,
+    TranscriptPage,
+    TranscriptQueryInvalid,
+)
+from openwork_core.storage.postgres.file_changes import FILE_CHANGE_TYPE, StoredFileChange
+from openwork_core.storage.records import StoredMessage, TurnStatus, TurnUsage
+from openwork_tools.modes import SandboxMode
+
+
+@dataclasses.dataclass(slots=True, kw_only=True)
+class MemoryTurn:
+    id: str
+    client_request_id: str
+    status: TurnStatus = TurnStatus.RUNNING
+    model_call_count: int = 0
+    model_submission_count: int = 0
+    tool_call_count: int = 0
+    error_code: str | None = None
+    error_message: str | None = None
+    plan: TurnPlan | None = None
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+class InMemorySessionStorage:
+    """``SessionStorage`` (and its ``CompactionStorage`` / ``FileChangeStorage`` parts) of one
+    session, in memory."""
+
+    def __init__(self, session_id: str, *, sandbox_mode: SandboxMode = SandboxMode.AUTO) -> None:
+        self._session_id = session_id
+        self.messages: list[StoredMessage] = []
+        self.turns: dict[str, MemoryTurn] = {}
+        self.checkpoints: list[CheckpointRecord] = []
+        self.watermark: int | None = None
+        self.sandbox_mode = sandbox_mode
+
+    # -- the port's parts ------------------------------------------------------------------
+    @property
+    def session_id(self) -> str:
+        return self._session_id
+
+    @property
+    def compactions(self) -> InMemorySessionStorage:
+        return self
+
+    @property
+    def file_changes(self) -> InMemorySessionStorage:
+        return self
+
+    # -- messages --------------------------------------------------------------------------
+    def _insert(self, turn_id: str | None, outgoing: OutgoingMessage) -> StoredMessage:
+        existing = next((m for m in self.messages if m.id == outgoing.id), None)
+        if existing is not None:
+            return existing
+        row = new_message(outgoing.id, outgoing.message, outgoing.kind, outgoing.artifacts)
+        stored = StoredMessage(
+            id=row.id,
+            session_id=self._session_id,
+            turn_id=turn_id,
+            sequence=len(self.messages) + 1,
+            role=row.role,
+            kind=row.kind,
+            content=row.content,
+            provider_call_id=row.provider_call_id,
+            tool_name=row.tool_name,
+            created_at=_now(),
+        )
+        self.messages.append(stored)
+        return stored
+
+    def _turn(self, turn_id: str) -> MemoryTurn:
+        try:
+            return self.turns[turn_id]
+        except KeyError:
+            raise RecordNotFound(f"unknown turn: {turn_id}") from None
+
+    async def start_turn(
+        self, opening: TurnOpening, messages: Sequence[OutgoingMessage]
+    ) -> tuple[RealOrigin, ...]:
+        if any(t.status is TurnStatus.RUNNING for t in self.turns.values()):
+            raise CheckpointCheckFailed("the session already has a running turn")
+        self.turns[opening.turn_id] = MemoryTurn(
+            id=opening.turn_id, client_request_id=opening.client_request_id
+        )
+        return await self.append(opening.turn_id, messages)
+
+    async def append(
+        self, turn_id: str, messages: Sequence[OutgoingMessage]
+    ) -> tuple[RealOrigin, ...]:
+        stored = [self._insert(turn_id, m) for m in messages]
+        return tuple(RealOrigin(message_id=s.id, sequence=s.sequence) for s in stored)
+
+    async def append_assistant(
+        self, turn_id: str, message: OutgoingMessage, *, usage: TurnUsage, tool_calls: int
+    ) -> RealOrigin:
+        turn = self._turn(turn_id)
+        (origin,) = await self.append(turn_id, (message,))
+        turn.tool_call_count += tool_calls
+        return origin
+
+    async def commit_plan_update(
+        self, turn_id: str, plan: TurnPlan, message: OutgoingMessage
+    ) -> RealOrigin:
+        turn = self._turn(turn_id)
+        (origin,) = await self.append(turn_id, (message,))
+        turn.plan = plan
+        return origin
+
+    async def append_agent_messages(
+        self, turn_id: str, messages: Sequence[OutgoingMessage]
+    ) -> tuple[RealOrigin | None, ...]:
+        origins: list[RealOrigin | None] = []
+        for message in messages:
+            if any(m.id == message.id for m in self.messages):
+                origins.append(None)
+                continue
+            (origin,) = await self.append(
+                turn_id, (dataclasses.replace(message, kind=MessageKind.AGENT_MESSAGE),)
+            )
+            origins.append(origin)
+        return tuple(origins)
+
+    async def record_submission(self, turn_id: str, model_call_index: int) -> None:
+        turn = self._turn(turn_id)
+        turn.model_call_count = max(turn.model_call_count, model_call_index)
+        turn.model_submission_count += 1
+
+    async def finish_turn(self, turn_id: str, closing: TurnClosing) -> None:
+        turn = self._turn(turn_id)
+        turn.status = closing.status
+        turn.error_code = closing.error_code
+        turn.error_message = closing.error_message
+
+    async def turn_for_client_request(self, client_request_id: str) -> str | None:
+        return next(
+            (t.id for t in self.turns.values() if t.client_request_id == client_request_id), None
+        )
+
+    async def set_sandbox_mode(self, mode: SandboxMode) -> None:
+        self.sandbox_mode = mode
+
+    # -- compaction (compaction.md §6, §8) --------------------------------------------------
+    async def insert_checkpoint(self, new: NewCheckpoint) -> CheckpointRecord:
+        running = next((t.id for t in self.turns.values() if t.status is TurnStatus.RUNNING), None)
+        if new.kind in (CompactionKind.MANUAL, CompactionKind.REWIND):
+            if new.trigger_turn_id is not None or running is not None:
+                raise CheckpointCheckFailed(f"a {new.kind} compaction needs an idle session")
+        elif new.trigger_turn_id is None or running != new.trigger_turn_id:
+            raise CheckpointCheckFailed(f"trigger turn {new.trigger_turn_id} is not running")
+        if not new.summary.strip() or not new.runtime_reminder.strip():
+            raise CheckpointCheckFailed("a checkpoint's summary and reminder are never blank")
+        max_sequence = len(self.messages)
+        if max_sequence == 0:
+            raise CheckpointCheckFailed("the session has no message")
+        if new.expected_max_sequence is not None and new.expected_max_sequence != max_sequence:
+            raise CheckpointCheckFailed(f"messages changed since the read (now {max_sequence})")
+        through = max_sequence
+        if new.kind is CompactionKind.REWIND:
+            if new.parent_compaction_id is None:
+                raise CheckpointCheckFailed("a rewind needs its target checkpoint")
+            parent = await self.get_checkpoint(self._session_id, new.parent_compaction_id)
+            if parent.through_message_sequence != new.rewind_through_message_sequence:
+                raise CheckpointCheckFailed("a rewind keeps its target's fact boundary")
+            through = parent.through_message_sequence
+        replayed = next((m for m in self.messages if m.id == new.last_user_message_id), None)
+        if (
+            replayed is None
+            or replayed.role is not Role.USER
+            or replayed.kind is not MessageKind.NORMAL
+            or replayed.sequence != new.last_user_message_sequence
+            or replayed.sequence > through
+        ):
+            raise CheckpointCheckFailed("the replayed message is not a user request at or below")
+        record = CheckpointRecord(
+            id=new.id,
+            session_id=self._session_id,
+            sequence=len(self.checkpoints) + 1,
+            kind=new.kind,
+            through_message_sequence=through,
+            replaced_through_message_sequence=max_sequence,
+            source_message_count=new.source_message_count,
+            checkpoint_format_version=CHECKPOINT_FORMAT_VERSION,
+            summary_format_version=SUMMARY_FORMAT_VERSION,
+            last_user_message_id=new.last_user_message_id,
+            last_user_message_sequence=new.last_user_message_sequence,
+            resolved_model_name=new.resolved_model_name,
+            summary=new.summary,
+            runtime_state=new.runtime_state,
+            runtime_reminder_format_version=RUNTIME_REMINDER_FORMAT_VERSION,
+            runtime_reminder=new.runtime_reminder,
+            trigger_turn_id=new.trigger_turn_id,
+            parent_compaction_id=new.parent_compaction_id,
+            input_tokens=new.input_tokens,
+            output_tokens=new.output_tokens,
+            created_at=_now(),
+        )
+        self.checkpoints.append(record)
+        return record
+
+    async def latest_checkpoint(self, session_id: str) -> CheckpointRecord | None:
+        return self.checkpoints[-1] if self.checkpoints else None
+
+    async def get_checkpoint(self, session_id: str, compaction_id: str) -> CheckpointRecord:
+        found = next((c for c in self.checkpoints if c.id == compaction_id), None)
+        if found is None:
+            raise RecordNotFound(f"unknown compaction checkpoint: {compaction_id}")
+        return found
+
+    async def load_projection(self, session_id: str) -> ProjectionRows:
+        checkpoint = await self.latest_checkpoint(session_id)
+        after = 0 if checkpoint is None else checkpoint.replaced_through_message_sequence
+        replayed = None if checkpoint is None else await self.replayed_message(checkpoint)
+        return ProjectionRows(
+            checkpoint=checkpoint,
+            replayed=replayed,
+            raw=tuple(self.messages[after:]),
+            watermark=self.watermark,
+        )
+
+    async def replayed_message(self, checkpoint: CheckpointRecord) -> StoredMessage | None:
+        sequence = checkpoint.last_user_message_sequence
+        if sequence is None or sequence > len(self.messages):
+            return None
+        found = self.messages[sequence - 1]
+        return found if found.id == checkpoint.last_user_message_id else None
+
+    async def advance_watermark(self, session_id: str, sequence: int) -> int:
+        if sequence <= 0:
+            raise ValueError("the pruning watermark is a message sequence (> 0)")
+        self.watermark = max(self.watermark or 0, sequence)
+        return self.watermark
+
+    async def all_session_message_contents(self, session_id: str) -> SessionMessageContents:
+        return SessionMessageContents(
+            max_sequence=len(self.messages), contents=tuple(m.content for m in self.messages)
+        )
+
+    async def read_transcript(
+        self,
+        session_id: str,
+        compaction_id: str | None = None,
+        after_sequence: int = 0,
+        limit: int = 20,
+    ) -> TranscriptPage:
+        if not 1 <= limit <= TRANSCRIPT_MAX_LIMIT:
+            raise TranscriptQueryInvalid(f"limit must be between 1 and {TRANSCRIPT_MAX_LIMIT}")
+        if after_sequence < 0:
+            raise TranscriptQueryInvalid("afterSequence must not be negative")
+        if compaction_id is None:
+            checkpoint = await self.latest_checkpoint(session_id)
+            if checkpoint is None:
+                raise NoCheckpoint(f"session {session_id} has no compaction checkpoint")
+        else:
+            checkpoint = await self.get_checkpoint(session_id, compaction_id)
+        rows = [
+            m
+            for m in self.messages[after_sequence:]
+            if m.sequence <= checkpoint.through_message_sequence
+        ]
+        page = tuple(rows[:limit])
+        return TranscriptPage(
+            compaction_id=checkpoint.id,
+            through_message_sequence=checkpoint.through_message_sequence,
+            messages=page,
+            has_more=len(rows) > limit,
+            next_after_sequence=page[-1].sequence if page else after_sequence,
+        )
+
+    # -- file changes (tools.md §8) --------------------------------------------------------
+    async def find(self, session_id: str, change_ids: Sequence[str]) -> list[StoredFileChange]:
+        wanted = set(change_ids)
+        return [
+            StoredFileChange(message_id=m.id, sequence=m.sequence, artifact=a)
+            for m in self.messages
+            if m.role is Role.TOOL
+            for block in orjson.loads(m.content)
+            for a in block.get("artifacts") or ()
+            if isinstance(a, dict)
+            and a.get("type") == FILE_CHANGE_TYPE
+            and a.get("changeId") in wanted
+        ]
+
+    async def set_undone(self, session_id: str, undone: Mapping[str, bool]) -> None:
+        for index, message in enumerate(self.messages):
+            if message.role is not Role.TOOL:
+                continue
+            blocks = orjson.loads(message.content)
+            changed = False
+            for block in blocks:
+                for artifact in block.get("artifacts") or ():
+                    change = artifact.get("changeId") if isinstance(artifact, dict) else None
+                    if isinstance(change, str) and change in undone:
+                        artifact["undone"] = undone[change]
+                        changed = True
+            if changed:
+                content = orjson.dumps(blocks).decode()
+                self.messages[index] = dataclasses.replace(message, content=content)
+
+
+__all__ = ["InMemorySessionStorage", "MemoryTurn"]

@@ -1,0 +1,176 @@
+"""The session storage port (storage.md §2–§3): the PostgreSQL and the in-memory implementations
+keep the same contract — per-session gapless sequences, a write answers the ``RealOrigin`` it
+created, deterministic ids are idempotent, a duplicate agent message is dropped, the turn's
+terminal state and counters, and checkpoint checks (compaction.md §6)."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime
+
+import pytest
+
+from openwork_chat_state.item import MessageKind
+from openwork_chat_state.messages import (
+    Message,
+    Role,
+    TextBlock,
+    ToolResultBlock,
+    ToolResultState,
+    user_text,
+)
+from openwork_core.plan import read_update_plan
+from openwork_core.session.storage import (
+    OutgoingMessage,
+    SessionStorage,
+    TurnClosing,
+    TurnOpening,
+    TurnStatus,
+    TurnUsage,
+)
+from openwork_core.storage import PostgresStore
+from openwork_core.storage.memory import InMemorySessionStorage
+from openwork_core.storage.postgres.compactions import (
+    CheckpointCheckFailed,
+    CompactionKind,
+    NewCheckpoint,
+)
+from openwork_core.storage.postgres.session_storage import PostgresSessionStorage
+from openwork_tools import SandboxMode
+
+SID = "ses_port"
+
+
+@pytest.fixture(params=["postgres", "memory"])
+async def storage(
+    request: pytest.FixtureRequest, store: PostgresStore
+) -> AsyncIterator[SessionStorage]:
+    if request.param == "memory":
+        yield InMemorySessionStorage(SID)
+        return
+    await store.create_session(
+        session_id=SID,
+        working_directory="/tmp",
+        agent="default",
+        provider_id=None,
+        model_name=None,
+        sandbox_mode=SandboxMode.AUTO,
+    )
+    yield PostgresSessionStorage(store.pool, SID)
+
+
+def _opening(turn_id: str) -> TurnOpening:
+    return TurnOpening(
+        turn_id=turn_id,
+        client_request_id=f"req-{turn_id}",
+        provider_id="p",
+        model_name="m",
+        app_version="test",
+    )
+
+
+def _user(message_id: str, text: str) -> OutgoingMessage:
+    return OutgoingMessage(id=message_id, message=user_text(text))
+
+
+async def test_writes_answer_gapless_origins_in_order(storage: SessionStorage) -> None:
+    """storage.md §2: per-session sequences 1, 2, 3 … in write order; the origin names the row."""
+    first = await storage.start_turn(_opening("t1"), [_user("m1", "a"), _user("m2", "b")])
+    more = await storage.append("t1", [_user("m3", "c")])
+    assistant = await storage.append_assistant(
+        "t1",
+        OutgoingMessage(id="m4", message=Message(role=Role.ASSISTANT, content=())),
+        usage=TurnUsage(input_tokens=5, output_tokens=1),
+        tool_calls=0,
+    )
+    assert [(o.message_id, o.sequence) for o in (*first, *more, assistant)] == [
+        ("m1", 1),
+        ("m2", 2),
+        ("m3", 3),
+        ("m4", 4),
+    ]
+
+
+async def test_a_deterministic_id_written_twice_answers_the_first_origin(
+    storage: SessionStorage,
+) -> None:
+    """context-window.md §3: World State ids are deterministic, so a rewrite is a no-op."""
+    await storage.start_turn(_opening("t1"), [_user("m1", "a")])
+    world = OutgoingMessage(id="ws-1", message=user_text("<x/>"), kind=MessageKind.WORLD_STATE)
+    (once,) = await storage.append("t1", [world])
+    (twice,) = await storage.append("t1", [world])
+    assert once == twice
+    (after,) = await storage.append("t1", [_user("m2", "b")])
+    assert after.sequence == once.sequence + 1
+
+
+async def test_a_drained_agent_message_already_stored_is_dropped(storage: SessionStorage) -> None:
+    """multi-agent.md §6: ``ON CONFLICT (id) DO NOTHING``; only rows written now join Chat State."""
+    await storage.start_turn(_opening("t1"), [_user("m1", "a")])
+    mail = OutgoingMessage(id="agent:1", message=user_text("done"), kind=MessageKind.AGENT_MESSAGE)
+    (written,) = await storage.append_agent_messages("t1", [mail])
+    assert written is not None and written.sequence == 2
+    assert await storage.append_agent_messages("t1", [mail]) == (None,)
+
+
+async def test_the_plan_and_its_tool_result_commit_together(storage: SessionStorage) -> None:
+    """update-plan.md §4: the plan and the success tool result in one write."""
+    await storage.start_turn(_opening("t1"), [_user("m1", "a")])
+    plan = read_update_plan(
+        "t1", '{"plan": [{"step": "look", "status": "in_progress"}]}', datetime.now(UTC)
+    )
+    assert not isinstance(plan, str)
+    result = Message(
+        role=Role.TOOL,
+        content=(
+            ToolResultBlock(
+                id="call-1",
+                name="update_plan",
+                output=(TextBlock(text="Plan updated"),),
+                state=ToolResultState.SUCCESS,
+            ),
+        ),
+    )
+    origin = await storage.commit_plan_update("t1", plan, OutgoingMessage(id="m2", message=result))
+    assert (origin.message_id, origin.sequence) == ("m2", 2)
+
+
+async def test_idempotency_and_the_terminal_state_are_read_back(storage: SessionStorage) -> None:
+    """session-runtime.md §2: a client request id names its turn; a turn ends once."""
+    await storage.start_turn(_opening("t1"), [_user("m1", "a")])
+    await storage.record_submission("t1", 1)
+    assert await storage.turn_for_client_request("req-t1") == "t1"
+    assert await storage.turn_for_client_request("req-other") is None
+    await storage.finish_turn("t1", TurnClosing(status=TurnStatus.COMPLETED))
+    await storage.set_sandbox_mode(SandboxMode.ACCEPT_EDITS)
+
+
+async def test_a_threshold_checkpoint_needs_its_running_trigger_turn(
+    storage: SessionStorage,
+) -> None:
+    """compaction.md §6: the checks hold in both implementations; nothing is written on refusal."""
+    (user,) = await storage.start_turn(_opening("t1"), [_user("m1", "a")])
+    new = NewCheckpoint(
+        id="cmp-1",
+        session_id=SID,
+        kind=CompactionKind.THRESHOLD,
+        source_message_count=1,
+        last_user_message_id=user.message_id,
+        last_user_message_sequence=user.sequence,
+        resolved_model_name="m",
+        summary="<conversation_summary/>",
+        runtime_state="{}",
+        runtime_reminder="<system_reminder/>",
+        trigger_turn_id="not-running",
+    )
+    with pytest.raises(CheckpointCheckFailed):
+        await storage.compactions.insert_checkpoint(new)
+    assert await storage.compactions.latest_checkpoint(SID) is None
+    record = await storage.compactions.insert_checkpoint(
+        dataclasses.replace(new, trigger_turn_id="t1")
+    )
+    assert (record.through_message_sequence, record.sequence) == (1, 1)
+    projection = await storage.compactions.load_projection(SID)
+    assert projection.checkpoint == record and projection.raw == ()
+    assert projection.replayed is not None and projection.replayed.id == "m1"

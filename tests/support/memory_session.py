@@ -1,0 +1,108 @@
+"""One session built by the production ``build_session_handle`` over the in-memory storage port:
+fast runner tests with no PostgreSQL (the scripted model, the real tools and Chat State)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from openwork_core.agents import AgentControl
+from openwork_core.context.engine import ContextEngine
+from openwork_core.models.adapters.scripted import ScriptedModel
+from openwork_core.models.capabilities import ModelCapabilities
+from openwork_core.session.build import SessionDeps, build_session_handle
+from openwork_core.session.compaction import SummarySettings
+from openwork_core.session.handle import SessionHandle
+from openwork_core.session.ownership import SessionLease
+from openwork_core.session.runner import ResolvedModel, SessionServices
+from openwork_core.session.sub_agent_host import SubAgentHost
+from openwork_core.session.trace import TraceRecorder
+from openwork_core.session.updates import GlobalUpdates
+from openwork_core.storage.memory import InMemorySessionStorage
+from openwork_core.storage.records import (
+    ProviderKind,
+    ProviderModel,
+    ProviderRecord,
+    SessionRecord,
+)
+from openwork_tools import SandboxMode, SandboxStatus, builtin_registry
+
+SESSION_ID = "ses_memory"
+MODEL = ProviderModel(name="scripted-model", context_window=200_000, max_output_tokens=8_000)
+PROVIDER = ProviderRecord(
+    id="default", kind=ProviderKind.OPENAI_CHAT, base_url=None, api_key_env=None, models=(MODEL,)
+)
+
+
+class NoDirectory:
+    """A directory with no other session: control tools answer their host's failures."""
+
+    closing = False
+
+    def get(self, session_id: str) -> None:
+        return None
+
+    async def load(self, session_id: str) -> SessionHandle:
+        raise LookupError(session_id)
+
+    async def close(self, session_id: str) -> None:
+        return None
+
+    async def resolve_model(self, record: SessionRecord) -> ResolvedModel:
+        raise LookupError(record.id)
+
+
+@dataclass
+class MemorySession:
+    handle: SessionHandle
+    storage: InMemorySessionStorage
+    services: SessionServices
+    model: ResolvedModel
+
+
+@asynccontextmanager
+async def memory_session(scripted: ScriptedModel, workspace: Path) -> AsyncIterator[MemorySession]:
+    storage = InMemorySessionStorage(SESSION_ID)
+    seen: dict[str, SessionServices] = {}
+    now = datetime.now(UTC)
+    record = SessionRecord(
+        id=SESSION_ID,
+        working_directory=str(workspace),
+        agent="default",
+        provider_id=PROVIDER.id,
+        model_name=MODEL.name,
+        sandbox_mode=SandboxMode.AUTO,
+        tool_result_pruned_through_sequence=None,
+        parent_session_id=None,
+        created_at=now,
+        updated_at=now,
+    )
+    deps = SessionDeps(
+        storage_for=lambda _sid, _lease: storage,
+        engine=ContextEngine(),
+        registry=builtin_registry(),
+        trace=TraceRecorder(None),  # type: ignore[arg-type]  # never started: spans are dropped
+        home=workspace.parent / "home",
+        sandbox=SandboxStatus(available=False, reason="not probed in this test"),
+        skill_root=None,
+        app_version="test",
+        summary_settings=SummarySettings(retry_pause_s=0, attempt_timeout_s=20),
+        global_updates=GlobalUpdates(),
+        observe=seen.__setitem__,
+    )
+    host = SubAgentHost(NoDirectory(), storage, AgentControl.restore(SESSION_ID, []))  # type: ignore[arg-type]
+    lease = SessionLease(session_id=SESSION_ID, daemon_id="in-memory", epoch=1)
+    handle = await build_session_handle(deps, record, host, lease)
+    model = ResolvedModel(
+        provider=PROVIDER,
+        model=MODEL,
+        capabilities=ModelCapabilities(context_window_tokens=200_000, max_output_tokens=8_000),
+        port=scripted,
+    )
+    try:
+        yield MemorySession(handle, storage, seen[SESSION_ID], model)
+    finally:
+        await handle.shutdown()

@@ -1,0 +1,103 @@
+"""The turn runner over the in-memory session storage port (no PostgreSQL): the same facts in the
+same order as on PostgreSQL (session-runtime.md §3–§4: persist, then advance), and the actor's
+commands around a turn (session-runtime.md §2)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from openwork_chat_state.item import MessageKind
+from openwork_chat_state.messages import Role, user_text
+from openwork_core.models.adapters.scripted import ScriptedModel, ScriptedResponse
+from openwork_core.session.errors import ActorStopped, Busy
+from openwork_core.session.input import InputMessage, PreparedTurnInput
+from openwork_core.session.runner import TurnSpec
+from openwork_core.session.storage import TurnStatus
+from openwork_core.session.updates import TurnFinished
+from tests.support.memory_session import MemorySession, memory_session
+
+
+def _spec(session: MemorySession, turn_id: str, text: str) -> TurnSpec:
+    return TurnSpec(
+        session_id=session.storage.session_id,
+        turn_id=turn_id,
+        client_request_id=f"req-{turn_id}",
+        input=PreparedTurnInput(
+            messages=(InputMessage(message=user_text(text), kind=MessageKind.NORMAL),)
+        ),
+        model=session.model,
+    )
+
+
+async def _run(session: MemorySession, spec: TurnSpec) -> TurnFinished:
+    """Subscribe, start the turn, and wait (bounded) for its ``turn_finished``."""
+    _, subscription = await session.handle.subscribe(None)
+    try:
+        accepted = await session.handle.start_turn(spec)
+        assert accepted.turn_id == spec.turn_id
+        async with asyncio.timeout(20):
+            while True:
+                envelope = await subscription.queue.get()
+                if envelope.turnId == spec.turn_id and isinstance(envelope.update, TurnFinished):
+                    return envelope.update
+    finally:
+        subscription.close()
+
+
+async def test_a_read_then_an_answer_stores_every_fact_in_order_without_postgres(
+    tmp_path: Path,
+) -> None:
+    """§4: user input, World State, assistant call, tool result, final answer — sequences 1…n,
+    the turn completed, the Chat State items carry exactly the stored origins."""
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    (workspace / "notes.txt").write_text("hi\n")
+    model = ScriptedModel(
+        [
+            ScriptedResponse(tool_calls=(("call-1", "read", {"path": "notes.txt"}),)),
+            ScriptedResponse(text="The notes say hi."),
+        ]
+    )
+    async with memory_session(model, workspace) as session:
+        finished = await _run(session, _spec(session, "turn-1", "read my notes"))
+        assert finished.outcome == {"status": "completed", "finalText": "The notes say hi."}
+        stored = session.storage.messages
+        assert [m.sequence for m in stored] == list(range(1, len(stored) + 1))
+        roles = [(m.role, m.kind) for m in stored]
+        assert roles[0] == (Role.USER, MessageKind.NORMAL)
+        assert (Role.USER, MessageKind.WORLD_STATE) in roles
+        assert [r for r, _ in roles[-3:]] == [Role.ASSISTANT, Role.TOOL, Role.ASSISTANT]
+        assert session.storage.turns["turn-1"].status is TurnStatus.COMPLETED
+        view = await session.services.chat.context_view()
+        origins = [(i.origin.message_id, i.origin.sequence) for i in view.items]  # type: ignore[union-attr]
+        assert origins == [(m.id, m.sequence) for m in stored]
+    model.assert_invariants()
+
+
+async def test_a_second_turn_while_one_runs_is_busy_and_a_stopped_actor_answers_actor_stopped(
+    tmp_path: Path,
+) -> None:
+    """§2: one active turn per session; a stopped actor answers ``ActorStopped``; the turn a
+    stop interrupts ends ``cancelled``."""
+    release = asyncio.Event()
+
+    async def held(_request: object):  # type: ignore[no-untyped-def]
+        await release.wait()
+        yield  # pragma: no cover - never reached
+
+    model = ScriptedModel([held])
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    async with memory_session(model, workspace) as session:
+        await session.handle.start_turn(_spec(session, "turn-1", "first"))
+        await model.wait_for_requests(1, timeout=10)
+        with pytest.raises(Busy) as busy:
+            await session.handle.start_turn(_spec(session, "turn-2", "second"))
+        assert busy.value.turn_id == "turn-1"
+        await session.handle.shutdown()
+        assert session.storage.turns["turn-1"].status is TurnStatus.CANCELLED
+        with pytest.raises(ActorStopped):
+            await session.handle.snapshot()
