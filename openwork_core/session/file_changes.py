@@ -6,9 +6,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import ClassVar
 
+import structlog
+
 from openwork_core.session.storage import FileChangeStorage
 from openwork_tools import FileChange, SandboxMode, ToolSessionContext
 from openwork_tools.undo import ChangeDirection, apply_file_changes
+
+log = structlog.get_logger(__name__)
 
 
 class UnknownFileChange(LookupError):
@@ -32,4 +36,5 @@ async def apply_recorded_changes(
     changes = [FileChange.from_json(s.artifact) for s in stored]
     applied = await apply_file_changes(tool_session, changes, direction, mode)
     await store.set_undone(session_id, {c.change_id: c.undone for c in applied})
+    log.info("file_changes.applied", direction=direction, changes=len(applied))
     return applied

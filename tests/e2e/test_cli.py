@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 import json
 import signal
+import socket
+import sys
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,7 +18,7 @@ import pytest_asyncio
 from tests.e2e.conftest import provider_env
 from tests.fakes.fake_provider import FakeProvider
 from tests.fakes.fake_script import ErrorReply, Gate, Held, Reply, ToolCallSpec
-from tests.support.cli import run_cli
+from tests.support.cli import cli_env, run_cli
 from tests.support.daemon import Daemon, start_daemon
 from tests.support.postgres import PgCluster
 from tests.support.pty_cli import PtyCli
@@ -28,6 +30,7 @@ pytestmark = pytest.mark.asyncio(loop_scope="module")
 class Shared:
     daemon: Daemon
     fake: FakeProvider
+    database_url: str
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
@@ -40,7 +43,7 @@ async def shared(
     with FakeProvider() as fake:
         daemon = await start_daemon(home=home, database_url=database_url, env=provider_env(fake))
         try:
-            yield Shared(daemon, fake)
+            yield Shared(daemon, fake, database_url)
         finally:
             assert await daemon.stop() == 0
 
@@ -295,3 +298,153 @@ async def test_on_a_tty_a_second_ctrl_c_while_cancelling_exits_at_once(
         gate.release()
         cli.close()
     assert "interrupted" in cli.text
+
+
+# -- doctor, the interactive prompt, logs -f ------------------------------------------------------
+async def test_doctor_passes_when_a_turn_can_run_and_masks_the_secrets(
+    shared: Shared, tmp_path: Path
+) -> None:
+    """Issue 15 §2 doctor: database + migrations, provider reachable + key, model, sandbox,
+    skills, the effective configuration with secrets masked; exit 0 when nothing blocks a turn."""
+    env = provider_env(shared.fake) | {
+        "OPENWORK_DATABASE_URL": shared.database_url.replace(
+            "postgresql://", "postgresql://postgres:pw-secret@", 1
+        )
+        if "@" not in shared.database_url
+        else shared.database_url,
+        "OPENWORK_TOKEN": "token-secret",
+    }
+    run = await run_cli("doctor", "--json", home=shared.daemon.home, env=env)
+    report = json.loads(run.stdout)
+    verdicts = {c["name"]: c["verdict"] for c in report["checks"]}
+    assert run.code == 0, report
+    assert report["ok"] is True
+    assert {
+        k: verdicts[k]
+        for k in (
+            "configuration",
+            "database",
+            "migrations",
+            "provider",
+            "api key",
+            "model",
+            "sandbox",
+            "daemon",
+        )
+    } == {
+        "configuration": "ok",
+        "database": "ok",
+        "migrations": "ok",
+        "provider": "ok",
+        "api key": "ok",
+        "model": "ok",
+        "sandbox": "ok",
+        "daemon": "ok",
+    }
+    configuration = report["configuration"]
+    assert configuration["OPENWORK_PROVIDER_API_KEY"] == "********"
+    assert configuration["OPENWORK_TOKEN"] == "********"
+    assert "pw-secret" not in run.stdout and "token-secret" not in run.stdout
+    assert "fake-key" not in run.stdout
+    assert configuration["OPENWORK_MODEL"] == "fake-model"
+
+
+async def test_doctor_fails_when_something_would_block_a_turn(
+    shared: Shared, pg_cluster: PgCluster, tmp_path: Path
+) -> None:
+    """Issue 15 §2 doctor: non-zero exit — here no provider at all (a fresh database, nothing
+    in the environment), and an unreachable one."""
+    base = {"OPENWORK_DATABASE_URL": await pg_cluster.new_database()}
+    none = await run_cli("doctor", home=tmp_path / "h1", env=base)
+    assert none.code == 1
+    assert any(line.startswith("fail  provider") for line in none.stdout.splitlines())
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    gone = (
+        provider_env(shared.fake)
+        | base
+        | {"OPENWORK_PROVIDER_BASE_URL": f"http://127.0.0.1:{port}/v1"}
+    )
+    unreachable = await run_cli("doctor", home=tmp_path / "h2", env=gone)
+    assert unreachable.code == 1
+    assert any(
+        line.startswith("fail  provider") and "not reachable" in line
+        for line in unreachable.stdout.splitlines()
+    )
+
+
+async def test_chat_without_a_message_is_a_prompt_with_history(
+    daemon: Daemon, fake_provider: FakeProvider, project: Path
+) -> None:
+    """Issue 15 §2: without MESSAGE an interactive prompt; history kept across runs."""
+    fake_provider.push(Reply(text="first answer"), Reply(text="second answer"))
+    cli = await PtyCli.start("chat", home=daemon.home, cwd=project)
+    try:
+        await cli.wait_for("› ")
+        cli.type("question one\r")
+        await cli.wait_for("first answer")
+        cli.type("question two\r")
+        await cli.wait_for("second answer")
+        cli.type("/exit\r")
+        assert await cli.exit_code() == 0
+    finally:
+        cli.close()
+    history = (daemon.home / "chat_history").read_text()
+    assert "question one" in history and "question two" in history
+
+
+async def test_no_color_on_a_terminal_gives_plain_output(
+    daemon: Daemon, fake_provider: FakeProvider, project: Path
+) -> None:
+    """Issue 15 §2: NO_COLOR → plain, parseable output even on a TTY."""
+    fake_provider.push(
+        Reply(tool_calls=(ToolCallSpec("call_nc", "read", {"path": "README.md"}),)),
+        Reply(text="plain."),
+    )
+    cli = await PtyCli.start(
+        "chat", "read it", home=daemon.home, cwd=project, env={"NO_COLOR": "1"}
+    )
+    try:
+        assert await cli.exit_code() == 0
+    finally:
+        cli.close()
+    assert "+ read README.md -> succeeded" in cli.text
+    assert "\x1b[3" not in cli.raw  # no colour codes
+    assert "✓" not in cli.text
+
+
+async def test_logs_follow_prints_new_lines_as_they_are_written(
+    daemon: Daemon, project: Path
+) -> None:
+    """Issue 15 §2: `openwork logs -f`."""
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "openwork_core.cli",
+        "logs",
+        "-f",
+        "-n",
+        "0",
+        env=cli_env(daemon.home),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    assert process.stdout is not None
+    try:
+        async with asyncio.timeout(30):
+            while True:  # each status run adds lines; wait until one shows up in the follower
+                assert (await run_cli("status", home=daemon.home)).code == 0
+                try:
+                    async with asyncio.timeout(2):
+                        line = (await process.stdout.readline()).decode()
+                except TimeoutError:
+                    continue
+                if "http.request" in line:
+                    break
+        assert "route=/v1/health" in line or "route=/v1/sessions" in line
+    finally:
+        process.send_signal(signal.SIGINT)
+        async with asyncio.timeout(20):
+            await process.wait()
+    assert process.returncode == 0

@@ -19,6 +19,7 @@ from tests.fakes.fake_provider import FakeProvider
 from tests.fakes.fake_script import Reply, ToolCallSpec
 from tests.support.cli import CliRun, cli_env, run_cli
 from tests.support.daemon import TOKEN, run_turn_and_wait, start_daemon
+from tests.unit.compaction.compaction_support import valid_summary
 
 
 async def _serve_expecting_failure(home: Path, env: dict[str, str]) -> CliRun:
@@ -141,7 +142,10 @@ async def test_the_banner_names_url_discovery_database_provider_and_sandbox_and_
             await process.communicate()
     assert process.returncode == 0
     assert banner[0].startswith("OpenWork ") and " listening on http://127.0.0.1:" in banner[0]
-    assert banner[1] == f"  daemon.json  {home / 'run' / 'daemon.json'} (URL and bearer token, mode 0600)"
+    assert (
+        banner[1]
+        == f"  daemon.json  {home / 'run' / 'daemon.json'} (URL and bearer token, mode 0600)"
+    )
     assert banner[2].startswith("  database     postgresql://")
     assert banner[3] == "  provider     none (OPENWORK_PROVIDER unset)"
     assert banner[4].startswith("  sandbox      ")
@@ -176,7 +180,9 @@ async def test_the_log_file_has_json_lines_with_ids_access_lines_and_call_lines(
     workspace.mkdir()
     fake_provider.push(
         Reply(tool_calls=(ToolCallSpec("call_1", "bash", {"command": "echo secret-output"}),)),
+        Reply(tool_calls=(ToolCallSpec("call_2", "write", {"path": "f.txt", "content": "x\n"}),)),
         Reply(text="done"),
+        Reply(text=valid_summary(), chunk_chars=400),
     )
     home = tmp_path / "home"
     daemon = await start_daemon(
@@ -186,9 +192,18 @@ async def test_the_log_file_has_json_lines_with_ids_access_lines_and_call_lines(
         async with daemon.client() as client:
             created = await client.post("/v1/sessions", json={"workspace": str(workspace)})
             sid = created.json()["session_id"]
-            turn_id, _ = await run_turn_and_wait(client, sid, "prompt-body-text", "req-logs")
+            turn_id, updates = await run_turn_and_wait(client, sid, "prompt-body-text", "req-logs")
+            (change_id,) = [
+                u["update"]["artifacts"][0]["changeId"]  # type: ignore[index]
+                for u in updates
+                if u["update"]["type"] == "tool_call_finished" and u["update"].get("artifacts")  # type: ignore[index,union-attr]
+            ]
+            undone = await client.post(
+                f"/v1/sessions/{sid}/file-changes/undo", json={"change_ids": [change_id]}
+            )
+            assert undone.status_code == 200, undone.text
             compacted = await client.post(f"/v1/sessions/{sid}/compact")
-            assert compacted.status_code in (200, 502), compacted.text
+            assert compacted.status_code == 200, compacted.text
     finally:
         assert await daemon.stop() == 0
     text = (home / "logs" / "openwork.log").read_text()
@@ -203,8 +218,11 @@ async def test_the_log_file_has_json_lines_with_ids_access_lines_and_call_lines(
     assert ("GET", "/v1/sessions/{sid}/events", 200) in routes
     assert all(isinstance(e["duration_ms"], int) for e in access)
     model_calls = [e for e in events if e["event"] == "model.call"]
-    assert len(model_calls) == 2
-    for call in model_calls:
+    turn_calls = [e for e in model_calls if e["name"].startswith("model call")]
+    assert len(turn_calls) == 3
+    (summary_call,) = [e for e in model_calls if e["name"] == "compaction summary"]
+    assert (summary_call["model"], summary_call["session_id"]) == ("fake-model", sid)
+    for call in turn_calls:
         assert (call["provider"], call["model"], call["status"]) == (
             "default",
             "fake-model",
@@ -213,11 +231,18 @@ async def test_the_log_file_has_json_lines_with_ids_access_lines_and_call_lines(
         assert (call["session_id"], call["turn_id"]) == (sid, turn_id)
         assert call["input_tokens"] == 11 and call["output_tokens"] == 7
         assert isinstance(call["duration_ms"], int)
-    (tool_call,) = [e for e in events if e["event"] == "tool.call"]
-    assert (tool_call["tool"], tool_call["status"]) == ("bash", "succeeded")
-    assert (tool_call["session_id"], tool_call["turn_id"]) == (sid, turn_id)
-    session_work = [e for e in events if e["event"].startswith(("turn.", "compaction"))]
-    assert session_work
+    tool_calls = [e for e in events if e["event"] == "tool.call"]
+    assert [(t["tool"], t["status"]) for t in tool_calls] == [
+        ("bash", "succeeded"),
+        ("write", "succeeded"),
+    ]
+    assert all((t["session_id"], t["turn_id"]) == (sid, turn_id) for t in tool_calls)
+    # outside a turn too: the undo and the manual compaction name the session
+    (undo,) = [e for e in events if e["event"] == "file_changes.applied"]
+    (compaction,) = [e for e in events if e["event"] == "compaction.finished"]
+    assert undo["session_id"] == compaction["session_id"] == sid
+    assert "turn_id" not in undo
+    session_work = [e for e in events if e["event"].startswith(("turn.", "compaction", "session."))]
     assert all(e.get("session_id") == sid for e in session_work)
 
 

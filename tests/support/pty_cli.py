@@ -56,6 +56,10 @@ class PtyCli:
         self._changed.set()
 
     @property
+    def raw(self) -> str:
+        return self._raw.decode(errors="replace")
+
+    @property
     def text(self) -> str:
         """Everything printed so far, without terminal control sequences."""
         return _ANSI.sub("", self._raw.decode(errors="replace"))
