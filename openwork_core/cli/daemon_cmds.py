@@ -35,7 +35,7 @@ def register(app: typer.Typer) -> None:
 
 
 def status(json_output: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
-    """Is the daemon running: URL, pid, version, database health, sessions and running turns."""
+    """Show the running daemon: URL, pid, version, database, sessions."""
     discovery = read_discovery(home())
     with DaemonClient(discovery) as client:
         health = client.get("/v1/health")
@@ -68,7 +68,7 @@ def status(json_output: bool = typer.Option(False, "--json", help="Print JSON.")
 
 
 def stop() -> None:
-    """Stop the daemon: SIGTERM (running turns end cancelled), then wait until it exited."""
+    """Stop the daemon (running turns end cancelled) and wait until it is gone."""
     discovery = read_discovery(home())
     if not process_alive(discovery.pid):
         raise DaemonNotRunning(f"the daemon (pid {discovery.pid}) is not running")
@@ -120,7 +120,7 @@ def logs(
     lines: int = typer.Option(50, "--lines", "-n", help="How many of the last lines."),
     json_output: bool = typer.Option(False, "--json", help="The raw JSON lines."),
 ) -> None:
-    """The daemon's log (OPENWORK_HOME/logs/openwork.log), readable; -f follows it."""
+    """Print the daemon's log (OPENWORK_HOME/logs/openwork.log); -f follows it."""
     path = home() / "logs" / LOG_FILE_NAME
     if not path.exists():
         raise CliError(f"no log file at {path} (the daemon has not run here yet)", "no_logs")

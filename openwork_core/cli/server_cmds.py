@@ -34,7 +34,7 @@ def serve(
         "same as OPENWORK_ALLOW_REMOTE=true).",
     ),
 ) -> None:
-    """Run the daemon until SIGTERM/SIGINT (SIGTERM drains running turns, then exits 0)."""
+    """Run the daemon until SIGTERM/SIGINT (running turns end cancelled, exit 0)."""
     settings = load_settings()
 
     async def run() -> int:
@@ -46,7 +46,7 @@ def serve(
 
 
 def migrate() -> None:
-    """Apply pending database migrations and exit (the daemon also does this at start)."""
+    """Apply pending database migrations and exit (serve does it at start too)."""
     settings = load_settings()
 
     async def run() -> int:

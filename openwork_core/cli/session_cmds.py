@@ -29,8 +29,10 @@ def chat(
     session: str | None = typer.Option(None, "--session", "-s", help="Continue this session."),
     yes: bool = typer.Option(False, "--yes", "-y", help="Allow every approval card once."),
 ) -> None:
-    """Talk to the agent in this folder: continues the folder's latest session (or starts one),
-    streams the answer and each tool call; Ctrl-C cancels the turn, a second Ctrl-C exits."""
+    """Talk to the agent in this folder (its latest session, or a new one).
+
+    Streams the answer and one line per tool call; Ctrl-C cancels the turn, a second Ctrl-C
+    exits. Exit 0 when the turn completed, 1 when it failed, 130 when it was cancelled."""
     folder = Path.cwd().resolve()
     out, err = console(), err_console()
     with connect() as client:
@@ -55,7 +57,7 @@ def _cell(value: JsonValue) -> str:
 
 
 def sessions(json_output: bool = JSON_OPTION) -> None:
-    """List sessions: id, title, folder, last activity, status (latest first)."""
+    """List sessions: id, title, folder, last activity, status."""
     with connect() as client:
         listed = client.get("/v1/sessions")
     if json_output:
@@ -94,8 +96,10 @@ def inspect(
     session: str | None = typer.Argument(None, help="Session id; default: this folder's latest."),
     json_output: bool = JSON_OPTION,
 ) -> None:
-    """The context window of a session: System / Conversation / Tools / free against the window,
-    the auto-compact line, World State by section, the largest items."""
+    """Show a session's context window (default: this folder's latest session).
+
+    System / Conversation / Tools / free against the window, the auto-compact line, World State
+    by section, the largest items."""
     with connect() as client:
         if session is None:
             folder = Path.cwd().resolve()
