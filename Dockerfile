@@ -12,12 +12,15 @@ COPY openwork_tools ./openwork_tools
 RUN pip wheel --no-cache-dir --wheel-dir /wheels .
 
 FROM python:3.11-slim
-# bubblewrap from the distribution (a security update must not wait for a pin bump)
+# bubblewrap from the distribution (a security update must not wait for a pin bump); the data
+# dir and the workspaces mount point exist owned by the runtime user, so that a fresh named volume
+# mounted there inherits that ownership
 # hadolint ignore=DL3008
 RUN apt-get update \
     && apt-get install -y --no-install-recommends bubblewrap \
     && rm -rf /var/lib/apt/lists/* \
-    && useradd --create-home --uid 10001 --shell /usr/sbin/nologin openwork
+    && useradd --create-home --uid 10001 --shell /usr/sbin/nologin openwork \
+    && install -d -o 10001 -g 10001 /home/openwork/data /workspaces
 COPY --from=build /wheels /wheels
 RUN pip install --no-cache-dir --no-index --find-links /wheels /wheels/openwork_core-*.whl \
     && rm -rf /wheels

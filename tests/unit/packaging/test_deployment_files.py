@@ -140,3 +140,20 @@ def test_the_dockerfile_is_multi_stage_slim_non_root_with_bubblewrap_and_a_healt
             )
     env_names = set(re.findall(r"\b(OPENWORK_[A-Z_]+)=", final))
     assert env_names <= SETTING_NAMES
+    home = re.search(r"OPENWORK_HOME=(\S+)", final).group(1)  # type: ignore[union-attr]
+    assert re.search(rf"install -d -o {users[-1]} -g {users[-1]} [^\n]*{re.escape(home)}", final)
+
+
+def test_the_volumes_of_the_daemon_are_where_the_image_keeps_its_data() -> None:
+    """The named volume is mounted on OPENWORK_HOME of the image (created there for the user)."""
+    dockerfile = (REPO / "Dockerfile").read_text()
+    home = re.search(r"OPENWORK_HOME=(\S+)", dockerfile).group(1)  # type: ignore[union-attr]
+    compose = _compose()
+    mounts = {
+        target: source
+        for source, target in (
+            _interpolated(v).rsplit(":", 1) for v in compose["services"]["openwork"]["volumes"]
+        )
+    }
+    assert mounts[home] in compose["volumes"]
+    assert "/workspaces" in mounts
