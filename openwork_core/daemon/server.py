@@ -85,10 +85,16 @@ class _Server(uvicorn.Server):
 async def serve(settings: OpenWorkSettings, *, allow_remote: bool = False) -> int:
     """Run until SIGTERM/SIGINT. A setting that prevents the start raises ``ConfigError``."""
     home = settings.home
-    home.mkdir(parents=True, exist_ok=True)
     lock = HomeLock(home)
     try:
+        home.mkdir(parents=True, exist_ok=True)
         lock.acquire()
+    except OSError as exc:
+        raise ConfigError(
+            "OPENWORK_HOME",
+            f"cannot use {home} ({exc.strerror or exc})",
+            "point it at a folder this user can create and write",
+        ) from None
     except HomeInUse as in_use:  # touch nothing of the running daemon (its daemon.json included)
         print(f"openwork: {in_use}", file=sys.stderr)
         return 1

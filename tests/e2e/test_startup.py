@@ -65,6 +65,16 @@ async def test_a_bad_setting_is_one_line_naming_it_and_exit_2(
     assert says in _one_line_naming(run, setting)
 
 
+async def test_a_home_that_cannot_be_created_is_one_line_naming_openwork_home(
+    tmp_path: Path,
+) -> None:
+    """Issue 15 §3: OPENWORK_HOME under a regular file cannot be created."""
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    run = await _serve_expecting_failure(tmp_path / "h", {"OPENWORK_HOME": str(blocker / "home")})
+    assert "cannot use" in _one_line_naming(run, "OPENWORK_HOME")
+
+
 async def test_an_unreachable_database_is_one_line_without_the_password(tmp_path: Path) -> None:
     """Issue 15 §3: a bad database URL; the password is never printed."""
     with socket.socket() as probe:
