@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Literal, TypeAlias
+from typing import Literal, TypeAlias, assert_never
 
+from openwork_chat_state.ids import CompactionId, MessageId
 from openwork_chat_state.messages import Message, Role
 
 
@@ -30,7 +31,7 @@ class RealOrigin:
     """One row of the ``messages`` table."""
 
     type: Literal["real"] = "real"
-    message_id: str
+    message_id: MessageId
     sequence: int
 
 
@@ -40,9 +41,9 @@ class SyntheticOrigin:
     sequence (compaction.md §5)."""
 
     type: Literal["synthetic"] = "synthetic"
-    compaction_id: str
+    compaction_id: CompactionId
     reason: SyntheticReason
-    source_message_id: str | None = None
+    source_message_id: MessageId | None = None
     source_sequence: int | None = None
 
 
@@ -77,3 +78,5 @@ class ConversationItem:
                 return True
             case SyntheticOrigin(reason=reason):
                 return reason is SyntheticReason.LAST_USER_REQUEST_REPLAY
+            case _:
+                assert_never(self.origin)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +16,15 @@ from openwork_chat_state.messages import user_text
 from openwork_core.agents.definitions import AGENTS
 from openwork_core.context.engine import ContextEngine
 from openwork_core.context.inspection import ContextInspection
+from openwork_core.ids import (
+    ClientRequestId,
+    CompactionId,
+    SessionId,
+    ToolCallId,
+    TurnId,
+    new_session_id,
+    new_turn_id,
+)
 from openwork_core.session.approval import PermissionDecision
 from openwork_core.session.build import SessionDeps
 from openwork_core.session.commands import TurnAccepted
@@ -120,7 +128,9 @@ class OpenWorkCore:
             ownership=self._ownership,
         )
 
-    def _session_storage(self, session_id: str, lease: SessionLease) -> PostgresSessionStorage:
+    def _session_storage(
+        self, session_id: SessionId, lease: SessionLease
+    ) -> PostgresSessionStorage:
         return PostgresSessionStorage(self._store.pool, session_id, lease)
 
     # -- read-only views the daemon and tests use ----------------------------------------------
@@ -215,7 +225,7 @@ class OpenWorkCore:
         if agent not in AGENTS:
             raise UnknownAgent(f"unknown agent: {agent}")
         return await self._store.create_session(
-            session_id=f"ses_{uuid.uuid4().hex}",
+            session_id=new_session_id(),
             working_directory=str(await asyncio.to_thread(path.resolve)),
             agent=agent,
             provider_id=provider,
@@ -223,13 +233,13 @@ class OpenWorkCore:
             sandbox_mode=permission_mode,
         )
 
-    async def get_session(self, session_id: str) -> SessionRecord:
+    async def get_session(self, session_id: SessionId) -> SessionRecord:
         return await self._store.get_session(session_id)
 
     async def list_sessions(self) -> list[SessionRecord]:
         return await self._store.list_sessions()
 
-    async def _loaded(self, session_id: str) -> SessionHandle:
+    async def _loaded(self, session_id: SessionId) -> SessionHandle:
         """The live handle of an existing session (``RecordNotFound`` otherwise)."""
         await self._store.get_session(session_id)
         return await self._sessions.load(session_id)
@@ -237,9 +247,9 @@ class OpenWorkCore:
     # -- turns -------------------------------------------------------------------------------
     async def start_turn(
         self,
-        session_id: str,
+        session_id: SessionId,
         *,
-        client_request_id: str,
+        client_request_id: ClientRequestId,
         inputs: Sequence[UserInput],
         disabled_skill_names: Sequence[str] = (),
     ) -> TurnAccepted:
@@ -269,7 +279,7 @@ class OpenWorkCore:
             await (await self._sessions.agent_host(session_id)).reconcile(handle)
         spec = TurnSpec(
             session_id=session_id,
-            turn_id=f"turn_{uuid.uuid4().hex}",
+            turn_id=new_turn_id(),
             client_request_id=client_request_id,
             input=prepared,
             model=model,
@@ -280,28 +290,32 @@ class OpenWorkCore:
     async def resolve_model(self, record: SessionRecord) -> ResolvedModel:
         return await self._sessions.resolve_model(record)
 
-    async def turn_view(self, session_id: str, turn_id: str) -> TurnView:
+    async def turn_view(self, session_id: SessionId, turn_id: TurnId) -> TurnView:
         """A turn exists from acceptance: running before the runner has written its row."""
         return await read_turn_view(
             self._store, self._sessions.get(session_id), session_id, turn_id
         )
 
-    async def cancel_turn(self, session_id: str, turn_id: str) -> None:
+    async def cancel_turn(self, session_id: SessionId, turn_id: TurnId) -> None:
         await (await self._loaded(session_id)).cancel_turn(turn_id)
 
     async def resolve_permission(
-        self, session_id: str, turn_id: str, tool_call_id: str, decision: PermissionDecision
+        self,
+        session_id: SessionId,
+        turn_id: TurnId,
+        tool_call_id: ToolCallId,
+        decision: PermissionDecision,
     ) -> None:
         await (await self._loaded(session_id)).resolve_permission(turn_id, tool_call_id, decision)
 
-    async def set_permission_mode(self, session_id: str, mode: SandboxMode) -> SessionRecord:
+    async def set_permission_mode(self, session_id: SessionId, mode: SandboxMode) -> SessionRecord:
         record = await self._store.get_session(session_id)
         if record.parent_session_id is not None:
             raise SubAgentModeFixed(session_id)
         await (await self._sessions.load(session_id)).set_permission_mode(mode)
         return await self._store.get_session(session_id)
 
-    async def snapshot(self, session_id: str) -> SessionSnapshot:
+    async def snapshot(self, session_id: SessionId) -> SessionSnapshot:
         """The live snapshot of a loaded session; otherwise one read from the database (reading
         a session never loads its actor)."""
         handle = self._sessions.get(session_id)
@@ -313,12 +327,12 @@ class OpenWorkCore:
         )
 
     async def subscribe(
-        self, session_id: str, after_sequence: int | None
+        self, session_id: SessionId, after_sequence: int | None
     ) -> tuple[Replay, Subscription]:
         return await (await self._sessions.load(session_id)).subscribe(after_sequence)
 
     async def list_messages(
-        self, session_id: str, *, after_sequence: int, limit: int
+        self, session_id: SessionId, *, after_sequence: int, limit: int
     ) -> MessagePage:
         await self._store.get_session(session_id)
         rows = await self._store.list_messages(
@@ -333,27 +347,32 @@ class OpenWorkCore:
 
     # -- file changes ----------------------------------------------------------------------------
     async def apply_file_changes(
-        self, session_id: str, change_ids: Sequence[str], direction: ChangeDirection
+        self, session_id: SessionId, change_ids: Sequence[str], direction: ChangeDirection
     ) -> tuple[FileChange, ...]:
         """Undo or reapply recorded ``file_change`` artifacts (tools.md §8); idle sessions only."""
         handle = await self._loaded(session_id)
         return await handle.apply_file_changes(tuple(change_ids), direction)
 
     # -- compaction ----------------------------------------------------------------------------
-    async def compact(self, session_id: str) -> CompactionResult:
+    async def compact(self, session_id: SessionId) -> CompactionResult:
         """Manual compaction (compaction.md §1): idle only, no pruning."""
         record = await self._store.get_session(session_id)
         model = await self._sessions.resolve_model(record)
         return await (await self._sessions.load(session_id)).compact(model)
 
-    async def rewind(self, session_id: str, compaction_id: str) -> CompactionResult:
+    async def rewind(self, session_id: SessionId, compaction_id: CompactionId) -> CompactionResult:
         """Install an older checkpoint's projection as a new rewind checkpoint (§8.3)."""
         record = await self._store.get_session(session_id)
         model = await self._sessions.resolve_model(record)
         return await (await self._sessions.load(session_id)).rewind(compaction_id, model)
 
     async def read_transcript(
-        self, session_id: str, *, compaction_id: str | None, after_sequence: int, limit: int
+        self,
+        session_id: SessionId,
+        *,
+        compaction_id: CompactionId | None,
+        after_sequence: int,
+        limit: int,
     ) -> TranscriptPage:
         """The raw messages a checkpoint covers, paged (§8.4); never synthetic items."""
         await self._store.get_session(session_id)
@@ -362,7 +381,7 @@ class OpenWorkCore:
         )
 
     # -- inspection --------------------------------------------------------------------------
-    async def inspect_context_window(self, session_id: str) -> ContextInspection:
+    async def inspect_context_window(self, session_id: SessionId) -> ContextInspection:
         """The next request's regions through the runner's own prepare, without sampling World
         State and without calling a provider (context-window.md §8)."""
         record = await self._store.get_session(session_id)

@@ -19,6 +19,7 @@ from openwork_core.agents.errors import (
     InvalidTaskName,
     UnknownAgent,
 )
+from openwork_core.ids import SessionId
 
 DEFAULT_MAX_ACTIVE_SUB_AGENT_TURNS = 3
 TASK_NAME_PATTERN = r"^[a-z][a-z0-9_]{0,47}$"
@@ -54,7 +55,7 @@ class ChildIdentity(Protocol):
     """A persisted child session: its id and its task name (``ChildSessionRecord`` fits)."""
 
     @property
-    def id(self) -> str: ...
+    def id(self) -> SessionId: ...
 
     @property
     def task_name(self) -> str: ...
@@ -120,17 +121,17 @@ class AgentControl:
     __slots__ = ("_bound", "_reserved", "root_session_id", "slots")
 
     def __init__(
-        self, root_session_id: str, max_active_turns: int = DEFAULT_MAX_ACTIVE_SUB_AGENT_TURNS
+        self, root_session_id: SessionId, max_active_turns: int = DEFAULT_MAX_ACTIVE_SUB_AGENT_TURNS
     ) -> None:
         self.root_session_id = root_session_id
         self.slots = TurnSlots(max_active_turns)
         self._reserved: set[str] = set()
-        self._bound: dict[str, str] = {}
+        self._bound: dict[str, SessionId] = {}
 
     @classmethod
     def restore(
         cls,
-        root_session_id: str,
+        root_session_id: SessionId,
         children: Iterable[ChildIdentity],
         max_active_turns: int = DEFAULT_MAX_ACTIVE_SUB_AGENT_TURNS,
     ) -> AgentControl:
@@ -155,7 +156,7 @@ class AgentControl:
             raise DuplicateTaskName(duplicate_task_name_text(task_name))
         self._reserved.add(task_name)
 
-    def bind(self, task_name: str, session_id: str) -> None:
+    def bind(self, task_name: str, session_id: SessionId) -> None:
         """The reserved name's child row now exists."""
         if task_name not in self._reserved:
             raise KeyError(f"task name {task_name!r} is not reserved")
@@ -167,18 +168,18 @@ class AgentControl:
         self._reserved.discard(task_name)
         self._bound.pop(task_name, None)
 
-    def session_of(self, task_name: str) -> str | None:
+    def session_of(self, task_name: str) -> SessionId | None:
         """The bound child's session id; ``None`` for a reserved or unknown name."""
         return self._bound.get(task_name)
 
-    def require_session(self, task_name: str) -> str:
+    def require_session(self, task_name: str) -> SessionId:
         """The bound child's session id, or ``UnknownAgent`` (followup_task, interrupt_agent)."""
         session_id = self._bound.get(task_name)
         if session_id is None:
             raise UnknownAgent(unknown_agent_text(task_name))
         return session_id
 
-    def task_of(self, session_id: str) -> str | None:
+    def task_of(self, session_id: SessionId) -> str | None:
         """The task name bound to a child session (a child delivering its outcome)."""
         return next((name for name, sid in self._bound.items() if sid == session_id), None)
 

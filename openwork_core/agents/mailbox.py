@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 
 from openwork_core.agents.messages import AgentMessage
+from openwork_core.ids import MessageId
 
 
 class AgentMailbox:
@@ -22,7 +23,7 @@ class AgentMailbox:
 
     def __init__(self) -> None:
         self._queue: list[AgentMessage] = []
-        self._queued_ids: set[str] = set()
+        self._queued_ids: set[MessageId] = set()
         self._nonempty = asyncio.Event()
 
     def deliver(self, message: AgentMessage) -> bool:

@@ -18,6 +18,7 @@ from openwork_core.context.item_limits import (
     check_agent_message,
     estimate_text_item_tokens,
 )
+from openwork_core.ids import MessageId, SessionId, TurnId
 
 
 class AgentMessageKind(enum.StrEnum):
@@ -49,15 +50,17 @@ CANCELLED_ERROR_MESSAGE = "Sub-agent turn was cancelled."
 class AgentMessage:
     """``AgentMessage{id, task_name, kind, body}`` (§6)."""
 
-    id: str
+    id: MessageId
     task_name: str
     kind: AgentMessageKind
     body: str
 
 
-def agent_message_id(child_session_id: str, child_turn_id: str, kind: AgentMessageKind) -> str:
+def agent_message_id(
+    child_session_id: SessionId, child_turn_id: TurnId, kind: AgentMessageKind
+) -> MessageId:
     """``agent-msg:{child_session_id}:{child_turn_id}:{kind}`` (§6)."""
-    return f"{AGENT_MESSAGE_ID_PREFIX}:{child_session_id}:{child_turn_id}:{kind.value}"
+    return MessageId(f"{AGENT_MESSAGE_ID_PREFIX}:{child_session_id}:{child_turn_id}:{kind.value}")
 
 
 def failure_body(error_code: str, error_message: str) -> str:
@@ -144,7 +147,7 @@ ChildOutcome: TypeAlias = ChildCompleted | ChildFailed | ChildCancelled
 
 
 def terminal_agent_message(
-    *, child_session_id: str, child_turn_id: str, task_name: str, outcome: ChildOutcome
+    *, child_session_id: SessionId, child_turn_id: TurnId, task_name: str, outcome: ChildOutcome
 ) -> AgentMessage:
     """What a child's actor delivers to its parent when its Turn finishes (§6):
     Completed → ``final_answer`` / final text; Failed → ``failed`` / ``<code>: <message>``;

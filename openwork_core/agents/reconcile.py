@@ -29,6 +29,7 @@ from openwork_core.agents.messages import (
     agent_message_id,
     failure_body,
 )
+from openwork_core.ids import SessionId, TurnId
 from openwork_core.storage.records import TurnStatus
 
 UNKNOWN_FAILURE_CODE = "unknown_error"
@@ -40,9 +41,9 @@ UNKNOWN_FAILURE_MESSAGE = "Sub-agent turn failed without a recorded error."
 class ChildTurn:
     """One terminal Turn of a direct child, as the store reads it."""
 
-    child_session_id: str
+    child_session_id: SessionId
     task_name: str
-    turn_id: str
+    turn_id: TurnId
     status: TurnStatus
     error_code: str | None
     error_message: str | None
@@ -53,7 +54,7 @@ class ChildTurn:
 class TurnlessChild:
     """A child session with zero Turns (a failed spawn): deleted, its name released."""
 
-    child_session_id: str
+    child_session_id: SessionId
     task_name: str
 
 

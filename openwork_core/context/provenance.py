@@ -13,6 +13,7 @@ from typing import TypeAlias
 from pydantic import JsonValue
 
 from openwork_chat_state.item import ConversationItem, MessageKind, RealOrigin, SyntheticOrigin
+from openwork_core.ids import MessageId
 
 INTERRUPTED_TOOL_RESULT_REASON = "interrupted_tool_result"
 
@@ -21,7 +22,7 @@ INTERRUPTED_TOOL_RESULT_REASON = "interrupted_tool_result"
 class RealProvenance:
     """A persisted message."""
 
-    message_id: str
+    message_id: MessageId
     sequence: int
     kind: MessageKind
 
@@ -32,7 +33,7 @@ class SyntheticProvenance:
     (``interrupted_tool_result``)."""
 
     reason: str
-    message_id: str | None = None
+    message_id: MessageId | None = None
     sequence: int | None = None
 
 

@@ -32,7 +32,6 @@ from openwork_core.daemon.schemas import (
     RewindBody,
     SessionBody,
     SessionList,
-    SessionListItem,
     SessionWithSnapshot,
     SkillBody,
     SkillListBody,
@@ -44,7 +43,9 @@ from openwork_core.daemon.schemas import (
     TurnBody,
 )
 from openwork_core.daemon.security import SecurityMiddleware
+from openwork_core.daemon.session_list import session_list
 from openwork_core.daemon.sse import global_events, session_events
+from openwork_core.ids import CompactionId, SessionId, ToolCallId, TurnId
 from openwork_core.models.capabilities import CapabilityError
 from openwork_core.service import OpenWorkCore
 from openwork_core.session.approval import PermissionDecision
@@ -52,6 +53,7 @@ from openwork_core.session.compaction import CompactionError
 from openwork_core.session.errors import SessionError, TurnNotActive
 from openwork_core.session.file_changes import UnknownFileChange
 from openwork_core.session.input import SkillInput, TextInput, UserInput
+from openwork_core.session.wire import wire_json
 from openwork_core.skills.enablement import InvalidSkillName, SkillListing
 from openwork_core.skills.selection import SkillSelectionError
 from openwork_core.storage import StorageError
@@ -237,29 +239,18 @@ def create_app(
     async def list_sessions() -> SessionList:
         records = await core.list_sessions()
         activity = await core.store.session_activity([r.id for r in records])
-        items = []
-        for record in records:
-            body = _session_body(record).model_dump()
-            seen = activity.get(record.id)
-            if seen is not None:
-                body |= {
-                    "title": seen.title,
-                    "last_activity_at": seen.last_activity_at,
-                    "status": "running" if seen.running else "idle",
-                }
-            items.append(SessionListItem(**body))
-        return SessionList(sessions=items)
+        return session_list(records, activity, _session_body)
 
     @app.get("/v1/sessions/{sid}", response_model=SessionWithSnapshot)
-    async def get_session(sid: str) -> Response:
+    async def get_session(sid: SessionId) -> Response:
         record = await core.get_session(sid)
         snapshot = await core.snapshot(sid)
         body = _session_body(record).model_dump(mode="json")
-        body["snapshot"] = orjson.loads(orjson.dumps(snapshot))
+        body["snapshot"] = orjson.loads(wire_json(snapshot))
         return JsonBytes(body)
 
     @app.post("/v1/sessions/{sid}/turns", status_code=202, response_model=TurnAcceptedBody)
-    async def start_turn(sid: str, body: StartTurnBody) -> TurnAcceptedBody:
+    async def start_turn(sid: SessionId, body: StartTurnBody) -> TurnAcceptedBody:
         accepted = await core.start_turn(
             sid,
             client_request_id=body.client_request_id,
@@ -269,7 +260,7 @@ def create_app(
         return TurnAcceptedBody(turn_id=accepted.turn_id)
 
     @app.get("/v1/sessions/{sid}/turns/{tid}", response_model=TurnBody)
-    async def get_turn(sid: str, tid: str) -> TurnBody:
+    async def get_turn(sid: SessionId, tid: TurnId) -> TurnBody:
         view = await core.turn_view(sid, tid)
         return TurnBody(
             turn_id=view.turn_id,
@@ -281,7 +272,7 @@ def create_app(
         )
 
     @app.post("/v1/sessions/{sid}/turns/{tid}/cancel", status_code=202)
-    async def cancel_turn(sid: str, tid: str) -> Response:
+    async def cancel_turn(sid: SessionId, tid: TurnId) -> Response:
         try:
             await core.cancel_turn(sid, tid)
         except TurnNotActive:
@@ -291,7 +282,7 @@ def create_app(
 
     @app.post("/v1/sessions/{sid}/turns/{tid}/permissions/{tool_call_id}", status_code=202)
     async def resolve_permission(
-        sid: str, tid: str, tool_call_id: str, body: PermissionDecisionBody
+        sid: SessionId, tid: TurnId, tool_call_id: ToolCallId, body: PermissionDecisionBody
     ) -> Response:
         try:
             await core.resolve_permission(sid, tid, tool_call_id, PermissionDecision(body.decision))
@@ -301,12 +292,12 @@ def create_app(
         return JsonBytes({"turn_id": tid, "tool_call_id": tool_call_id}, status_code=202)
 
     @app.put("/v1/sessions/{sid}/permission-mode", response_model=SessionBody)
-    async def set_mode(sid: str, body: PermissionModeBody) -> SessionBody:
+    async def set_mode(sid: SessionId, body: PermissionModeBody) -> SessionBody:
         return _session_body(await core.set_permission_mode(sid, body.mode))
 
     @app.get("/v1/sessions/{sid}/messages", response_model=MessagePageBody)
     async def list_messages(
-        sid: str,
+        sid: SessionId,
         after_sequence: Annotated[int, Query(ge=0)] = 0,
         limit: Annotated[int, Query(ge=1, le=500)] = 100,
     ) -> Response:
@@ -319,7 +310,7 @@ def create_app(
         return JsonBytes(body)
 
     @app.post("/v1/sessions/{sid}/compact", response_model=CompactionBody)
-    async def compact(sid: str) -> CompactionBody:
+    async def compact(sid: SessionId) -> CompactionBody:
         result = await core.compact(sid)
         return CompactionBody(
             compaction_id=result.compaction_id,
@@ -328,7 +319,7 @@ def create_app(
         )
 
     @app.post("/v1/sessions/{sid}/rewind", response_model=CompactionBody)
-    async def rewind(sid: str, body: RewindBody) -> CompactionBody:
+    async def rewind(sid: SessionId, body: RewindBody) -> CompactionBody:
         result = await core.rewind(sid, body.compaction_id)
         return CompactionBody(
             compaction_id=result.compaction_id,
@@ -338,8 +329,8 @@ def create_app(
 
     @app.get("/v1/sessions/{sid}/transcript")
     async def transcript(
-        sid: str,
-        compaction_id: str | None = None,
+        sid: SessionId,
+        compaction_id: CompactionId | None = None,
         after_sequence: Annotated[int, Query(ge=0)] = 0,
         limit: Annotated[int, Query(ge=1, le=50)] = 20,
     ) -> Response:
@@ -358,7 +349,7 @@ def create_app(
 
     @app.post("/v1/sessions/{sid}/file-changes/{direction}", response_model=AppliedChangesBody)
     async def file_changes(
-        sid: str, direction: ChangeDirection, body: FileChangesBody
+        sid: SessionId, direction: ChangeDirection, body: FileChangesBody
     ) -> AppliedChangesBody:
         applied = await core.apply_file_changes(sid, body.change_ids, direction)
         return AppliedChangesBody(
@@ -369,12 +360,12 @@ def create_app(
         )
 
     @app.get("/v1/sessions/{sid}/context")
-    async def inspect_context(sid: str) -> Response:
+    async def inspect_context(sid: SessionId) -> Response:
         return JsonBytes((await core.inspect_context_window(sid)).to_json())
 
     @app.get("/v1/sessions/{sid}/events")
     async def events(
-        sid: str,
+        sid: SessionId,
         after_sequence: Annotated[int | None, Query(ge=0)] = None,
         last_event_id: Annotated[str | None, Header()] = None,
     ) -> Response:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import signal
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -34,29 +35,46 @@ class EmbeddedPostgres:
         self.server.cleanup()
 
 
+def _running(pid: int) -> bool:
+    """Alive and not a zombie (in a container without an init nobody reaps the orphan)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[-1].split()[0] != "Z"
+
+
 def orphan_postmaster_pid(data_dir: Path) -> int | None:
     """The pid of a server still running on ``data_dir`` (``postmaster.pid``), if any."""
     try:
         pid = int((data_dir / "postmaster.pid").read_text().splitlines()[0].strip())
-        os.kill(pid, 0)
     except (OSError, ValueError, IndexError):
         return None
-    return pid
+    return pid if _running(pid) else None
+
+
+def _wait_exit(pid: int, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while _running(pid):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)  # an external process: polled with a bound
+    return True
 
 
 def stop_orphan(data_dir: Path) -> int | None:
-    """Stop an orphaned server on ``data_dir`` (fast shutdown) and forget the dead daemons that
-    pgserver still counts as its users; returns the orphan's pid."""
+    """Stop an orphaned server on ``data_dir`` (fast shutdown, then SIGKILL after 30 s) and
+    forget the dead daemons pgserver still counts as its users; returns the orphan's pid."""
     pid = orphan_postmaster_pid(data_dir)
     if pid is not None:
-        from pgserver._commands import pg_ctl  # type: ignore[attr-defined]
-
-        user = "pgserver" if os.geteuid() == 0 else None
-        try:
-            pg_ctl(["-w", "-m", "fast", "stop"], pgdata=data_dir, user=user, timeout=30)
-        except Exception:  # the server would not stop politely: end it
+        os.kill(pid, signal.SIGINT)  # PostgreSQL's fast shutdown
+        if not _wait_exit(pid, 30):
             os.kill(pid, signal.SIGKILL)
+            _wait_exit(pid, 10)
         log.warning("database.embedded_orphan_stopped", pid=pid, data_dir=str(data_dir))
+    pid_file = data_dir / "postmaster.pid"
+    if pid_file.exists() and orphan_postmaster_pid(data_dir) is None:
+        pid_file.unlink()  # left by a server that is gone
     handles = data_dir / ".handle_pids.json"
     if handles.exists():
         handles.unlink()

@@ -8,6 +8,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator, model_validator
 
+from openwork_core.ids import ClientRequestId, CompactionId
 from openwork_core.models.capabilities import ModelCapabilities
 from openwork_core.storage.records import ProviderKind
 from openwork_tools import SandboxMode
@@ -73,7 +74,7 @@ InputBody = Annotated[TextInputBody | SkillInputBody, Field(discriminator="type"
 
 class StartTurnBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    client_request_id: str = Field(min_length=1, max_length=200)
+    client_request_id: ClientRequestId = Field(min_length=1, max_length=200)
     input: list[InputBody]
     disabled_skill_names: list[str] = Field(default_factory=list)
 
@@ -106,7 +107,7 @@ class CompactionBody(BaseModel):
 
 class RewindBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    compaction_id: str = Field(min_length=1)
+    compaction_id: CompactionId = Field(min_length=1)
 
 
 class PermissionDecisionBody(BaseModel):

@@ -6,29 +6,33 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 
-import orjson
-
+from openwork_core.ids import SessionId
 from openwork_core.session.updates import (
     Replay,
     Resync,
     SessionUpdateEnvelope,
     Subscription,
 )
+from openwork_core.session.wire import wire_json
 
 
 def _event(envelope: SessionUpdateEnvelope) -> dict[str, str]:
-    return {"id": str(envelope.sequence), "data": orjson.dumps(envelope).decode()}
+    return {"id": str(envelope.sequence), "data": wire_json(envelope).decode()}
 
 
-def _resync(session_id: str, last_sequence: int) -> dict[str, str]:
+def _resync(session_id: SessionId, last_sequence: int) -> dict[str, str]:
     envelope = SessionUpdateEnvelope(
-        sessionId=session_id, turnId=None, sequence=last_sequence, occurredAtMs=0, update=Resync()
+        session_id=session_id,
+        turn_id=None,
+        sequence=last_sequence,
+        occurred_at_ms=0,
+        update=Resync(),
     )
-    return {"event": "resync", "data": orjson.dumps(envelope).decode()}
+    return {"event": "resync", "data": wire_json(envelope).decode()}
 
 
 async def session_events(
-    session_id: str,
+    session_id: SessionId,
     replay: Replay,
     subscription: Subscription,
     shutdown: asyncio.Event,
@@ -62,7 +66,7 @@ async def global_events(
             if envelope is None:
                 yield {"event": "resync", "data": "{}"}
                 continue
-            yield {"data": orjson.dumps(envelope).decode()}
+            yield {"data": wire_json(envelope).decode()}
     finally:
         subscription.close()
 

@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, JsonValue, TypeAdapter
 from pydantic.dataclasses import dataclass as validated_dataclass
 
 from openwork_chat_state.messages import JsonObject
+from openwork_core.ids import TurnId
 
 MAX_PLAN_STEPS = 128
 MAX_STEP_CHARS = 1024
@@ -61,13 +62,13 @@ class TurnPlan:
 
     ``updated_at`` is timezone-aware UTC (DESIGN.md §2: ``timestamptz``)."""
 
-    turn_id: str
+    turn_id: TurnId
     explanation: str | None
     steps: tuple[PlanStep, ...]
     updated_at: datetime
 
     @staticmethod
-    def from_args(turn_id: str, args: UpdatePlanArgs, updated_at: datetime) -> TurnPlan:
+    def from_args(turn_id: TurnId, args: UpdatePlanArgs, updated_at: datetime) -> TurnPlan:
         return TurnPlan(
             turn_id=turn_id, explanation=args.explanation, steps=args.plan, updated_at=updated_at
         )
@@ -83,15 +84,15 @@ class TurnPlan:
 
     def snapshot(self) -> TurnPlanSnapshot:
         return TurnPlanSnapshot(
-            explanation=self.explanation, steps=self.steps, updatedAt=self.updated_at
+            explanation=self.explanation, steps=self.steps, updated_at=self.updated_at
         )
 
     def record(self) -> TurnPlanRecord:
         return TurnPlanRecord(
-            turnId=self.turn_id,
+            turn_id=self.turn_id,
             explanation=self.explanation,
             steps=self.steps,
-            updatedAt=self.updated_at,
+            updated_at=self.updated_at,
         )
 
     @property
@@ -108,17 +109,17 @@ class TurnPlanSnapshot:
 
     explanation: str | None
     steps: tuple[PlanStep, ...]
-    updatedAt: datetime
+    updated_at: datetime
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TurnPlanRecord:
     """``TurnPlanRecord{turnId, explanation, steps, updatedAt}`` of ``LoadedSession.plans``."""
 
-    turnId: str
+    turn_id: TurnId
     explanation: str | None
     steps: tuple[PlanStep, ...]
-    updatedAt: datetime
+    updated_at: datetime
 
 
 def unfinished_step_count(plan: TurnPlan | None) -> int | None:

@@ -9,6 +9,7 @@ from datetime import datetime
 from pydantic import ValidationError
 
 from openwork_chat_state.messages import JsonObject, ToolDefinition
+from openwork_core.ids import TurnId
 from openwork_core.plan.errors import PlanArgumentsUnparsable, PlanRuleViolation
 from openwork_core.plan.model import (
     MAX_PLAN_STEPS,
@@ -145,7 +146,7 @@ def validate_plan(args: UpdatePlanArgs) -> UpdatePlanArgs:
     return args
 
 
-def read_update_plan(turn_id: str, input_json: str, updated_at: datetime) -> TurnPlan:
+def read_update_plan(turn_id: TurnId, input_json: str, updated_at: datetime) -> TurnPlan:
     """update-plan.md §4 step 6 in one call: parse, check, and build the Turn's new plan.
     Raises ``PlanArgumentsUnparsable`` or ``PlanRuleViolation`` (both ``PlanError``)."""
     args = validate_plan(parse_update_plan(input_json))

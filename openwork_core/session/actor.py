@@ -20,6 +20,13 @@ from openwork_chat_state import ConversationItem
 from openwork_core.agents import TurnSlot
 from openwork_core.context.inspection import ContextInspection, build_context_inspection
 from openwork_core.context.limits import ModelContextLimits
+from openwork_core.ids import (
+    ClientRequestId,
+    CompactionId,
+    SessionId,
+    ToolCallId,
+    TurnId,
+)
 from openwork_core.session.approval import PermissionDecision
 from openwork_core.session.commands import (
     ApplyFileChanges,
@@ -43,10 +50,7 @@ from openwork_core.session.commands import (
     settle,
 )
 from openwork_core.session.compaction import (
-    CompactionInstallFailed,
     CompactionResult,
-    rewind,
-    run_compaction,
 )
 from openwork_core.session.errors import (
     ActorStopped,
@@ -56,8 +60,8 @@ from openwork_core.session.errors import (
     TurnNotActive,
     TurnNotRecorded,
 )
-from openwork_core.session.file_changes import apply_recorded_changes
 from openwork_core.session.handle import SessionHandle
+from openwork_core.session.maintenance import manual_compaction, rewind_to, undo_or_reapply
 from openwork_core.session.outcome import Cancelled, Failed, FailureCode, TurnOutcome
 from openwork_core.session.runner import (
     PermissionSlot,
@@ -66,13 +70,10 @@ from openwork_core.session.runner import (
     TurnContext,
     TurnRunner,
     TurnSpec,
-    outcome_json,
 )
 from openwork_core.session.runner.cancellation import TurnCancellation
-from openwork_core.session.runner.compaction_step import compaction_deps
 from openwork_core.session.runner.context import PermissionModeView
-from openwork_core.session.runner.guards import new_id
-from openwork_core.session.runner.prepare import prepare_call, system_context
+from openwork_core.session.runner.prepare import prepare_call, system_context, turn_opening
 from openwork_core.session.snapshot import (
     IdleRuntime,
     RunningRuntime,
@@ -82,9 +83,6 @@ from openwork_core.session.snapshot import (
     sandbox_view,
 )
 from openwork_core.session.storage import (
-    CompactionKind,
-    OutgoingMessage,
-    TurnOpening,
     committed_all,
 )
 from openwork_core.session.updates import (
@@ -105,15 +103,15 @@ _STOP_TURN_GRACE_S = 8.0
 """How long a stopping actor waits for its cancelled turn to end before cancelling its task."""
 
 
-TurnFinishedHook = Callable[[str, TurnOutcome], Awaitable[None]]
+TurnFinishedHook = Callable[[TurnId, TurnOutcome], Awaitable[None]]
 """Called by the actor with ``(turn_id, outcome)`` after a Turn ended and the session is idle
 again: a sub-agent reports its outcome to its parent here (multi-agent.md §6, no watcher)."""
 
 
 @dataclass(slots=True)
 class _ActiveTurn:
-    turn_id: str
-    client_request_id: str
+    turn_id: TurnId
+    client_request_id: ClientRequestId
     cancellation: TurnCancellation
     permission: PermissionSlot
     mode: PermissionModeView
@@ -125,7 +123,7 @@ class SessionActor:
     def __init__(
         self,
         *,
-        session_id: str,
+        session_id: SessionId,
         services: SessionServices,
         hub: UpdateHub,
         mode: SandboxMode,
@@ -140,7 +138,7 @@ class SessionActor:
         self._sandbox = sandbox
         self._runtime: Runtime = IdleRuntime()
         self._active: _ActiveTurn | None = None
-        self._accepted: dict[str, str] = {}
+        self._accepted: dict[ClientRequestId, TurnId] = {}
         self._queue: CommandQueue | None = None
 
     def spawn(self) -> SessionHandle:
@@ -218,7 +216,7 @@ class SessionActor:
             command.reply.set_exception(ActorStopped())
 
     # -- updates -----------------------------------------------------------------------------
-    def _emit(self, turn_id: str | None, update: SessionUpdate) -> None:
+    def _emit(self, turn_id: TurnId | None, update: SessionUpdate) -> None:
         envelope = self._hub.emit(turn_id, update)
         self._runtime = fold(self._runtime, envelope)
 
@@ -245,7 +243,7 @@ class SessionActor:
         )
         self._active = active
         self._accepted[spec.client_request_id] = spec.turn_id
-        self._emit(spec.turn_id, TurnStarted(clientRequestId=spec.client_request_id))
+        self._emit(spec.turn_id, TurnStarted(client_request_id=spec.client_request_id))
         runner = TurnRunner(
             TurnContext(
                 spec=spec,
@@ -265,17 +263,7 @@ class SessionActor:
     async def _open_turn(self, spec: TurnSpec) -> tuple[ConversationItem, ...]:
         """Acknowledged = durable: the turn row and the user's input messages commit before the
         turn is accepted; a failure accepts nothing (``TurnNotRecorded``)."""
-        rows = [
-            OutgoingMessage(id=new_id("msg"), message=m.message, kind=m.kind)
-            for m in spec.input.messages
-        ]
-        opening = TurnOpening(
-            turn_id=spec.turn_id,
-            client_request_id=spec.client_request_id,
-            provider_id=spec.model.provider.id,
-            model_name=spec.model.model.name,
-            app_version=self._services.app_version,
-        )
+        opening, rows = turn_opening(spec, self._services.app_version)
         try:
             origins = await self._services.storage.start_turn(opening, rows)
         except Exception as exc:
@@ -283,7 +271,7 @@ class SessionActor:
             raise TurnNotRecorded(str(exc)) from exc
         return tuple(committed_all(rows, origins))
 
-    async def _drive(self, queue: CommandQueue, turn_id: str, runner: TurnRunner) -> None:
+    async def _drive(self, queue: CommandQueue, turn_id: TurnId, runner: TurnRunner) -> None:
         """The turn's task: run the loop, then hand the outcome back to the actor's loop."""
         outcome: TurnOutcome
         try:
@@ -296,13 +284,13 @@ class SessionActor:
             outcome = Failed(FailureCode.ACTOR_STOPPED, f"the turn runner crashed: {exc!r}")
         await _post_ended(queue, TurnEnded(turn_id, outcome))
 
-    async def _turn_ended(self, turn_id: str, outcome: TurnOutcome) -> None:
+    async def _turn_ended(self, turn_id: TurnId, outcome: TurnOutcome) -> None:
         active = self._active
         if active is None or active.turn_id != turn_id:
             return
         if active.slot is not None:
             active.slot.release()  # however the Turn ended (multi-agent.md §7)
-        self._emit(turn_id, TurnFinished(outcome=outcome_json(outcome)))
+        self._emit(turn_id, TurnFinished(outcome=outcome))
         self._active = None
         if self._on_turn_finished is not None:
             try:
@@ -310,16 +298,16 @@ class SessionActor:
             except Exception as exc:  # the outcome stands; the hook only reports it
                 log.warning("turn.finished_hook_failed", error=repr(exc))
 
-    def _require_turn(self, turn_id: str) -> _ActiveTurn:
+    def _require_turn(self, turn_id: TurnId) -> _ActiveTurn:
         if self._active is None or self._active.turn_id != turn_id:
             raise TurnNotActive(turn_id)
         return self._active
 
-    async def _cancel_turn(self, turn_id: str) -> None:
+    async def _cancel_turn(self, turn_id: TurnId) -> None:
         self._require_turn(turn_id).cancellation.request()
 
     async def _resolve_permission(
-        self, turn_id: str, tool_call_id: str, decision: PermissionDecision
+        self, turn_id: TurnId, tool_call_id: ToolCallId, decision: PermissionDecision
     ) -> None:
         self._require_turn(turn_id).permission.resolve(tool_call_id, decision)
 
@@ -335,39 +323,20 @@ class SessionActor:
             raise SessionActive(self._active.turn_id)
 
     async def _compact(self, model: ResolvedModel) -> CompactionResult:
-        """Manual compaction: idle only, no pruning, System Context from the agent prompt alone."""
         self._require_idle()
-        system = system_context(self._services, with_tools=False)
-        deps = compaction_deps(self._session_id, self._services, model)
-        return await self._installing(
-            run_compaction(deps, CompactionKind.MANUAL, None, None, system)
-        )
+        return await manual_compaction(self._session_id, self._services, model)
 
-    async def _rewind(self, compaction_id: str, model: ResolvedModel) -> CompactionResult:
+    async def _rewind(self, compaction_id: CompactionId, model: ResolvedModel) -> CompactionResult:
         self._require_idle()
-        system = system_context(self._services, with_tools=False)
-        deps = compaction_deps(self._session_id, self._services, model)
-        return await self._installing(rewind(deps, compaction_id, system))
-
-    async def _installing(self, work: Awaitable[CompactionResult]) -> CompactionResult:
-        try:
-            return await work
-        except CompactionInstallFailed:
-            self._services.compaction_history.reload_required = True
-            raise
+        return await rewind_to(self._session_id, self._services, compaction_id, model)
 
     async def _file_changes(
         self, change_ids: tuple[str, ...], direction: ChangeDirection
     ) -> tuple[FileChange, ...]:
         """Undo / reapply is a user action: never while a turn runs (tools.md §8)."""
         self._require_idle()
-        return await apply_recorded_changes(
-            self._services.storage.file_changes,
-            self._session_id,
-            self._services.toolset.registry_tools.session,
-            self._mode,
-            change_ids,
-            direction,
+        return await undo_or_reapply(
+            self._session_id, self._services, self._mode, change_ids, direction
         )
 
     # -- reads ---------------------------------------------------------------------------------
@@ -381,11 +350,11 @@ class SessionActor:
     async def _snapshot(self) -> SessionSnapshot:
         runtime = self._runtime
         if isinstance(runtime, RunningRuntime):
-            runtime = dataclasses.replace(runtime, toolCalls=list(runtime.toolCalls))
+            runtime = dataclasses.replace(runtime, tool_calls=list(runtime.tool_calls))
         return SessionSnapshot(
-            sessionId=self._session_id,
-            lastUpdateSequence=self._hub.last_sequence,
-            permissionMode=self._mode,
+            session_id=self._session_id,
+            last_update_sequence=self._hub.last_sequence,
+            permission_mode=self._mode,
             sandbox=sandbox_view(self._sandbox),
             runtime=runtime,
         )

@@ -16,11 +16,12 @@ only (nothing is stored); ``deny`` is a ``denied`` result and the Turn fails ``p
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol, TypeAlias
 
-from openwork_chat_state.messages import JsonObject
+from openwork_core.ids import SessionId, ToolCallId, TurnId
+from openwork_core.session.wire_fields import OMIT_WHEN_NONE
 from openwork_tools import (
     Access,
     Actor,
@@ -121,7 +122,7 @@ def _always_new(grant: PathGrant, actor: Actor) -> bool:
     return True
 
 
-# -- the card (camelCase wire names) -----------------------------------------------------------
+# -- the card (written in camelCase by session/wire.py) ----------------------------------------
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -130,16 +131,7 @@ class CardPath:
     access: Access
     scope: GrantScope
     tier: PathTier
-    inWorkspace: bool
-
-    def to_json(self) -> JsonObject:
-        return {
-            "path": self.path,
-            "access": self.access.value,
-            "scope": self.scope.value,
-            "tier": self.tier.value,
-            "inWorkspace": self.inWorkspace,
-        }
+    in_workspace: bool
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -150,54 +142,29 @@ class CardDanger:
     start: int
     end: int
 
-    def to_json(self) -> JsonObject:
-        return {"key": self.key, "start": self.start, "end": self.end}
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ApprovalCard:
-    mode: SandboxMode
-    command: str | None = None
-    justification: str | None = None
-    paths: tuple[CardPath, ...] = ()
-    danger: CardDanger | None = None
-    previousDenial: str | None = None
+    """On the wire optional fields are omitted when absent; ``paths`` is always there."""
 
-    def to_json(self) -> JsonObject:
-        """The wire shape; optional fields are omitted when absent, ``paths`` is always there."""
-        out: JsonObject = {"mode": self.mode.value}
-        if self.command is not None:
-            out["command"] = self.command
-        if self.justification is not None:
-            out["justification"] = self.justification
-        out["paths"] = [p.to_json() for p in self.paths]
-        if self.danger is not None:
-            out["danger"] = self.danger.to_json()
-        if self.previousDenial is not None:
-            out["previousDenial"] = self.previousDenial
-        return out
+    mode: SandboxMode
+    command: str | None = field(default=None, metadata=OMIT_WHEN_NONE)
+    justification: str | None = field(default=None, metadata=OMIT_WHEN_NONE)
+    paths: tuple[CardPath, ...] = ()
+    danger: CardDanger | None = field(default=None, metadata=OMIT_WHEN_NONE)
+    previous_denial: str | None = field(default=None, metadata=OMIT_WHEN_NONE)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PermissionRequest:
-    """Carried by ``permission_requested``."""
+    """Carried by ``permission_requested`` and the snapshot's ``pendingPermission``."""
 
-    sessionId: str
-    turnId: str
-    toolCallId: str
-    providerCallId: str
-    toolName: str
+    session_id: SessionId
+    turn_id: TurnId
+    tool_call_id: ToolCallId
+    provider_call_id: str
+    tool_name: str
     card: ApprovalCard
-
-    def to_json(self) -> JsonObject:
-        return {
-            "sessionId": self.sessionId,
-            "turnId": self.turnId,
-            "toolCallId": self.toolCallId,
-            "providerCallId": self.providerCallId,
-            "toolName": self.toolName,
-            "card": self.card.to_json(),
-        }
 
 
 class PermissionDecision(enum.StrEnum):
@@ -261,7 +228,7 @@ def _card_paths(grants: tuple[PathGrant, ...], classify: PathClassifier) -> tupl
                 access=grant.access,
                 scope=grant.scope,
                 tier=facts.tier,
-                inWorkspace=facts.in_workspace,
+                in_workspace=facts.in_workspace,
             )
         )
     return tuple(paths)
@@ -303,7 +270,7 @@ def authorize(
             justification=escalation.justification,
             paths=_card_paths(escalation.grants, classify),
             danger=_card_danger(danger),
-            previousDenial=previous_denial,
+            previous_denial=previous_denial,
         )
         return NeedsCard(card, escalation.grants)
     if danger is not None and mode is SandboxMode.AUTO:
@@ -313,7 +280,7 @@ def authorize(
             mode=mode,
             command=prepared.command,
             danger=_card_danger(danger),
-            previousDenial=previous_denial,
+            previous_denial=previous_denial,
         )
         return NeedsCard(card)
     return Run()

@@ -13,6 +13,7 @@ from openwork_chat_state import ChatStateActor, ChatStateError
 from openwork_core.agents.definitions import AGENTS
 from openwork_core.context.engine import ContextEngine
 from openwork_core.context.world_state import WorldStateSources
+from openwork_core.ids import SessionId, TurnId
 from openwork_core.session.actor import SessionActor
 from openwork_core.session.compaction import SummarySettings, load_conversation_items
 from openwork_core.session.handle import SessionHandle
@@ -40,7 +41,7 @@ log = structlog.get_logger(__name__)
 class SessionDeps:
     """What Core shares with every session it builds."""
 
-    storage_for: Callable[[str, SessionLease], SessionStorage]
+    storage_for: Callable[[SessionId, SessionLease], SessionStorage]
     """The storage port of one session, fenced by this daemon's lease on it."""
     engine: ContextEngine
     registry: ToolRegistry
@@ -57,9 +58,9 @@ class SessionDeps:
 
 
 def _child_reporter(
-    host: SubAgentHost, child_id: str
-) -> Callable[[str, TurnOutcome], Awaitable[None]]:
-    async def report(turn_id: str, outcome: TurnOutcome) -> None:
+    host: SubAgentHost, child_id: SessionId
+) -> Callable[[TurnId, TurnOutcome], Awaitable[None]]:
+    async def report(turn_id: TurnId, outcome: TurnOutcome) -> None:
         await host.child_finished(child_id, turn_id, outcome)
 
     return report

@@ -14,6 +14,7 @@ from typing import Generic, TypeAlias, TypeVar
 
 from openwork_core.agents import AgentMessage
 from openwork_core.context.inspection import ContextInspection
+from openwork_core.ids import ClientRequestId, CompactionId, ToolCallId, TurnId
 from openwork_core.session.approval import PermissionDecision
 from openwork_core.session.compaction import CompactionResult
 from openwork_core.session.errors import ActorStopped
@@ -33,15 +34,15 @@ def _reply() -> asyncio.Future[T]:
 
 @dataclass(frozen=True, slots=True)
 class TurnAccepted:
-    turn_id: str
-    client_request_id: str
+    turn_id: TurnId
+    client_request_id: ClientRequestId
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SessionStatus:
     """What Core asks of a loaded session without waiting for a turn."""
 
-    active_turn_id: str | None
+    active_turn_id: TurnId | None
     permission_mode: SandboxMode
     reload_required: bool
     """A checkpoint committed but could not be installed (compaction.md §7)."""
@@ -60,13 +61,13 @@ class StartTurn(_Asks[TurnAccepted]):
 
 @dataclass(frozen=True, slots=True)
 class CancelTurn(_Asks[None]):
-    turn_id: str
+    turn_id: TurnId
 
 
 @dataclass(frozen=True, slots=True)
 class ResolvePermission(_Asks[None]):
-    turn_id: str
-    tool_call_id: str
+    turn_id: TurnId
+    tool_call_id: ToolCallId
     decision: PermissionDecision
 
 
@@ -88,7 +89,7 @@ class Compact(_Asks[CompactionResult]):
 
 @dataclass(frozen=True, slots=True)
 class Rewind(_Asks[CompactionResult]):
-    compaction_id: str
+    compaction_id: CompactionId
     model: ResolvedModel
 
 
@@ -130,7 +131,7 @@ class DeliverAgentMessage:
 class TurnEnded:
     """Posted by the actor's own turn task when the runner returned (internal)."""
 
-    turn_id: str
+    turn_id: TurnId
     outcome: TurnOutcome
 
 

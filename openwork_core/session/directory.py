@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from openwork_core.ids import SessionId
 from openwork_core.session.handle import SessionHandle
 from openwork_core.session.runner import ResolvedModel
 from openwork_core.session.storage import SessionRecord
@@ -17,15 +18,15 @@ class SessionDirectory(Protocol):
         """The daemon is shutting down: no session is loaded or started any more."""
         ...
 
-    async def load(self, session_id: str) -> SessionHandle:
+    async def load(self, session_id: SessionId) -> SessionHandle:
         """The session's live handle, loading it from the database on first use."""
         ...
 
-    def get(self, session_id: str) -> SessionHandle | None:
+    def get(self, session_id: SessionId) -> SessionHandle | None:
         """The live handle when the session is loaded; never loads it."""
         ...
 
-    async def close(self, session_id: str) -> None:
+    async def close(self, session_id: SessionId) -> None:
         """Stop a loaded session's actor; unknown ids are ignored."""
         ...
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from openwork_core.ids import ToolCallId, TurnId
+
 
 class SessionError(Exception):
     code: ClassVar[str] = "session_error"
@@ -19,7 +21,7 @@ class ActorStopped(SessionError):
 class Busy(SessionError):
     code = "busy"
 
-    def __init__(self, turn_id: str) -> None:
+    def __init__(self, turn_id: TurnId) -> None:
         super().__init__(f"session already has an active turn: {turn_id}")
         self.turn_id = turn_id
 
@@ -27,14 +29,14 @@ class Busy(SessionError):
 class TurnNotActive(SessionError):
     code = "turn_not_active"
 
-    def __init__(self, turn_id: str) -> None:
+    def __init__(self, turn_id: TurnId) -> None:
         super().__init__(f"turn is not active: {turn_id}")
 
 
 class PermissionNotPending(SessionError):
     code = "permission_not_pending"
 
-    def __init__(self, tool_call_id: str) -> None:
+    def __init__(self, tool_call_id: ToolCallId) -> None:
         super().__init__(f"permission request is not pending for tool call: {tool_call_id}")
 
 
@@ -69,7 +71,7 @@ class TurnNotRecorded(SessionError):
 class SessionActive(SessionError):
     code = "session_active"
 
-    def __init__(self, turn_id: str) -> None:
+    def __init__(self, turn_id: TurnId) -> None:
         super().__init__(f"the session has an active turn: {turn_id}")
 
 

@@ -8,6 +8,7 @@ from typing import ClassVar
 
 import structlog
 
+from openwork_core.ids import SessionId
 from openwork_core.session.storage import FileChangeStorage
 from openwork_tools import FileChange, SandboxMode, ToolSessionContext
 from openwork_tools.undo import ChangeDirection, apply_file_changes
@@ -21,7 +22,7 @@ class UnknownFileChange(LookupError):
 
 async def apply_recorded_changes(
     store: FileChangeStorage,
-    session_id: str,
+    session_id: SessionId,
     tool_session: ToolSessionContext,
     mode: SandboxMode,
     change_ids: Sequence[str],

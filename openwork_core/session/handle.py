@@ -8,6 +8,7 @@ import contextlib
 
 from openwork_core.agents import AgentMessage, check_deliverable
 from openwork_core.context.inspection import ContextInspection
+from openwork_core.ids import CompactionId, SessionId, ToolCallId, TurnId
 from openwork_core.session.approval import PermissionDecision
 from openwork_core.session.commands import (
     ApplyFileChanges,
@@ -39,14 +40,14 @@ from openwork_tools.undo import ChangeDirection
 class SessionHandle:
     """The small object callers hold for one session."""
 
-    def __init__(self, session_id: str, queue: CommandQueue) -> None:
+    def __init__(self, session_id: SessionId, queue: CommandQueue) -> None:
         self.session_id = session_id
         self._queue = queue
 
     async def start_turn(self, spec: TurnSpec) -> TurnAccepted:
         return await self._queue.ask(StartTurn(spec))
 
-    async def cancel_turn(self, turn_id: str) -> None:
+    async def cancel_turn(self, turn_id: TurnId) -> None:
         await self._queue.ask(CancelTurn(turn_id))
 
     async def deliver_agent_message(self, message: AgentMessage) -> None:
@@ -67,14 +68,14 @@ class SessionHandle:
     async def compact(self, model: ResolvedModel) -> CompactionResult:
         return await self._queue.ask(Compact(model))
 
-    async def rewind(self, compaction_id: str, model: ResolvedModel) -> CompactionResult:
+    async def rewind(self, compaction_id: CompactionId, model: ResolvedModel) -> CompactionResult:
         return await self._queue.ask(Rewind(compaction_id, model))
 
     async def inspect_context(self, model: ResolvedModel) -> ContextInspection:
         return await self._queue.ask(InspectContext(model))
 
     async def resolve_permission(
-        self, turn_id: str, tool_call_id: str, decision: PermissionDecision
+        self, turn_id: TurnId, tool_call_id: ToolCallId, decision: PermissionDecision
     ) -> None:
         await self._queue.ask(ResolvePermission(turn_id, tool_call_id, decision))
 
@@ -87,7 +88,7 @@ class SessionHandle:
     async def status(self) -> SessionStatus:
         return await self._queue.ask(GetStatus())
 
-    async def active_turn_id(self) -> str | None:
+    async def active_turn_id(self) -> TurnId | None:
         return (await self.status()).active_turn_id
 
     async def shutdown(self) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal, TypeAlias
 
 
@@ -24,15 +24,15 @@ class FailureCode(enum.StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class Completed:
+    status: Literal["completed"] = field(default="completed", kw_only=True)
     final_text: str
-    status: Literal["completed"] = "completed"
 
 
 @dataclass(frozen=True, slots=True)
 class Failed:
+    status: Literal["failed"] = field(default="failed", kw_only=True)
     code: FailureCode
     message: str
-    status: Literal["failed"] = "failed"
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +41,9 @@ class Cancelled:
 
 
 TurnOutcome: TypeAlias = Completed | Failed | Cancelled
+"""Discriminated by ``status``; fields in wire order (``status`` first), so the wire serializer
+writes ``{"status":"completed","finalText":…}``, ``{"status":"failed","code":…,"message":…}`` and
+``{"status":"cancelled"}`` in ``turn_finished`` and the terminal snapshot."""
 
 
 class TurnFailure(Exception):

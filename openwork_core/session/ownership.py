@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import os
 import socket
-import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from openwork_core.ids import DaemonId, SessionId, new_daemon_id
 from openwork_core.session.errors import SessionError
 from openwork_core.storage.errors import StorageError
 
@@ -26,15 +26,11 @@ DEFAULT_LEASE_SECONDS = 30.0
 class DaemonIdentity:
     """This process as the ``daemons`` table knows it."""
 
-    id: str
+    id: DaemonId
     url: str
     pid: int
     host: str
     home: str
-
-
-def new_daemon_id() -> str:
-    return f"dmn_{uuid.uuid4().hex}"
 
 
 def daemon_identity(url: str, home: Path) -> DaemonIdentity:
@@ -55,8 +51,8 @@ def in_process_identity(home: Path) -> DaemonIdentity:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SessionLease:
-    session_id: str
-    daemon_id: str
+    session_id: SessionId
+    daemon_id: DaemonId
     epoch: int
 
 
@@ -64,7 +60,7 @@ class SessionLease:
 class LeaseHolder:
     """Another live daemon drives the session."""
 
-    daemon_id: str
+    daemon_id: DaemonId
     url: str
 
 
@@ -73,7 +69,7 @@ class SessionOwnedElsewhere(SessionError):
 
     code = "session_owned_elsewhere"
 
-    def __init__(self, session_id: str, holder: LeaseHolder) -> None:
+    def __init__(self, session_id: SessionId, holder: LeaseHolder) -> None:
         super().__init__(f"session {session_id} is driven by the daemon at {holder.url}")
         self.owner_url = holder.url
 
@@ -96,16 +92,16 @@ class OwnershipStorage(Protocol):
         Returns the number of turns interrupted."""
         ...
 
-    async def acquire(self, session_id: str) -> SessionLease | LeaseHolder:
+    async def acquire(self, session_id: SessionId) -> SessionLease | LeaseHolder:
         """Take the session's lease (a new epoch) unless another live daemon holds it; a running
         turn nobody drives any more becomes ``interrupted`` / ``process_restart``."""
         ...
 
-    async def holder(self, session_id: str) -> LeaseHolder | None:
+    async def holder(self, session_id: SessionId) -> LeaseHolder | None:
         """The other live daemon holding the session, if any."""
         ...
 
-    async def renew(self) -> frozenset[str]:
+    async def renew(self) -> frozenset[SessionId]:
         """Heartbeat and extend every lease still ours; returns the sessions it extended."""
         ...
 

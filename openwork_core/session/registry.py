@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable
 import structlog
 
 from openwork_core.agents import AgentControl
+from openwork_core.ids import SessionId
 from openwork_core.models.capabilities import ModelCapabilities
 from openwork_core.models.port import ModelPort
 from openwork_core.session.build import SessionDeps, build_session_handle
@@ -55,13 +56,13 @@ class SessionRegistry:
     ) -> None:
         self._deps = deps
         self._ownership = ownership
-        self._leases: dict[str, SessionLease] = {}
+        self._leases: dict[SessionId, SessionLease] = {}
         self._children = children
         self._get_provider = get_provider
         self._model_ports = model_ports
         self._ports: dict[ProviderRecord, ModelPort] = {}
-        self._handles: dict[str, SessionHandle] = {}
-        self._load_locks: dict[str, asyncio.Lock] = {}
+        self._handles: dict[SessionId, SessionHandle] = {}
+        self._load_locks: dict[SessionId, asyncio.Lock] = {}
         self._hosts: dict[str, SubAgentHost] = {}
         self._closing = False
 
@@ -70,16 +71,16 @@ class SessionRegistry:
         return self._closing
 
     # -- the directory -------------------------------------------------------------------------
-    def get(self, session_id: str) -> SessionHandle | None:
+    def get(self, session_id: SessionId) -> SessionHandle | None:
         return self._handles.get(session_id)
 
-    async def load(self, session_id: str) -> SessionHandle:
+    async def load(self, session_id: SessionId) -> SessionHandle:
         """The live handle; an idle actor whose checkpoint could not be installed is rebuilt
         from the database first (compaction.md §7)."""
         handle, _ = await self._current(session_id)
         return handle
 
-    async def load_for_turn(self, session_id: str) -> SessionHandle:
+    async def load_for_turn(self, session_id: SessionId) -> SessionHandle:
         """Like ``load``, but a stale idle actor refuses this one turn with ``ReloadRequired``
         (its replacement is built on the next access): both sentences of compaction.md §7."""
         handle, rebuilt = await self._current(session_id, refuse_stale=True)
@@ -88,7 +89,7 @@ class SessionRegistry:
         return handle
 
     async def _current(
-        self, session_id: str, *, refuse_stale: bool = False
+        self, session_id: SessionId, *, refuse_stale: bool = False
     ) -> tuple[SessionHandle, bool]:
         lock = self._load_locks.setdefault(session_id, asyncio.Lock())
         async with lock:
@@ -105,7 +106,7 @@ class SessionRegistry:
             self._handles[session_id] = handle
             return handle, False
 
-    async def close(self, session_id: str) -> None:
+    async def close(self, session_id: SessionId) -> None:
         """Stop the actor and give its lease back (another daemon may take the session at once)."""
         handle = self._handles.pop(session_id, None)
         if handle is not None:
@@ -114,7 +115,7 @@ class SessionRegistry:
         if lease is not None:
             await self._ownership.release(lease)
 
-    async def leases_renewed(self, still_ours: frozenset[str]) -> None:
+    async def leases_renewed(self, still_ours: frozenset[SessionId]) -> None:
         """After a renewal: a loaded session whose lease another daemon took is stopped here (its
         writes are already refused by the fence)."""
         lost = [sid for sid in self._leases if sid not in still_ours]
@@ -136,7 +137,7 @@ class SessionRegistry:
         self._leases.clear()  # given back together by ``OwnershipStorage.stop``
 
     # -- sub-agents ------------------------------------------------------------------------------
-    async def agent_host(self, root_session_id: str) -> SubAgentHost:
+    async def agent_host(self, root_session_id: SessionId) -> SubAgentHost:
         """The root's sub-agent host; its ``AgentControl`` is restored from the child rows the
         first time (multi-agent.md §2: no child started, no slot taken)."""
         host = self._hosts.get(root_session_id)
@@ -149,13 +150,13 @@ class SessionRegistry:
                 self._hosts[root_session_id] = host
         return host
 
-    async def _build(self, session_id: str) -> SessionHandle:
+    async def _build(self, session_id: SessionId) -> SessionHandle:
         """Take the session's lease, then ``build_session_handle`` (multi-agent.md §1): roots
         and children alike. ``SessionOwnedElsewhere`` when another live daemon drives it."""
         with structlog.contextvars.bound_contextvars(session_id=session_id):  # load's log lines
             return await self._build_bound(session_id)
 
-    async def _build_bound(self, session_id: str) -> SessionHandle:
+    async def _build_bound(self, session_id: SessionId) -> SessionHandle:
         record = await self._children.get_session(session_id)
         host = await self.agent_host(record.parent_session_id or record.id)
         lease = await self._ownership.acquire(session_id)
@@ -169,7 +170,7 @@ class SessionRegistry:
         self._leases[session_id] = lease
         return handle
 
-    async def owner_elsewhere(self, session_id: str) -> LeaseHolder | None:
+    async def owner_elsewhere(self, session_id: SessionId) -> LeaseHolder | None:
         """The other live daemon driving ``session_id``, when this one has it not loaded."""
         if session_id in self._handles:
             return None

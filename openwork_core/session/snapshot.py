@@ -6,12 +6,16 @@ never used for restart recovery."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Literal, TypeAlias
+from typing import Literal, TypeAlias, assert_never
 
 from pydantic import JsonValue
 
+from openwork_core.ids import ClientRequestId, SessionId, TurnId
+from openwork_core.session.approval import PermissionRequest
+from openwork_core.session.outcome import TurnOutcome
 from openwork_core.session.updates import (
     SESSION_UPDATE_VERSION,
+    ContextUpdated,
     DraftCleared,
     LiveToolCall,
     PermissionRequested,
@@ -19,16 +23,28 @@ from openwork_core.session.updates import (
     PhaseChanged,
     PlanUpdated,
     ReasoningDeltaUpdate,
+    Resync,
     SessionPhase,
     SessionUpdateEnvelope,
     TextDeltaUpdate,
     ToolCallFinished,
+    ToolCallProgress,
     ToolCallStarted,
     TurnFinished,
     TurnStarted,
 )
 from openwork_core.storage.records import SessionRecord, TurnRecord
 from openwork_tools.modes import SandboxMode, SandboxStatus
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PlanView:
+    """The Turn's current plan as the snapshot shows it (update-plan.md §7:
+    ``{explanation, steps, updatedAt}``), folded from the latest ``plan_updated``."""
+
+    explanation: str | None
+    steps: list[JsonValue]
+    updated_at: str
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -39,23 +55,23 @@ class IdleRuntime:
 @dataclass(slots=True, kw_only=True)
 class RunningRuntime:
     state: Literal["running"] = "running"
-    turnId: str
-    clientRequestId: str
+    turn_id: TurnId
+    client_request_id: ClientRequestId
     phase: SessionPhase = SessionPhase.STARTING
-    draftText: str = ""
-    draftReasoning: str = ""
-    toolCalls: list[LiveToolCall] = field(default_factory=list)
-    pendingPermission: JsonValue = None
-    plan: JsonValue = None
+    draft_text: str = ""
+    draft_reasoning: str = ""
+    tool_calls: list[LiveToolCall] = field(default_factory=list)
+    pending_permission: PermissionRequest | None = None
+    plan: PlanView | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TerminalRuntime:
     state: Literal["terminal"] = "terminal"
-    turnId: str
-    clientRequestId: str
-    outcome: JsonValue
-    plan: JsonValue = None
+    turn_id: TurnId
+    client_request_id: ClientRequestId
+    outcome: TurnOutcome
+    plan: PlanView | None = None
 
 
 Runtime: TypeAlias = IdleRuntime | RunningRuntime | TerminalRuntime
@@ -70,9 +86,9 @@ class SandboxView:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SessionSnapshot:
     version: int = SESSION_UPDATE_VERSION
-    sessionId: str
-    lastUpdateSequence: int
-    permissionMode: SandboxMode
+    session_id: SessionId
+    last_update_sequence: int
+    permission_mode: SandboxMode
     sandbox: SandboxView
     runtime: Runtime
 
@@ -87,53 +103,55 @@ def fold(runtime: Runtime, envelope: SessionUpdateEnvelope) -> Runtime:
     """Apply one update to the runtime view (progress chunks are never folded)."""
     update = envelope.update
     if isinstance(update, TurnStarted):
-        return RunningRuntime(turnId=envelope.turnId or "", clientRequestId=update.clientRequestId)
+        return RunningRuntime(
+            turn_id=envelope.turn_id or TurnId(""), client_request_id=update.client_request_id
+        )
     if not isinstance(runtime, RunningRuntime):
         return runtime
     match update:
         case PhaseChanged(phase=phase):
             runtime.phase = phase
         case TextDeltaUpdate(delta=delta):
-            runtime.draftText += delta
+            runtime.draft_text += delta
         case ReasoningDeltaUpdate(delta=delta):
-            runtime.draftReasoning += delta
+            runtime.draft_reasoning += delta
         case DraftCleared():
-            runtime.draftText = ""
-            runtime.draftReasoning = ""
-        case ToolCallStarted(toolCall=call):
-            runtime.toolCalls.append(call)
+            runtime.draft_text = ""
+            runtime.draft_reasoning = ""
+        case ToolCallStarted(tool_call=call):
+            runtime.tool_calls.append(call)
         case ToolCallFinished() as done:
-            runtime.toolCalls = [
+            runtime.tool_calls = [
                 replace(
                     c,
                     status=done.status,
                     output=done.output,
-                    isError=done.isError,
+                    is_error=done.is_error,
                     artifacts=done.artifacts,
                 )
-                if c.toolCallId == done.toolCallId
+                if c.tool_call_id == done.tool_call_id
                 else c
-                for c in runtime.toolCalls
+                for c in runtime.tool_calls
             ]
         case PermissionRequested(request=request):
-            runtime.pendingPermission = request
+            runtime.pending_permission = request
         case PermissionResolved():
-            runtime.pendingPermission = None
+            runtime.pending_permission = None
         case PlanUpdated() as plan:
-            runtime.plan = {
-                "explanation": plan.explanation,
-                "steps": plan.plan,
-                "updatedAt": plan.updatedAt,
-            }
+            runtime.plan = PlanView(
+                explanation=plan.explanation, steps=plan.plan, updated_at=plan.updated_at
+            )
         case TurnFinished(outcome=outcome):
             return TerminalRuntime(
-                turnId=runtime.turnId,
-                clientRequestId=runtime.clientRequestId,
+                turn_id=runtime.turn_id,
+                client_request_id=runtime.client_request_id,
                 outcome=outcome,
                 plan=runtime.plan,
             )
-        case _:
+        case ToolCallProgress() | ContextUpdated() | Resync():
             pass
+        case _:
+            assert_never(update)
     return runtime
 
 
@@ -144,11 +162,11 @@ def stored_snapshot(
     daemon, or left over until its owner's lease expires). No live update sequence."""
     runtime: Runtime = IdleRuntime()
     if running is not None:
-        runtime = RunningRuntime(turnId=running.id, clientRequestId=running.client_request_id)
+        runtime = RunningRuntime(turn_id=running.id, client_request_id=running.client_request_id)
     return SessionSnapshot(
-        sessionId=record.id,
-        lastUpdateSequence=0,
-        permissionMode=record.sandbox_mode,
+        session_id=record.id,
+        last_update_sequence=0,
+        permission_mode=record.sandbox_mode,
         sandbox=sandbox,
         runtime=runtime,
     )

@@ -19,11 +19,10 @@ from pydantic import JsonValue
 from openwork_chat_state.item import ConversationItem, MessageKind, RealOrigin
 from openwork_chat_state.messages import Message
 from openwork_core.agents import Reconciliation, TurnlessChild
+from openwork_core.ids import ClientRequestId, CompactionId, MessageId, SessionId, SpanId, TurnId
 from openwork_core.plan import TurnPlan
 from openwork_core.storage.codec import decode_message
-from openwork_core.storage.errors import RecordNotFound, StorageError
-from openwork_core.storage.postgres.agents import ChildSessionRecord
-from openwork_core.storage.postgres.compactions import (
+from openwork_core.storage.compaction_records import (
     CheckpointRecord,
     CompactionKind,
     NewCheckpoint,
@@ -31,6 +30,8 @@ from openwork_core.storage.postgres.compactions import (
     SessionMessageContents,
     TranscriptPage,
 )
+from openwork_core.storage.errors import RecordNotFound, StorageError
+from openwork_core.storage.postgres.agents import ChildSessionRecord
 from openwork_core.storage.postgres.file_changes import StoredFileChange
 from openwork_core.storage.records import (
     ProviderModel,
@@ -75,7 +76,7 @@ class OutgoingMessage:
     """A message to persist under a fresh (or deterministic) id; ``artifacts`` are UI data kept
     inside its single tool-result block, never sent to the model."""
 
-    id: str
+    id: MessageId
     message: Message
     kind: MessageKind = MessageKind.NORMAL
     artifacts: tuple[JsonValue, ...] = ()
@@ -98,8 +99,8 @@ def committed_all(
 class TurnOpening:
     """The turn row written with the user's input messages (storage.md §3)."""
 
-    turn_id: str
-    client_request_id: str
+    turn_id: TurnId
+    client_request_id: ClientRequestId
     provider_id: str
     model_name: str
     app_version: str
@@ -121,22 +122,26 @@ class CompactionStorage(Protocol):
 
     async def insert_checkpoint(self, new: NewCheckpoint) -> CheckpointRecord: ...
 
-    async def latest_checkpoint(self, session_id: str) -> CheckpointRecord | None: ...
+    async def latest_checkpoint(self, session_id: SessionId) -> CheckpointRecord | None: ...
 
-    async def get_checkpoint(self, session_id: str, compaction_id: str) -> CheckpointRecord: ...
+    async def get_checkpoint(
+        self, session_id: SessionId, compaction_id: CompactionId
+    ) -> CheckpointRecord: ...
 
-    async def load_projection(self, session_id: str) -> ProjectionRows: ...
+    async def load_projection(self, session_id: SessionId) -> ProjectionRows: ...
 
     async def replayed_message(self, checkpoint: CheckpointRecord) -> StoredMessage | None: ...
 
-    async def advance_watermark(self, session_id: str, sequence: int) -> int: ...
+    async def advance_watermark(self, session_id: SessionId, sequence: int) -> int: ...
 
-    async def all_session_message_contents(self, session_id: str) -> SessionMessageContents: ...
+    async def all_session_message_contents(
+        self, session_id: SessionId
+    ) -> SessionMessageContents: ...
 
     async def read_transcript(
         self,
-        session_id: str,
-        compaction_id: str | None = None,
+        session_id: SessionId,
+        compaction_id: CompactionId | None = None,
         after_sequence: int = 0,
         limit: int = 20,
     ) -> TranscriptPage: ...
@@ -145,9 +150,11 @@ class CompactionStorage(Protocol):
 class FileChangeStorage(Protocol):
     """``file_change`` artifacts in stored tool results and their ``undone`` flag (tools.md §8)."""
 
-    async def find(self, session_id: str, change_ids: Sequence[str]) -> list[StoredFileChange]: ...
+    async def find(
+        self, session_id: SessionId, change_ids: Sequence[str]
+    ) -> list[StoredFileChange]: ...
 
-    async def set_undone(self, session_id: str, undone: Mapping[str, bool]) -> None: ...
+    async def set_undone(self, session_id: SessionId, undone: Mapping[str, bool]) -> None: ...
 
 
 class SessionStorage(Protocol):
@@ -170,36 +177,36 @@ class SessionStorage(Protocol):
         ...
 
     async def append(
-        self, turn_id: str, messages: Sequence[OutgoingMessage]
+        self, turn_id: TurnId, messages: Sequence[OutgoingMessage]
     ) -> tuple[RealOrigin, ...]:
         """Messages in order with the next sequences; an id already stored is not written again
         and its stored origin is returned (deterministic World State ids are idempotent)."""
         ...
 
     async def append_assistant(
-        self, turn_id: str, message: OutgoingMessage, *, usage: TurnUsage, tool_calls: int
+        self, turn_id: TurnId, message: OutgoingMessage, *, usage: TurnUsage, tool_calls: int
     ) -> RealOrigin:
         """A completed response with the turn's token and tool-call counters."""
         ...
 
     async def commit_plan_update(
-        self, turn_id: str, plan: TurnPlan, message: OutgoingMessage
+        self, turn_id: TurnId, plan: TurnPlan, message: OutgoingMessage
     ) -> RealOrigin:
         """The turn's plan and its success tool result together (update-plan.md §4)."""
         ...
 
     async def append_agent_messages(
-        self, turn_id: str, messages: Sequence[OutgoingMessage]
+        self, turn_id: TurnId, messages: Sequence[OutgoingMessage]
     ) -> tuple[RealOrigin | None, ...]:
         """One mailbox drain (multi-agent.md §6): each with ``ON CONFLICT (id) DO NOTHING``;
         ``None`` for an id already stored (that message is dropped)."""
         ...
 
-    async def record_submission(self, turn_id: str, model_call_index: int) -> None: ...
+    async def record_submission(self, turn_id: TurnId, model_call_index: int) -> None: ...
 
-    async def finish_turn(self, turn_id: str, closing: TurnClosing) -> None: ...
+    async def finish_turn(self, turn_id: TurnId, closing: TurnClosing) -> None: ...
 
-    async def turn_for_client_request(self, client_request_id: str) -> str | None:
+    async def turn_for_client_request(self, client_request_id: ClientRequestId) -> TurnId | None:
         """The id of the turn accepted under ``client_request_id``, if any (idempotency)."""
         ...
 
@@ -209,30 +216,30 @@ class SessionStorage(Protocol):
 class ChildSessionStorage(Protocol):
     """What a root's sub-agent host reads and writes (multi-agent.md §2, §5, §8)."""
 
-    async def get_session(self, session_id: str) -> SessionRecord: ...
+    async def get_session(self, session_id: SessionId) -> SessionRecord: ...
 
     async def create_child_session(
         self,
         *,
-        parent_session_id: str,
+        parent_session_id: SessionId,
         task_name: str,
         agent_role: str,
         working_directory: str,
         provider_id: str | None,
         model_name: str | None,
         sandbox_mode: SandboxMode,
-        spawn_span_id: str | None = None,
-        session_id: str | None = None,
+        spawn_span_id: SpanId | None = None,
+        session_id: SessionId | None = None,
     ) -> SessionRecord: ...
 
     async def delete_turnless_children(
-        self, parent_session_id: str, *, keep: Collection[str] = ()
+        self, parent_session_id: SessionId, *, keep: Collection[str] = ()
     ) -> list[TurnlessChild]: ...
 
     async def reconcile(
-        self, parent_session_id: str, *, live_child_ids: Collection[str] = ()
+        self, parent_session_id: SessionId, *, live_child_ids: Collection[str] = ()
     ) -> Reconciliation: ...
 
     async def latest_turns(self, session_ids: Collection[str]) -> dict[str, TurnRecord]: ...
 
-    async def list_children(self, parent_session_id: str) -> list[ChildSessionRecord]: ...
+    async def list_children(self, parent_session_id: SessionId) -> list[ChildSessionRecord]: ...

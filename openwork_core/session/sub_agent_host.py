@@ -8,7 +8,6 @@ the directory is closing, control tools answer ``agent_host_unavailable``."""
 
 from __future__ import annotations
 
-import uuid
 from typing import assert_never
 
 import structlog
@@ -38,6 +37,14 @@ from openwork_core.agents import (
     terminal_agent_message,
 )
 from openwork_core.agents.definitions import EXPLORER_AGENT
+from openwork_core.ids import (
+    MessageId,
+    SessionId,
+    SpanId,
+    TurnId,
+    new_agent_request_id,
+    new_turn_id,
+)
 from openwork_core.session.directory import SessionDirectory
 from openwork_core.session.errors import ActorStopped, Busy, SessionError, TurnNotActive
 from openwork_core.session.handle import SessionHandle
@@ -61,7 +68,7 @@ class SubAgentModeFixed(SessionError):
 
     code = "sub_agent_mode_fixed"
 
-    def __init__(self, session_id: str) -> None:
+    def __init__(self, session_id: SessionId) -> None:
         super().__init__(f"A sub-agent keeps the sandbox mode it was started with: {session_id}")
 
 
@@ -93,11 +100,11 @@ class SubAgentHost:
         self._directory = directory
         self._storage = storage
         self.control = control
-        self._live_interrupts: set[str] = set()
+        self._live_interrupts: set[MessageId] = set()
         """Ids of ``interrupted`` messages delivered live in this process (§8 reading)."""
 
     @property
-    def root_session_id(self) -> str:
+    def root_session_id(self) -> SessionId:
         return self.control.root_session_id
 
     def _core(self) -> SessionDirectory:
@@ -105,17 +112,17 @@ class SubAgentHost:
             raise AgentHostUnavailable(HOST_GONE_TEXT)
         return self._directory
 
-    def _live_child_ids(self, core: SessionDirectory) -> list[str]:
+    def _live_child_ids(self, core: SessionDirectory) -> list[SessionId]:
         ids = (self.control.session_of(name) for name in self.control.task_names())
         return [sid for sid in ids if sid is not None and core.get(sid) is not None]
 
     # -- control tools ---------------------------------------------------------------------
-    async def spawn(self, task_name: str, message: str, *, spawn_span_id: str | None) -> None:
+    async def spawn(self, task_name: str, message: str, *, spawn_span_id: SpanId | None) -> None:
         core = self._core()
         control = self.control
         control.reserve(task_name)
         slot: TurnSlot | None = None
-        child_id: str | None = None
+        child_id: SessionId | None = None
         try:
             slot = control.slots.acquire()
             root = await self._storage.get_session(self.root_session_id)
@@ -216,8 +223,8 @@ class SubAgentHost:
         model = await core.resolve_model(record)
         spec = TurnSpec(
             session_id=record.id,
-            turn_id=f"turn_{uuid.uuid4().hex}",
-            client_request_id=f"agent_{uuid.uuid4().hex}",
+            turn_id=new_turn_id(),
+            client_request_id=new_agent_request_id(),
             input=PreparedTurnInput(
                 messages=(InputMessage(message=user_text(message), kind=MessageKind.NORMAL),)
             ),
@@ -226,7 +233,7 @@ class SubAgentHost:
         )
         await handle.start_turn(spec)
 
-    async def _discard(self, core: SessionDirectory, child_id: str) -> None:
+    async def _discard(self, core: SessionDirectory, child_id: SessionId) -> None:
         """A spawn that failed after its row was written: close the actor, delete the row."""
         try:
             await core.close(child_id)
@@ -236,7 +243,9 @@ class SubAgentHost:
         except Exception as exc:  # reconciliation removes it before the next user Turn
             log.warning("sub_agent.discard_failed", child_session_id=child_id, error=repr(exc))
 
-    async def child_finished(self, child_id: str, turn_id: str, outcome: TurnOutcome) -> None:
+    async def child_finished(
+        self, child_id: SessionId, turn_id: TurnId, outcome: TurnOutcome
+    ) -> None:
         """A child's actor reports its Turn's outcome to the parent's mailbox (§6). A failure
         (parent gone, envelope too large) is a warning; the child's outcome is unchanged."""
         task_name = self.control.task_of(child_id)
@@ -287,11 +296,11 @@ class SubAgentHost:
                 messages=len(plan.messages),
             )
 
-    def _interrupt_reported(self, failed_id: str) -> bool:
+    def _interrupt_reported(self, failed_id: MessageId) -> bool:
         """A ``cancelled`` child Turn whose live ``interrupted`` message is still queued is
         reported once, not again as ``failed`` (docs/multi-agent.md reading)."""
         prefix, _, _kind = failed_id.rpartition(":")
         _, _, rest = prefix.partition(":")
         child_id, _, turn_id = rest.partition(":")
-        live = agent_message_id(child_id, turn_id, AgentMessageKind.INTERRUPTED)
+        live = agent_message_id(SessionId(child_id), TurnId(turn_id), AgentMessageKind.INTERRUPTED)
         return live in self._live_interrupts

@@ -25,6 +25,7 @@ from openwork_core.agents.tools import (
     agent_tool_definition,
     sub_agent_prompt_rules,
 )
+from openwork_core.ids import CompactionId, SessionId
 from openwork_core.plan import (
     UPDATE_PLAN_PROMPT_RULES,
     update_plan_definition,
@@ -84,7 +85,7 @@ ControlToolSurface: TypeAlias = RootSurface | SubAgentSurface
 
 
 def control_surface(
-    parent_session_id: str | None, max_active_turns: int = DEFAULT_MAX_ACTIVE_SUB_AGENT_TURNS
+    parent_session_id: SessionId | None, max_active_turns: int = DEFAULT_MAX_ACTIVE_SUB_AGENT_TURNS
 ) -> ControlToolSurface:
     """Root for a session without a parent, sub-agent otherwise."""
     if parent_session_id is None:
@@ -192,7 +193,7 @@ class ConversationHistoryArgs(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
-    compaction_id: str | None = Field(default=None, alias="compactionId")
+    compaction_id: CompactionId | None = Field(default=None, alias="compactionId")
     after_sequence: int | None = Field(default=None, alias="afterSequence", ge=0)
     limit: int | None = Field(default=None, ge=1, le=TRANSCRIPT_MAX_LIMIT)
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -16,6 +15,7 @@ import asyncpg
 import structlog
 from pydantic import JsonValue
 
+from openwork_core.ids import MessageId, SessionId, SpanId, TurnId, new_span_id
 from openwork_core.storage.postgres import traces
 
 log = structlog.get_logger(__name__)
@@ -37,7 +37,7 @@ class SpanFinish:
     input_tokens: int | None = None
     output_tokens: int | None = None
     resolved_tool_name: str | None = None
-    response_message_id: str | None = None
+    response_message_id: MessageId | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,15 +119,15 @@ class TraceRecorder:
         kind: str,
         name: str,
         trace_id: str,
-        session_id: str,
-        turn_id: str | None,
-        parent_span_id: str | None = None,
+        session_id: SessionId,
+        turn_id: TurnId | None,
+        parent_span_id: SpanId | None = None,
         model_id: str | None = None,
         resolved_model_name: str | None = None,
         provider_call_id: str | None = None,
         requested_tool_name: str | None = None,
-    ) -> str:
-        span_id = f"span_{uuid.uuid4().hex}"
+    ) -> SpanId:
+        span_id = new_span_id()
         started_at = _now()
         self._open[span_id] = _OpenSpan(kind, name, model_id, time.monotonic())
 
@@ -152,7 +152,7 @@ class TraceRecorder:
         self._offer(write)
         return span_id
 
-    def close_span(self, span_id: str, finish: SpanFinish) -> None:
+    def close_span(self, span_id: SpanId, finish: SpanFinish) -> None:
         ended_at = _now()
         opened = self._open.pop(span_id, None)
         if opened is not None:

@@ -4,8 +4,11 @@ that is running or whose row could not be written (DESIGN.md §2: a Turn exists 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import assert_never
 
+from openwork_core.ids import SessionId, TurnId
 from openwork_core.session.handle import SessionHandle
+from openwork_core.session.outcome import Cancelled, Completed, Failed, TurnOutcome
 from openwork_core.session.snapshot import TerminalRuntime
 from openwork_core.storage import PostgresStore, RecordNotFound
 from openwork_core.storage.codec import content_text
@@ -14,7 +17,7 @@ from openwork_core.storage.records import TurnRecord, TurnStatus
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TurnView:
-    turn_id: str
+    turn_id: TurnId
     status: TurnStatus
     error_code: str | None
     message: str | None
@@ -23,7 +26,7 @@ class TurnView:
 
 
 async def read_turn_view(
-    store: PostgresStore, handle: SessionHandle | None, session_id: str, turn_id: str
+    store: PostgresStore, handle: SessionHandle | None, session_id: SessionId, turn_id: TurnId
 ) -> TurnView:
     """A turn exists from acceptance: running before the runner has written its row."""
     if handle is not None and await handle.active_turn_id() == turn_id:
@@ -50,25 +53,33 @@ async def read_turn_view(
     return await _view_of(store, row)
 
 
-async def _terminal_in_memory(handle: SessionHandle, turn_id: str) -> TurnView | None:
+async def _terminal_in_memory(handle: SessionHandle, turn_id: TurnId) -> TurnView | None:
     """A turn whose row could not be written still has its outcome in the actor's snapshot."""
     runtime = (await handle.snapshot()).runtime
-    if not isinstance(runtime, TerminalRuntime) or runtime.turnId != turn_id:
+    if not isinstance(runtime, TerminalRuntime) or runtime.turn_id != turn_id:
         return None
-    outcome = runtime.outcome
-    assert isinstance(outcome, dict)
-    status = TurnStatus(str(outcome["status"]))
-    code = outcome.get("code")
-    message = outcome.get("message")
-    final = outcome.get("finalText")
+    status, code, message, final = _outcome_fields(runtime.outcome)
     return TurnView(
         turn_id=turn_id,
         status=status,
-        error_code=None if code is None else str(code),
-        message=None if message is None else str(message),
-        final_text=None if final is None else str(final),
+        error_code=code,
+        message=message,
+        final_text=final,
         model_calls=0,
     )
+
+
+def _outcome_fields(outcome: TurnOutcome) -> tuple[TurnStatus, str | None, str | None, str | None]:
+    """(status, error code, error message, final text) of a terminal outcome."""
+    match outcome:
+        case Completed(final_text=text):
+            return TurnStatus.COMPLETED, None, None, text
+        case Failed(code=code, message=message):
+            return TurnStatus.FAILED, code.value, message, None
+        case Cancelled():
+            return TurnStatus.CANCELLED, None, None, None
+        case _:
+            assert_never(outcome)
 
 
 async def _view_of(store: PostgresStore, row: TurnRecord) -> TurnView:

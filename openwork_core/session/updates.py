@@ -1,7 +1,7 @@
 """SessionUpdate: the live, lossy per-session event stream (session-runtime.md §7).
 
-Wire types use the protocol's camelCase field names so ``orjson.dumps`` of an envelope is the
-SSE payload as is. Sequences are per session, monotonic from 1; the latest 512 envelopes are kept
+Attributes are snake_case; ``openwork_core.session.wire`` is the one place that writes them in the
+protocol's camelCase (the SSE payload). Sequences are per session, monotonic from 1; the latest 512 envelopes are kept
 for replay; subscribers that fall behind get ``resync``."""
 
 from __future__ import annotations
@@ -15,6 +15,10 @@ from dataclasses import dataclass, field
 from typing import Literal, TypeAlias
 
 from pydantic import JsonValue
+
+from openwork_core.ids import ClientRequestId, SessionId, ToolCallId, TurnId
+from openwork_core.session.approval import PermissionRequest
+from openwork_core.session.outcome import TurnOutcome
 
 SESSION_UPDATE_VERSION = 7
 RING_CAPACITY = 512
@@ -32,20 +36,20 @@ class SessionPhase(enum.StrEnum):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class LiveToolCall:
-    toolCallId: str
-    providerCallId: str
+    tool_call_id: ToolCallId
+    provider_call_id: str
     name: str
     input: JsonValue
     status: str
     output: str | None = None
-    isError: bool | None = None
+    is_error: bool | None = None
     artifacts: list[JsonValue] | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TurnStarted:
     type: Literal["turn_started"] = "turn_started"
-    clientRequestId: str
+    client_request_id: ClientRequestId
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -74,7 +78,7 @@ class DraftCleared:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolCallStarted:
     type: Literal["tool_call_started"] = "tool_call_started"
-    toolCall: LiveToolCall
+    tool_call: LiveToolCall
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -87,32 +91,32 @@ class ToolProgress:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolCallProgress:
     type: Literal["tool_call_progress"] = "tool_call_progress"
-    toolCallId: str
+    tool_call_id: ToolCallId
     progress: ToolProgress
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolCallFinished:
     type: Literal["tool_call_finished"] = "tool_call_finished"
-    toolCallId: str
-    providerCallId: str
-    toolName: str
+    tool_call_id: ToolCallId
+    provider_call_id: str
+    tool_name: str
     status: str
     output: str
-    isError: bool
+    is_error: bool
     artifacts: list[JsonValue] | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PermissionRequested:
     type: Literal["permission_requested"] = "permission_requested"
-    request: JsonValue
+    request: PermissionRequest
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PermissionResolved:
     type: Literal["permission_resolved"] = "permission_resolved"
-    toolCallId: str
+    tool_call_id: ToolCallId
     decision: Literal["allow_once", "deny"]
 
 
@@ -121,7 +125,7 @@ class PlanUpdated:
     type: Literal["plan_updated"] = "plan_updated"
     explanation: str | None
     plan: list[JsonValue]
-    updatedAt: str
+    updated_at: str
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -129,18 +133,18 @@ class ContextUpdated:
     """Our addition: the budget of the request just prepared for a model call."""
 
     type: Literal["context_updated"] = "context_updated"
-    systemContextTokens: int
-    conversationTokens: int
-    toolSurfaceTokens: int
-    estimatedInputTokens: int
-    reservedOutputTokens: int
-    autoCompactPercent: float
+    system_context_tokens: int
+    conversation_tokens: int
+    tool_surface_tokens: int
+    estimated_input_tokens: int
+    reserved_output_tokens: int
+    auto_compact_percent: float
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TurnFinished:
     type: Literal["turn_finished"] = "turn_finished"
-    outcome: JsonValue
+    outcome: TurnOutcome
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -174,10 +178,10 @@ SessionUpdate: TypeAlias = (
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SessionUpdateEnvelope:
     version: int = SESSION_UPDATE_VERSION
-    sessionId: str
-    turnId: str | None
+    session_id: SessionId
+    turn_id: TurnId | None
     sequence: int
-    occurredAtMs: int
+    occurred_at_ms: int
     update: SessionUpdate
 
 
@@ -235,19 +239,19 @@ class Replay:
 class UpdateHub:
     """One session's sequence counter, ring buffer and subscribers."""
 
-    session_id: str
+    session_id: SessionId
     global_updates: GlobalUpdates | None = None
     last_sequence: int = 0
     _ring: deque[SessionUpdateEnvelope] = field(default_factory=lambda: deque(maxlen=RING_CAPACITY))
     _subscribers: set[Subscription] = field(default_factory=set)
 
-    def emit(self, turn_id: str | None, update: SessionUpdate) -> SessionUpdateEnvelope:
+    def emit(self, turn_id: TurnId | None, update: SessionUpdate) -> SessionUpdateEnvelope:
         self.last_sequence += 1
         envelope = SessionUpdateEnvelope(
-            sessionId=self.session_id,
-            turnId=turn_id,
+            session_id=self.session_id,
+            turn_id=turn_id,
             sequence=self.last_sequence,
-            occurredAtMs=int(time.time() * 1000),
+            occurred_at_ms=int(time.time() * 1000),
             update=update,
         )
         self._ring.append(envelope)

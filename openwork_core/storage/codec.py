@@ -10,6 +10,7 @@ from pydantic import JsonValue
 
 from openwork_chat_state.item import ConversationItem, MessageKind, RealOrigin
 from openwork_chat_state.messages import CONTENT_BLOCKS, Message, Role, TextBlock
+from openwork_core.ids import MessageId
 from openwork_core.storage.records import NewMessage, StoredMessage
 
 
@@ -26,7 +27,7 @@ def encode_content(message: Message, artifacts: Sequence[JsonValue] = ()) -> str
 
 
 def new_message(
-    message_id: str, message: Message, kind: MessageKind, artifacts: Sequence[JsonValue] = ()
+    message_id: MessageId, message: Message, kind: MessageKind, artifacts: Sequence[JsonValue] = ()
 ) -> NewMessage:
     call_id: str | None = None
     tool_name: str | None = None

@@ -12,11 +12,11 @@ import orjson
 
 from openwork_chat_state.item import MessageKind, RealOrigin
 from openwork_chat_state.messages import Role
+from openwork_core.ids import ClientRequestId, CompactionId, SessionId, TurnId
 from openwork_core.plan import TurnPlan
 from openwork_core.session.storage import OutgoingMessage, TurnClosing, TurnOpening
 from openwork_core.storage.codec import new_message
-from openwork_core.storage.errors import RecordNotFound
-from openwork_core.storage.postgres.compactions import (
+from openwork_core.storage.compaction_records import (
     CHECKPOINT_FORMAT_VERSION,
     RUNTIME_REMINDER_FORMAT_VERSION,
     SUMMARY_FORMAT_VERSION,
@@ -31,6 +31,7 @@ from openwork_core.storage.postgres.compactions import (
     TranscriptPage,
     TranscriptQueryInvalid,
 )
+from openwork_core.storage.errors import RecordNotFound
 from openwork_core.storage.postgres.file_changes import FILE_CHANGE_TYPE, StoredFileChange
 from openwork_core.storage.records import StoredMessage, TurnStatus, TurnUsage
 from openwork_tools.modes import SandboxMode
@@ -38,8 +39,8 @@ from openwork_tools.modes import SandboxMode
 
 @dataclasses.dataclass(slots=True, kw_only=True)
 class MemoryTurn:
-    id: str
-    client_request_id: str
+    id: TurnId
+    client_request_id: ClientRequestId
     status: TurnStatus = TurnStatus.RUNNING
     model_call_count: int = 0
     model_submission_count: int = 0
@@ -57,10 +58,12 @@ class InMemorySessionStorage:
     """``SessionStorage`` (and its ``CompactionStorage`` / ``FileChangeStorage`` parts) of one
     session, in memory."""
 
-    def __init__(self, session_id: str, *, sandbox_mode: SandboxMode = SandboxMode.AUTO) -> None:
+    def __init__(
+        self, session_id: SessionId, *, sandbox_mode: SandboxMode = SandboxMode.AUTO
+    ) -> None:
         self._session_id = session_id
         self.messages: list[StoredMessage] = []
-        self.turns: dict[str, MemoryTurn] = {}
+        self.turns: dict[TurnId, MemoryTurn] = {}
         self.checkpoints: list[CheckpointRecord] = []
         self.watermark: int | None = None
         self.sandbox_mode = sandbox_mode
@@ -79,7 +82,7 @@ class InMemorySessionStorage:
         return self
 
     # -- messages --------------------------------------------------------------------------
-    def _insert(self, turn_id: str | None, outgoing: OutgoingMessage) -> StoredMessage:
+    def _insert(self, turn_id: TurnId | None, outgoing: OutgoingMessage) -> StoredMessage:
         existing = next((m for m in self.messages if m.id == outgoing.id), None)
         if existing is not None:
             return existing
@@ -99,7 +102,7 @@ class InMemorySessionStorage:
         self.messages.append(stored)
         return stored
 
-    def _turn(self, turn_id: str) -> MemoryTurn:
+    def _turn(self, turn_id: TurnId) -> MemoryTurn:
         try:
             return self.turns[turn_id]
         except KeyError:
@@ -116,13 +119,13 @@ class InMemorySessionStorage:
         return await self.append(opening.turn_id, messages)
 
     async def append(
-        self, turn_id: str, messages: Sequence[OutgoingMessage]
+        self, turn_id: TurnId, messages: Sequence[OutgoingMessage]
     ) -> tuple[RealOrigin, ...]:
         stored = [self._insert(turn_id, m) for m in messages]
         return tuple(RealOrigin(message_id=s.id, sequence=s.sequence) for s in stored)
 
     async def append_assistant(
-        self, turn_id: str, message: OutgoingMessage, *, usage: TurnUsage, tool_calls: int
+        self, turn_id: TurnId, message: OutgoingMessage, *, usage: TurnUsage, tool_calls: int
     ) -> RealOrigin:
         turn = self._turn(turn_id)
         (origin,) = await self.append(turn_id, (message,))
@@ -130,7 +133,7 @@ class InMemorySessionStorage:
         return origin
 
     async def commit_plan_update(
-        self, turn_id: str, plan: TurnPlan, message: OutgoingMessage
+        self, turn_id: TurnId, plan: TurnPlan, message: OutgoingMessage
     ) -> RealOrigin:
         turn = self._turn(turn_id)
         (origin,) = await self.append(turn_id, (message,))
@@ -138,7 +141,7 @@ class InMemorySessionStorage:
         return origin
 
     async def append_agent_messages(
-        self, turn_id: str, messages: Sequence[OutgoingMessage]
+        self, turn_id: TurnId, messages: Sequence[OutgoingMessage]
     ) -> tuple[RealOrigin | None, ...]:
         origins: list[RealOrigin | None] = []
         for message in messages:
@@ -151,18 +154,18 @@ class InMemorySessionStorage:
             origins.append(origin)
         return tuple(origins)
 
-    async def record_submission(self, turn_id: str, model_call_index: int) -> None:
+    async def record_submission(self, turn_id: TurnId, model_call_index: int) -> None:
         turn = self._turn(turn_id)
         turn.model_call_count = max(turn.model_call_count, model_call_index)
         turn.model_submission_count += 1
 
-    async def finish_turn(self, turn_id: str, closing: TurnClosing) -> None:
+    async def finish_turn(self, turn_id: TurnId, closing: TurnClosing) -> None:
         turn = self._turn(turn_id)
         turn.status = closing.status
         turn.error_code = closing.error_code
         turn.error_message = closing.error_message
 
-    async def turn_for_client_request(self, client_request_id: str) -> str | None:
+    async def turn_for_client_request(self, client_request_id: ClientRequestId) -> TurnId | None:
         return next(
             (t.id for t in self.turns.values() if t.client_request_id == client_request_id), None
         )
@@ -228,16 +231,18 @@ class InMemorySessionStorage:
         self.checkpoints.append(record)
         return record
 
-    async def latest_checkpoint(self, session_id: str) -> CheckpointRecord | None:
+    async def latest_checkpoint(self, session_id: SessionId) -> CheckpointRecord | None:
         return self.checkpoints[-1] if self.checkpoints else None
 
-    async def get_checkpoint(self, session_id: str, compaction_id: str) -> CheckpointRecord:
+    async def get_checkpoint(
+        self, session_id: SessionId, compaction_id: CompactionId
+    ) -> CheckpointRecord:
         found = next((c for c in self.checkpoints if c.id == compaction_id), None)
         if found is None:
             raise RecordNotFound(f"unknown compaction checkpoint: {compaction_id}")
         return found
 
-    async def load_projection(self, session_id: str) -> ProjectionRows:
+    async def load_projection(self, session_id: SessionId) -> ProjectionRows:
         checkpoint = await self.latest_checkpoint(session_id)
         after = 0 if checkpoint is None else checkpoint.replaced_through_message_sequence
         replayed = None if checkpoint is None else await self.replayed_message(checkpoint)
@@ -255,21 +260,21 @@ class InMemorySessionStorage:
         found = self.messages[sequence - 1]
         return found if found.id == checkpoint.last_user_message_id else None
 
-    async def advance_watermark(self, session_id: str, sequence: int) -> int:
+    async def advance_watermark(self, session_id: SessionId, sequence: int) -> int:
         if sequence <= 0:
             raise ValueError("the pruning watermark is a message sequence (> 0)")
         self.watermark = max(self.watermark or 0, sequence)
         return self.watermark
 
-    async def all_session_message_contents(self, session_id: str) -> SessionMessageContents:
+    async def all_session_message_contents(self, session_id: SessionId) -> SessionMessageContents:
         return SessionMessageContents(
             max_sequence=len(self.messages), contents=tuple(m.content for m in self.messages)
         )
 
     async def read_transcript(
         self,
-        session_id: str,
-        compaction_id: str | None = None,
+        session_id: SessionId,
+        compaction_id: CompactionId | None = None,
         after_sequence: int = 0,
         limit: int = 20,
     ) -> TranscriptPage:
@@ -298,7 +303,9 @@ class InMemorySessionStorage:
         )
 
     # -- file changes (tools.md §8) --------------------------------------------------------
-    async def find(self, session_id: str, change_ids: Sequence[str]) -> list[StoredFileChange]:
+    async def find(
+        self, session_id: SessionId, change_ids: Sequence[str]
+    ) -> list[StoredFileChange]:
         wanted = set(change_ids)
         return [
             StoredFileChange(message_id=m.id, sequence=m.sequence, artifact=a)
@@ -311,7 +318,7 @@ class InMemorySessionStorage:
             and a.get("changeId") in wanted
         ]
 
-    async def set_undone(self, session_id: str, undone: Mapping[str, bool]) -> None:
+    async def set_undone(self, session_id: SessionId, undone: Mapping[str, bool]) -> None:
         for index, message in enumerate(self.messages):
             if message.role is not Role.TOOL:
                 continue

@@ -8,6 +8,7 @@ from datetime import datetime
 
 from openwork_chat_state.item import MessageKind
 from openwork_chat_state.messages import Role
+from openwork_core.ids import ClientRequestId, MessageId, SessionId, TurnId
 from openwork_tools.modes import SandboxMode
 
 
@@ -51,23 +52,23 @@ class ProviderRecord:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SessionRecord:
-    id: str
+    id: SessionId
     working_directory: str
     agent: str
     provider_id: str | None
     model_name: str | None
     sandbox_mode: SandboxMode
     tool_result_pruned_through_sequence: int | None
-    parent_session_id: str | None
+    parent_session_id: SessionId | None
     created_at: datetime
     updated_at: datetime
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TurnRecord:
-    id: str
-    session_id: str
-    client_request_id: str
+    id: TurnId
+    session_id: SessionId
+    client_request_id: ClientRequestId
     sequence: int
     status: TurnStatus
     resolved_provider_id: str
@@ -87,7 +88,7 @@ class TurnRecord:
 class NewMessage:
     """A message to insert; ``content`` is the JSON array of stored content blocks."""
 
-    id: str
+    id: MessageId
     role: Role
     kind: MessageKind
     content: str
@@ -97,9 +98,9 @@ class NewMessage:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class StoredMessage:
-    id: str
-    session_id: str
-    turn_id: str | None
+    id: MessageId
+    session_id: SessionId
+    turn_id: TurnId | None
     sequence: int
     role: Role
     kind: MessageKind

@@ -75,7 +75,7 @@ class Runtime:
             async with asyncio.timeout(timeout):
                 while True:
                     envelope = await subscription.queue.get()
-                    if envelope.turnId != accepted.turn_id:
+                    if envelope.turn_id != accepted.turn_id:
                         continue
                     seen.append(envelope)
                     if isinstance(envelope.update, TurnFinished):

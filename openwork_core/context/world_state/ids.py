@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import enum
 
+from openwork_core.ids import MessageId, TurnId
+
 
 class SectionId(enum.StrEnum):
     USER_PROJECT_CONTEXT = "runtime/user-project-context"
@@ -21,7 +23,9 @@ SECTION_ORDER: tuple[SectionId, ...] = (
 """Project context, ``AGENTS.md``, skill catalog, sandbox policy: the order never changes."""
 
 
-def world_state_message_id(turn_id: str, model_call: int, sample_seq: int, section_id: str) -> str:
+def world_state_message_id(
+    turn_id: TurnId, model_call: int, sample_seq: int, section_id: str
+) -> MessageId:
     """``world-state:<turn>:<model call>:<sample seq>:<section>``; the same sampling always yields
     the same id, so a repeated write is idempotent."""
-    return f"world-state:{turn_id}:{model_call}:{sample_seq}:{section_id}"
+    return MessageId(f"world-state:{turn_id}:{model_call}:{sample_seq}:{section_id}")

@@ -3,7 +3,7 @@ port for in-process tests (model-providers.md §5; docs/providers.md)."""
 
 from __future__ import annotations
 
-from typing import Literal, TypeAlias
+from typing import Literal, TypeAlias, assert_never
 
 from openwork_core.models.adapters.anthropic import AnthropicAdapter
 from openwork_core.models.adapters.openai_chat import MaxTokensField, OpenAIChatAdapter
@@ -45,6 +45,8 @@ def build_model_port(kind: AdapterKind, base_url: str | None, api_key: str | Non
             return AnthropicAdapter(base_url=base_url, api_key=api_key)
         case "scripted":
             return ScriptedModel()
+        case _:
+            assert_never(kind)
 
 
 def model_port_for(provider: ProviderRecord, api_key: str | None) -> ModelPort:

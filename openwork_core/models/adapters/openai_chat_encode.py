@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import assert_never
 
 from openai.types.chat import (
     ChatCompletionAssistantMessageParam,
@@ -147,6 +148,8 @@ def encode_messages(messages: Sequence[Message]) -> list[ChatCompletionMessagePa
                 encoded.append(_assistant(message))
             case Role.TOOL:
                 encoded.extend(_tool_results(message))
+            case _:
+                assert_never(message.role)
     return encoded
 
 

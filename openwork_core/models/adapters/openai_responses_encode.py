@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import assert_never
 
 from openai.types.responses import (
     EasyInputMessageParam,
@@ -113,6 +114,8 @@ def encode_input(messages: Sequence[Message]) -> list[ResponseInputItemParam]:
                 items.extend(_assistant(message))
             case Role.TOOL:
                 items.extend(_tool_results(message))
+            case _:
+                assert_never(message.role)
     return items
 
 

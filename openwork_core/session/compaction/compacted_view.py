@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import assert_never
 
 from openwork_chat_state.item import (
     ConversationItem,
@@ -19,6 +20,7 @@ from openwork_chat_state.item import (
     SyntheticReason,
 )
 from openwork_chat_state.messages import Message, Role, user_text
+from openwork_core.ids import MessageId
 from openwork_core.session.compaction.errors import MissingLastUser
 from openwork_core.storage.postgres.compactions import CheckpointRecord
 
@@ -33,7 +35,7 @@ SUMMARY_PREFIX_SEPARATOR = "\n\n"
 class ReplayAnchor:
     """The persisted message a replay stands for."""
 
-    message_id: str
+    message_id: MessageId
     sequence: int
 
 
@@ -47,6 +49,8 @@ def is_real_user_request(item: ConversationItem) -> bool:
             return True
         case SyntheticOrigin(reason=reason):
             return reason is SyntheticReason.LAST_USER_REQUEST_REPLAY
+        case _:
+            assert_never(item.origin)
 
 
 def last_real_user(items: Sequence[ConversationItem]) -> ConversationItem | None:
@@ -62,6 +66,8 @@ def replay_anchor(item: ConversationItem) -> ReplayAnchor:
             if message_id is None or sequence is None:
                 raise MissingLastUser()
             return ReplayAnchor(message_id=message_id, sequence=sequence)
+        case _:
+            assert_never(item.origin)
 
 
 def summary_text(summary: str) -> str:

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from openwork_core.ids import CompactionId
+
 
 class CompactionError(Exception):
     code: ClassVar[str] = "compaction_error"
@@ -78,7 +80,7 @@ class CompactionInstallFailed(CompactionError):
 
     code = "compaction_install_failed"
 
-    def __init__(self, compaction_id: str, detail: str) -> None:
+    def __init__(self, compaction_id: CompactionId, detail: str) -> None:
         super().__init__(
             f"checkpoint {compaction_id} committed but the compacted Conversation could not be "
             f"installed: {detail}"

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 import structlog
 
+from openwork_core.ids import CompactionId, SessionId
 from openwork_core.models.port import (
     ModelCallOptions,
     ModelError,
@@ -96,7 +97,7 @@ class _AttemptFailed(Exception):
         self.detail = detail
 
 
-def summary_attempt_id(session_id: str, compaction_id: str, attempt: int) -> str:
+def summary_attempt_id(session_id: SessionId, compaction_id: CompactionId, attempt: int) -> str:
     """``<session-id>-compaction-<uuid>-summary-<n>``; ``compaction_id`` is the uuid."""
     return f"{session_id}-compaction-{compaction_id}-summary-{attempt}"
 
@@ -174,8 +175,8 @@ async def generate_summary(
     port: ModelPort,
     request: ModelRequest,
     *,
-    session_id: str,
-    compaction_id: str,
+    session_id: SessionId,
+    compaction_id: CompactionId,
     settings: SummarySettings | None = None,
 ) -> SummaryOutcome:
     """Up to ``max_attempts`` attempts of the same request; ``SummaryRetriesExhausted`` after."""

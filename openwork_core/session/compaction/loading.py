@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from openwork_chat_state.item import ConversationItem
+from openwork_core.ids import CompactionId, SessionId
 from openwork_core.session.compaction.compacted_view import build_compacted_items
 from openwork_core.session.compaction.errors import CheckpointUnreadable
 from openwork_core.session.storage import CompactionStorage
@@ -22,7 +23,7 @@ from openwork_core.storage.postgres.compactions import ProjectionRows
 class LoadedConversation:
     items: tuple[ConversationItem, ...]
     watermark: int | None
-    compaction_id: str | None
+    compaction_id: CompactionId | None
     """The checkpoint the projection starts from, if any."""
 
 
@@ -38,6 +39,8 @@ def project_rows(rows: ProjectionRows) -> LoadedConversation:
     return LoadedConversation(items=items, watermark=rows.watermark, compaction_id=checkpoint.id)
 
 
-async def load_conversation_items(store: CompactionStorage, session_id: str) -> LoadedConversation:
+async def load_conversation_items(
+    store: CompactionStorage, session_id: SessionId
+) -> LoadedConversation:
     """Load the session's Conversation as Chat State should hold it (§8.1)."""
     return project_rows(await store.load_projection(session_id))

@@ -22,6 +22,7 @@ from openwork_chat_state import ChatStateHandle
 from openwork_chat_state.item import ConversationItem, RealOrigin
 from openwork_chat_state.messages import Role
 from openwork_core.context.prune import PRUNE_THRESHOLD_CHARS, result_text, spill_path
+from openwork_core.ids import SessionId
 from openwork_core.session.compaction.loading import load_conversation_items
 from openwork_core.session.storage import CompactionStorage
 
@@ -63,7 +64,7 @@ def write_missing_spill_files(
 
 
 async def advance_prune_watermark(
-    store: CompactionStorage, chat: ChatStateHandle, session_id: str, spill_dir: str | None
+    store: CompactionStorage, chat: ChatStateHandle, session_id: SessionId, spill_dir: str | None
 ) -> bool:
     """Run the §2 advance steps; ``True`` when the watermark moved forward and is installed."""
     try:

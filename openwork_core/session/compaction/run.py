@@ -16,7 +16,6 @@ usage, re-derives the runtime state, and hides the abandoned tail without deleti
 from __future__ import annotations
 
 import time
-import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -30,6 +29,7 @@ from openwork_chat_state.messages import Message
 from openwork_chat_state.view import ConversationContextView
 from openwork_core.context.builder import ResolvedSystemContext
 from openwork_core.context.engine import ContextEngine
+from openwork_core.ids import CompactionId, SessionId, TurnId, new_compaction_id
 from openwork_core.models.capabilities import ModelCapabilities
 from openwork_core.models.port import ModelPort
 from openwork_core.plan import TurnPlan
@@ -76,7 +76,7 @@ log = structlog.get_logger(__name__)
 class CompactionDeps:
     """What one session's compactions use (owned by the session actor)."""
 
-    session_id: str
+    session_id: SessionId
     store: CompactionStorage
     chat: ChatStateHandle
     engine: ContextEngine
@@ -117,7 +117,7 @@ class CompactionResult:
     """``before_tokens``/``after_tokens``: the Conversation region of the request copy before
     and after (the span's ``conversationTokensBefore``/``After``; the loop breaker's input)."""
 
-    compaction_id: str
+    compaction_id: CompactionId
     before_tokens: int
     after_tokens: int
     kind: CompactionKind
@@ -205,7 +205,7 @@ async def _install(
 async def run_compaction(
     deps: CompactionDeps,
     kind: CompactionKind,
-    trigger_turn_id: str | None,
+    trigger_turn_id: TurnId | None,
     plan: TurnPlan | None,
     system: ResolvedSystemContext,
 ) -> CompactionResult:
@@ -214,7 +214,7 @@ async def run_compaction(
         raise ValueError("a rewind goes through rewind(), not run_compaction()")
     if (kind is not CompactionKind.MANUAL) != (trigger_turn_id is not None):
         raise ValueError("threshold and overflow compactions, and only they, name a trigger turn")
-    compaction_id = str(uuid.uuid4())
+    compaction_id = new_compaction_id()
     laps = _Laps()
     with _step("read projection"):
         view = await deps.chat.context_view()
@@ -288,7 +288,7 @@ async def run_compaction(
 
 
 async def _rewind_target(
-    deps: CompactionDeps, target_compaction_id: str
+    deps: CompactionDeps, target_compaction_id: CompactionId
 ) -> tuple[CheckpointRecord, ReplayAnchor]:
     try:
         target = await deps.store.get_checkpoint(deps.session_id, target_compaction_id)
@@ -305,7 +305,7 @@ async def _rewind_target(
 
 
 async def rewind(
-    deps: CompactionDeps, target_compaction_id: str, system: ResolvedSystemContext
+    deps: CompactionDeps, target_compaction_id: CompactionId, system: ResolvedSystemContext
 ) -> CompactionResult:
     """Install the projection of a past checkpoint as a new ``rewind`` checkpoint (§8.3)."""
     laps = _Laps()
@@ -321,7 +321,7 @@ async def rewind(
     checkpoint = await _write(
         deps,
         NewCheckpoint(
-            id=str(uuid.uuid4()),
+            id=new_compaction_id(),
             session_id=deps.session_id,
             kind=CompactionKind.REWIND,
             source_message_count=target.source_message_count,

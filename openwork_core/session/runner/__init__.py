@@ -7,7 +7,7 @@ from openwork_core.session.runner.context import (
     TurnSpec,
 )
 from openwork_core.session.runner.permission import PermissionSlot
-from openwork_core.session.runner.turn import TurnRunner, outcome_json
+from openwork_core.session.runner.turn import TurnRunner
 from openwork_core.session.runner.world_state_step import WorldStateTracker
 
 __all__ = [
@@ -18,5 +18,4 @@ __all__ = [
     "TurnRunner",
     "TurnSpec",
     "WorldStateTracker",
-    "outcome_json",
 ]

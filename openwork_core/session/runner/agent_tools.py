@@ -37,6 +37,7 @@ from openwork_core.agents import (
     spawn_result_body,
     wait_result_body,
 )
+from openwork_core.ids import SpanId
 from openwork_core.session.outcome import Cancelled, Failed, FailureCode, TurnCancelled, TurnOutcome
 from openwork_core.session.runner.context import AgentHost, TurnContext
 
@@ -85,7 +86,7 @@ class AgentToolRunner:
         self._turn = turn
         self._waits = WaitTimeoutStreak(turn.services.agent.doom_loop_threshold)
 
-    async def run(self, tool: AgentToolName, input_json: str, span: str) -> AgentToolResult:
+    async def run(self, tool: AgentToolName, input_json: str, span: SpanId) -> AgentToolResult:
         args = parse_agent_tool_args(tool, input_json)
         if isinstance(args, str):
             return AgentToolResult(args, "failed")
@@ -117,7 +118,7 @@ class AgentToolRunner:
         return AgentToolResult(body, "succeeded")
 
 
-async def _call(host: AgentHost, args: AgentToolArgs, span: str) -> str:
+async def _call(host: AgentHost, args: AgentToolArgs, span: SpanId) -> str:
     match args:
         case SpawnAgentArgs(task_name=name, message=text):
             await host.spawn(name, text, spawn_span_id=span)

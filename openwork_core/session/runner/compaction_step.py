@@ -6,6 +6,7 @@ install sets reload_required; two ineffective automatic compactions in a row sto
 from __future__ import annotations
 
 from openwork_core.context.builder import ResolvedSystemContext
+from openwork_core.ids import SessionId
 from openwork_core.plan import TurnPlan
 from openwork_core.session.compaction import (
     INEFFECTIVE_COMPACTION_MESSAGE,
@@ -25,7 +26,7 @@ from openwork_core.session.updates import PhaseChanged, SessionPhase
 
 
 def compaction_deps(
-    session_id: str, services: SessionServices, model: ResolvedModel
+    session_id: SessionId, services: SessionServices, model: ResolvedModel
 ) -> CompactionDeps:
     """What one compaction of this session uses (in a turn, or manual / rewind on the actor)."""
     return CompactionDeps(

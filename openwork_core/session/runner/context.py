@@ -12,6 +12,7 @@ from openwork_core.agents import AgentListEntry, AgentMailbox, TurnSlot
 from openwork_core.agents.definitions import AgentDefinition
 from openwork_core.context.engine import ContextEngine
 from openwork_core.context.world_state import WorldStateSources
+from openwork_core.ids import ClientRequestId, SessionId, SpanId, TurnId
 from openwork_core.models.capabilities import ModelCapabilities
 from openwork_core.models.port import ModelPort
 from openwork_core.session.compaction import SummarySettings
@@ -37,9 +38,9 @@ class ResolvedModel:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TurnSpec:
-    session_id: str
-    turn_id: str
-    client_request_id: str
+    session_id: SessionId
+    turn_id: TurnId
+    client_request_id: ClientRequestId
     input: PreparedTurnInput
     model: ResolvedModel
     disabled_skill_names: frozenset[str] = frozenset()
@@ -52,7 +53,7 @@ class AgentHost(Protocol):
     """What a root session's control tools ask of Core (multi-agent.md §2, §5). Each method raises
     an ``AgentError`` (its ``body`` is the failed tool result); the parent Turn continues."""
 
-    async def spawn(self, task_name: str, message: str, *, spawn_span_id: str | None) -> None:
+    async def spawn(self, task_name: str, message: str, *, spawn_span_id: SpanId | None) -> None:
         """Reserve the name, take a slot, create and start the child; its Turn is running."""
         ...
 

@@ -1,9 +1,8 @@
-"""What every runner step shares: fresh ids, and turning a failed write or a Chat State refusal
+"""What every runner step shares: turning a failed write or a Chat State refusal
 into the turn's failure (session-runtime.md §3: persistence_error, chat_state_error)."""
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Awaitable
 from typing import TypeVar
 
@@ -14,10 +13,6 @@ from openwork_core.session.outcome import FailureCode, TurnFailure
 
 log = structlog.get_logger(__name__)
 T = TypeVar("T")
-
-
-def new_id(prefix: str) -> str:
-    return f"{prefix}_{uuid.uuid4().hex}"
 
 
 async def persisted(write: Awaitable[T], what: str) -> T:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import assert_never
 
 from openwork_chat_state import ChatStateError, ChatStateHandle
 from openwork_chat_state.messages import (
@@ -25,8 +26,15 @@ from openwork_core.models.port import (
     ModelRequest,
     ModelResponse,
     ReasoningDelta,
+    ReasoningEnd,
+    ReasoningStart,
     ResponseCompleted,
     TextDelta,
+    TextEnd,
+    TextStart,
+    ToolCallDelta,
+    ToolCallEnd,
+    ToolCallStart,
 )
 from openwork_core.session.outcome import FailureCode, TurnFailure
 from openwork_core.session.updates import ReasoningDeltaUpdate, SessionUpdate, TextDeltaUpdate
@@ -69,8 +77,18 @@ async def stream_response(
                     if completed is not None:
                         raise ModelProtocolViolation("the model completed the response twice")
                     completed = response
-                case _:
+                case (
+                    TextStart()
+                    | TextEnd()
+                    | ReasoningStart()
+                    | ReasoningEnd()
+                    | ToolCallStart()
+                    | ToolCallDelta()
+                    | ToolCallEnd()
+                ):
                     pass
+                case _:
+                    assert_never(event)
     except ModelError as error:
         if semantic and error.delivery is not DeliveryState.SEMANTIC_OUTPUT_EMITTED:
             raise error.with_delivery(DeliveryState.SEMANTIC_OUTPUT_EMITTED) from error

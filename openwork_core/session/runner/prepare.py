@@ -1,4 +1,4 @@
-"""The one prepare of a model call (context-window.md §2, §8): System Context, the Chat State
+"""What a turn starts from and the one prepare of each of its model calls (context-window.md §2, §8): System Context, the Chat State
 view and the Tool Surface through ``ContextEngine.prepare``. The runner calls it before every
 submission; the actor's context inspection calls the same function, so what the inspection shows
 is what the next request carries."""
@@ -7,8 +7,10 @@ from __future__ import annotations
 
 from openwork_core.context.builder import ResolvedSystemContext, SystemContextBuilder
 from openwork_core.context.engine import PreparedModelCall
-from openwork_core.session.runner.context import ResolvedModel, SessionServices
+from openwork_core.ids import new_message_id
+from openwork_core.session.runner.context import ResolvedModel, SessionServices, TurnSpec
 from openwork_core.session.runner.guards import in_chat_state
+from openwork_core.session.storage import OutgoingMessage, TurnOpening
 
 
 def system_context(services: SessionServices, *, with_tools: bool = True) -> ResolvedSystemContext:
@@ -35,3 +37,22 @@ async def prepare_call(
         tools=services.toolset.definitions,
         spill_dir=None if services.spill_dir is None else str(services.spill_dir),
     )
+
+
+def turn_opening(
+    spec: TurnSpec, app_version: str
+) -> tuple[TurnOpening, tuple[OutgoingMessage, ...]]:
+    """The turn row and its input messages (fresh ids), committed together before the turn is
+    accepted (ownership issue: acknowledged = durable)."""
+    rows = tuple(
+        OutgoingMessage(id=new_message_id(), message=m.message, kind=m.kind)
+        for m in spec.input.messages
+    )
+    opening = TurnOpening(
+        turn_id=spec.turn_id,
+        client_request_id=spec.client_request_id,
+        provider_id=spec.model.provider.id,
+        model_name=spec.model.model.name,
+        app_version=app_version,
+    )
+    return opening, rows

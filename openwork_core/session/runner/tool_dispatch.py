@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 from datetime import UTC, datetime
+from typing import assert_never
 
 import orjson
 from pydantic import JsonValue
@@ -17,6 +18,7 @@ from openwork_chat_state.messages import (
     ToolResultState,
 )
 from openwork_core.agents import AgentToolName
+from openwork_core.ids import SpanId, ToolCallId, new_message_id, new_tool_call_id
 from openwork_core.plan import PlanError, TurnPlan, read_update_plan
 from openwork_core.plan.model import steps_to_json
 from openwork_core.plan.tool import PLAN_UPDATED_TEXT
@@ -41,7 +43,7 @@ from openwork_core.session.outcome import (
 )
 from openwork_core.session.runner.agent_tools import AgentToolRunner
 from openwork_core.session.runner.context import TurnContext
-from openwork_core.session.runner.guards import in_chat_state, new_id, persisted
+from openwork_core.session.runner.guards import in_chat_state, persisted
 from openwork_core.session.runner.tool_progress import forwarded_progress
 from openwork_core.session.runner.tool_results import ToolResultWriter, control_attrs
 from openwork_core.session.runner.tool_step import (
@@ -114,7 +116,7 @@ class ToolCallRunner(ToolResultWriter):
         terminal: TurnOutcome | None = None
         for call in calls:
             if terminal is not None:
-                await self._terminated(call, new_id("tc"), start=True)
+                await self._terminated(call, new_tool_call_id(), start=True)
                 continue
             terminal = await self._run(call)
         return terminal
@@ -122,7 +124,7 @@ class ToolCallRunner(ToolResultWriter):
     # -- one call ----------------------------------------------------------------------------
     async def _run(self, call: ToolCallBlock) -> TurnOutcome | None:
         turn = self._turn
-        tool_call_id = new_id("tc")
+        tool_call_id = new_tool_call_id()
         self._started(call, tool_call_id)
         span = turn.services.trace.open_span(
             kind="tool_call",
@@ -172,9 +174,11 @@ class ToolCallRunner(ToolResultWriter):
                 return result.terminal
             case Registered(name=name):
                 return await self._registered(call, name, tool_call_id, span)
+            case _:
+                assert_never(resolved)
 
     async def _registered(
-        self, call: ToolCallBlock, name: str, tool_call_id: str, span: str
+        self, call: ToolCallBlock, name: str, tool_call_id: ToolCallId, span: SpanId
     ) -> TurnOutcome | None:
         turn = self._turn
         registry = turn.services.toolset.registry_tools
@@ -232,21 +236,21 @@ class ToolCallRunner(ToolResultWriter):
         return None
 
     async def _ask(
-        self, call: ToolCallBlock, tool_call_id: str, pending: NeedsCard
+        self, call: ToolCallBlock, tool_call_id: ToolCallId, pending: NeedsCard
     ) -> PermissionDecision | None:
         """Show the card and wait for allow_once / deny; None when the turn was cancelled."""
         turn = self._turn
         request = PermissionRequest(
-            sessionId=turn.spec.session_id,
-            turnId=turn.spec.turn_id,
-            toolCallId=tool_call_id,
-            providerCallId=call.id,
-            toolName=call.name,
+            session_id=turn.spec.session_id,
+            turn_id=turn.spec.turn_id,
+            tool_call_id=tool_call_id,
+            provider_call_id=call.id,
+            tool_name=call.name,
             card=pending.card,
         )
         future = turn.permission.open(tool_call_id)
         turn.emit(PhaseChanged(phase=SessionPhase.WAITING_PERMISSION))
-        turn.emit(PermissionRequested(request=request.to_json()))
+        turn.emit(PermissionRequested(request=request))
         try:
             async with turn.cancellation.scope():
                 decision = await future
@@ -254,12 +258,12 @@ class ToolCallRunner(ToolResultWriter):
             return None
         finally:
             turn.permission.close()
-        turn.emit(PermissionResolved(toolCallId=tool_call_id, decision=decision.value))
+        turn.emit(PermissionResolved(tool_call_id=tool_call_id, decision=decision.value))
         turn.emit(PhaseChanged(phase=SessionPhase.RUNNING_TOOLS))
         return decision
 
     async def _update_plan(
-        self, call: ToolCallBlock, tool_call_id: str, span: str
+        self, call: ToolCallBlock, tool_call_id: ToolCallId, span: SpanId
     ) -> TurnOutcome | None:
         """update-plan.md §4: plan and tool message in one transaction; event after commit."""
         turn = self._turn
@@ -270,7 +274,9 @@ class ToolCallRunner(ToolResultWriter):
             await self._finish(call, tool_call_id, span, block, "failed", control=True)
             return None
         block = text_result(call, PLAN_UPDATED_TEXT, ToolResultState.SUCCESS)
-        row = OutgoingMessage(id=new_id("msg"), message=Message(role=Role.TOOL, content=(block,)))
+        row = OutgoingMessage(
+            id=new_message_id(), message=Message(role=Role.TOOL, content=(block,))
+        )
         origin = await persisted(
             turn.services.storage.commit_plan_update(turn.spec.turn_id, plan, row),
             "a tool result",
@@ -280,7 +286,7 @@ class ToolCallRunner(ToolResultWriter):
         steps: list[JsonValue] = orjson.loads(steps_to_json(plan.steps))
         turn.emit(
             PlanUpdated(
-                explanation=plan.explanation, plan=steps, updatedAt=plan.updated_at.isoformat()
+                explanation=plan.explanation, plan=steps, updated_at=plan.updated_at.isoformat()
             )
         )
         self._finished_update(call, tool_call_id, block, "succeeded", ())
@@ -288,7 +294,7 @@ class ToolCallRunner(ToolResultWriter):
         return None
 
     async def _conversation_history(
-        self, call: ToolCallBlock, tool_call_id: str, span: str
+        self, call: ToolCallBlock, tool_call_id: ToolCallId, span: SpanId
     ) -> TurnOutcome | None:
         turn = self._turn
         args = parse_conversation_history(call.input)

@@ -9,6 +9,7 @@ import contextlib
 from collections.abc import AsyncIterator, Callable
 from typing import assert_never
 
+from openwork_core.ids import ToolCallId
 from openwork_core.session.updates import SessionUpdate, ToolCallProgress, ToolProgress
 from openwork_tools.context import (
     MessageProgress,
@@ -22,15 +23,15 @@ from openwork_tools.context import ToolProgress as ToolOutput
 CHANNEL_CAPACITY = 64
 
 
-def progress_update(tool_call_id: str, item: ToolOutput) -> ToolCallProgress:
+def progress_update(tool_call_id: ToolCallId, item: ToolOutput) -> ToolCallProgress:
     match item:
         case StdoutProgress(chunk=chunk) | StderrProgress(chunk=chunk):
             return ToolCallProgress(
-                toolCallId=tool_call_id, progress=ToolProgress(kind=item.kind, chunk=chunk)
+                tool_call_id=tool_call_id, progress=ToolProgress(kind=item.kind, chunk=chunk)
             )
         case MessageProgress(message=message):
             return ToolCallProgress(
-                toolCallId=tool_call_id, progress=ToolProgress(kind="message", message=message)
+                tool_call_id=tool_call_id, progress=ToolProgress(kind="message", message=message)
             )
         case _:
             assert_never(item)
@@ -38,7 +39,7 @@ def progress_update(tool_call_id: str, item: ToolOutput) -> ToolCallProgress:
 
 @contextlib.asynccontextmanager
 async def forwarded_progress(
-    tool_call_id: str, emit: Callable[[SessionUpdate], None]
+    tool_call_id: ToolCallId, emit: Callable[[SessionUpdate], None]
 ) -> AsyncIterator[ProgressSink]:
     """The sink for the call's ``ToolCallContext.progress``; on exit what is left is emitted."""
     channel: asyncio.Queue[ToolOutput] = asyncio.Queue(CHANNEL_CAPACITY)

@@ -13,8 +13,9 @@ from openwork_chat_state.messages import (
     ToolResultBlock,
     ToolResultState,
 )
+from openwork_core.ids import SpanId, ToolCallId, new_message_id
 from openwork_core.session.runner.context import TurnContext
-from openwork_core.session.runner.guards import in_chat_state, new_id, persisted
+from openwork_core.session.runner.guards import in_chat_state, persisted
 from openwork_core.session.runner.tool_step import TERMINATED_TEXT, text_result
 from openwork_core.session.storage import OutgoingMessage, committed
 from openwork_core.session.trace import SpanFinish
@@ -44,12 +45,12 @@ class ToolResultWriter:
     def __init__(self, turn: TurnContext) -> None:
         self._turn = turn
 
-    def _started(self, call: ToolCallBlock, tool_call_id: str) -> None:
+    def _started(self, call: ToolCallBlock, tool_call_id: ToolCallId) -> None:
         self._turn.emit(
             ToolCallStarted(
-                toolCall=LiveToolCall(
-                    toolCallId=tool_call_id,
-                    providerCallId=call.id,
+                tool_call=LiveToolCall(
+                    tool_call_id=tool_call_id,
+                    provider_call_id=call.id,
                     name=call.name,
                     input=call.input,
                     status="validating",
@@ -60,9 +61,9 @@ class ToolResultWriter:
     async def _terminated(
         self,
         call: ToolCallBlock,
-        tool_call_id: str,
+        tool_call_id: ToolCallId,
         *,
-        span: str | None = None,
+        span: SpanId | None = None,
         start: bool = False,
     ) -> None:
         if start:
@@ -86,8 +87,8 @@ class ToolResultWriter:
     async def _finish_result(
         self,
         call: ToolCallBlock,
-        tool_call_id: str,
-        span: str,
+        tool_call_id: ToolCallId,
+        span: SpanId,
         result: ToolResult,
         decision_source: str,
         wait_ms: int | None,
@@ -115,8 +116,8 @@ class ToolResultWriter:
     async def _finish(
         self,
         call: ToolCallBlock,
-        tool_call_id: str,
-        span: str,
+        tool_call_id: ToolCallId,
+        span: SpanId,
         block: ToolResultBlock,
         status: str,
         *,
@@ -141,7 +142,7 @@ class ToolResultWriter:
     async def _record(
         self,
         call: ToolCallBlock,
-        tool_call_id: str,
+        tool_call_id: ToolCallId,
         block: ToolResultBlock,
         status: str,
         artifacts: tuple[JsonValue, ...],
@@ -149,7 +150,7 @@ class ToolResultWriter:
         """DB → Chat State → tool_call_finished (session-runtime.md §5 step 9)."""
         turn = self._turn
         message = Message(role=Role.TOOL, content=(block,))
-        row = OutgoingMessage(id=new_id("msg"), message=message, artifacts=artifacts)
+        row = OutgoingMessage(id=new_message_id(), message=message, artifacts=artifacts)
         (origin,) = await persisted(
             turn.services.storage.append(turn.spec.turn_id, (row,)), "a tool result"
         )
@@ -159,19 +160,19 @@ class ToolResultWriter:
     def _finished_update(
         self,
         call: ToolCallBlock,
-        tool_call_id: str,
+        tool_call_id: ToolCallId,
         block: ToolResultBlock,
         status: str,
         artifacts: tuple[JsonValue, ...],
     ) -> None:
         self._turn.emit(
             ToolCallFinished(
-                toolCallId=tool_call_id,
-                providerCallId=call.id,
-                toolName=call.name,
+                tool_call_id=tool_call_id,
+                provider_call_id=call.id,
+                tool_name=call.name,
                 status=status,
                 output=_block_text(block),
-                isError=block.state is not ToolResultState.SUCCESS,
+                is_error=block.state is not ToolResultState.SUCCESS,
                 artifacts=list(artifacts) or None,
             )
         )

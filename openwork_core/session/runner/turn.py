@@ -5,8 +5,9 @@ assistant message before any tool runs, each tool result before the next model c
 
 from __future__ import annotations
 
+from typing import assert_never
+
 import structlog
-from pydantic import JsonValue
 
 from openwork_chat_state import ChatStateError, ConversationItem, MessageKind
 from openwork_chat_state.messages import Message
@@ -15,6 +16,7 @@ from openwork_core.context.builder import ResolvedSystemContext
 from openwork_core.context.engine import PreparedModelCall
 from openwork_core.context.errors import ContextAssemblyError
 from openwork_core.context.limits import ModelContextLimits
+from openwork_core.ids import new_message_id
 from openwork_core.models.port import ModelCallOptions, ModelError
 from openwork_core.plan import unfinished_step_count
 from openwork_core.session.compaction import overflow_due, threshold_due
@@ -34,7 +36,7 @@ from openwork_core.session.runner.context import (
     TurnContext,
     TurnSpec,
 )
-from openwork_core.session.runner.guards import in_chat_state, new_id, persisted
+from openwork_core.session.runner.guards import in_chat_state, persisted
 from openwork_core.session.runner.model_step import (
     ModelProtocolViolation,
     assistant_message,
@@ -65,20 +67,9 @@ __all__ = [
     "TurnContext",
     "TurnRunner",
     "TurnSpec",
-    "outcome_json",
 ]
 
 log = structlog.get_logger(__name__)
-
-
-def outcome_json(outcome: TurnOutcome) -> JsonValue:
-    match outcome:
-        case Completed(final_text=text):
-            return {"status": "completed", "finalText": text}
-        case Failed(code=code, message=message):
-            return {"status": "failed", "code": code.value, "message": message}
-        case Cancelled():
-            return {"status": "cancelled"}
 
 
 class _Overflow(Exception):
@@ -182,12 +173,12 @@ class TurnRunner:
         budget = prepared.budget
         self._emit(
             ContextUpdated(
-                systemContextTokens=budget.system_context_tokens,
-                conversationTokens=budget.conversation_tokens,
-                toolSurfaceTokens=budget.tool_surface_tokens,
-                estimatedInputTokens=budget.estimated_input_tokens,
-                reservedOutputTokens=budget.reserved_output_tokens,
-                autoCompactPercent=self._limits.auto_compact_percent(budget),
+                system_context_tokens=budget.system_context_tokens,
+                conversation_tokens=budget.conversation_tokens,
+                tool_surface_tokens=budget.tool_surface_tokens,
+                estimated_input_tokens=budget.estimated_input_tokens,
+                reserved_output_tokens=budget.reserved_output_tokens,
+                auto_compact_percent=self._limits.auto_compact_percent(budget),
             )
         )
         return prepared
@@ -275,7 +266,7 @@ class TurnRunner:
         response = streamed.response
         message = assistant_message(response)
         usage = response.usage
-        row = OutgoingMessage(id=new_id("msg"), message=message)
+        row = OutgoingMessage(id=new_message_id(), message=message)
         origin = await persisted(
             services.storage.append_assistant(
                 spec.turn_id,
@@ -324,6 +315,8 @@ class TurnRunner:
                 status, code, message = TurnStatus.FAILED, failure.value, text
             case Cancelled():
                 status, code, message = TurnStatus.CANCELLED, None, None
+            case _:
+                assert_never(outcome)
         try:
             await self._services.storage.finish_turn(
                 self._spec.turn_id,

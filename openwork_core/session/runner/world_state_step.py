@@ -20,6 +20,7 @@ from openwork_core.context.world_state import (
     render_diff,
     world_state_message_id,
 )
+from openwork_core.ids import TurnId
 from openwork_core.session.outcome import FailureCode, TurnFailure
 from openwork_core.session.runner.guards import in_chat_state, persisted
 from openwork_core.session.storage import OutgoingMessage, SessionStorage, committed_all
@@ -50,7 +51,7 @@ class WorldStateStep:
         self._tracker = tracker
         self._sources = sources
 
-    async def sample(self, turn_id: str, model_call: int, sample_seq: int) -> None:
+    async def sample(self, turn_id: TurnId, model_call: int, sample_seq: int) -> None:
         try:
             capture = await capture_world_state(self._sources())
         except WorldStateError as error:

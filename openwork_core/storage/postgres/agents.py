@@ -3,7 +3,6 @@ storage.md §2). Row functions take a ``Conn``; ``AgentStore`` runs each in one 
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
@@ -18,6 +17,7 @@ from openwork_core.agents.reconcile import (
     TurnlessChild,
     plan_reconciliation,
 )
+from openwork_core.ids import MessageId, SessionId, SpanId, TurnId, new_session_id
 from openwork_core.storage.codec import content_text, encode_content
 from openwork_core.storage.errors import RecordNotFound, StorageError
 from openwork_core.storage.postgres import sessions as session_rows
@@ -51,10 +51,10 @@ class ChildSessionRecord:
     session: SessionRecord
     task_name: str
     agent_role: str
-    spawn_span_id: str | None
+    spawn_span_id: SpanId | None
 
     @property
-    def id(self) -> str:
+    def id(self) -> SessionId:
         return self.session.id
 
 
@@ -75,15 +75,15 @@ def _child(row: asyncpg.Record) -> ChildSessionRecord:
 async def insert_child_session(
     conn: Conn,
     *,
-    session_id: str,
-    parent_session_id: str,
+    session_id: SessionId,
+    parent_session_id: SessionId,
     task_name: str,
     agent_role: str,
     working_directory: str,
     provider_id: str | None,
     model_name: str | None,
     sandbox_mode: SandboxMode,
-    spawn_span_id: str | None,
+    spawn_span_id: SpanId | None,
 ) -> ChildSessionRecord:
     """Insert a child of a root session (caller holds a transaction). Depth 1: a child parent is
     refused here, the database only forbids self-reference (§3)."""
@@ -127,7 +127,7 @@ async def insert_child_session(
     return _child(row)
 
 
-async def fetch_children(conn: Conn, parent_session_id: str) -> list[ChildSessionRecord]:
+async def fetch_children(conn: Conn, parent_session_id: SessionId) -> list[ChildSessionRecord]:
     rows = await conn.fetch(
         f"""SELECT {_CHILD_COLUMNS} FROM sessions WHERE parent_session_id = $1
             ORDER BY task_name""",
@@ -136,7 +136,7 @@ async def fetch_children(conn: Conn, parent_session_id: str) -> list[ChildSessio
     return [_child(r) for r in rows]
 
 
-async def fetch_child_terminal_turns(conn: Conn, parent_session_id: str) -> list[ChildTurn]:
+async def fetch_child_terminal_turns(conn: Conn, parent_session_id: SessionId) -> list[ChildTurn]:
     """Every terminal Turn of every direct child, by task name then Turn sequence, with the text
     of the Turn's last assistant message."""
     rows = await conn.fetch(
@@ -169,7 +169,9 @@ async def fetch_child_terminal_turns(conn: Conn, parent_session_id: str) -> list
     ]
 
 
-async def fetch_delivered_agent_message_ids(conn: Conn, parent_session_id: str) -> frozenset[str]:
+async def fetch_delivered_agent_message_ids(
+    conn: Conn, parent_session_id: SessionId
+) -> frozenset[str]:
     rows = await conn.fetch(
         "SELECT id FROM messages WHERE session_id = $1 AND message_kind = $2",
         parent_session_id,
@@ -179,7 +181,11 @@ async def fetch_delivered_agent_message_ids(conn: Conn, parent_session_id: str) 
 
 
 async def insert_agent_message_row(
-    conn: Conn, parent_session_id: str, parent_turn_id: str, message_id: str, content: str
+    conn: Conn,
+    parent_session_id: SessionId,
+    parent_turn_id: TurnId,
+    message_id: MessageId,
+    content: str,
 ) -> StoredMessage | None:
     """``INSERT … ON CONFLICT (id) DO NOTHING`` with the next sequence (caller holds a
     transaction). ``content`` is the stored JSON array of blocks. The stored row, or ``None``
@@ -202,7 +208,7 @@ async def insert_agent_message_row(
 
 
 async def delete_turnless_child_rows(
-    conn: Conn, parent_session_id: str, keep: Collection[str] = ()
+    conn: Conn, parent_session_id: SessionId, keep: Collection[str] = ()
 ) -> list[TurnlessChild]:
     """Delete the direct children without a Turn, except the session ids in ``keep`` (children
     whose actor is live: a spawn in flight has its row before its first Turn row)."""
@@ -228,15 +234,15 @@ class AgentStore:
     async def create_child_session(
         self,
         *,
-        parent_session_id: str,
+        parent_session_id: SessionId,
         task_name: str,
         agent_role: str,
         working_directory: str,
         provider_id: str | None,
         model_name: str | None,
         sandbox_mode: SandboxMode,
-        spawn_span_id: str | None = None,
-        session_id: str | None = None,
+        spawn_span_id: SpanId | None = None,
+        session_id: SessionId | None = None,
     ) -> SessionRecord:
         """The child row (``agent`` = ``agent_role``). ``RecordNotFound`` for an unknown parent,
         ``ChildTaskNameTaken`` for a taken name, ``ChildSessionRejected`` for any other
@@ -244,7 +250,7 @@ class AgentStore:
         async with self._pool.acquire() as conn, conn.transaction():
             child = await insert_child_session(
                 conn,
-                session_id=session_id or f"ses_{uuid.uuid4().hex}",
+                session_id=session_id or new_session_id(),
                 parent_session_id=parent_session_id,
                 task_name=task_name,
                 agent_role=agent_role,
@@ -256,7 +262,7 @@ class AgentStore:
             )
             return child.session
 
-    async def get_session(self, session_id: str) -> SessionRecord:
+    async def get_session(self, session_id: SessionId) -> SessionRecord:
         async with self._pool.acquire() as conn:
             return await session_rows.fetch_session(conn, session_id)
 
@@ -264,21 +270,21 @@ class AgentStore:
         """Session id → its latest Turn (``list_agents``, §5)."""
         return await fetch_latest_turns(self._pool, session_ids)
 
-    async def list_children(self, parent_session_id: str) -> list[ChildSessionRecord]:
+    async def list_children(self, parent_session_id: SessionId) -> list[ChildSessionRecord]:
         """Direct children sorted by task name (``AgentControl.restore``)."""
         async with self._pool.acquire() as conn:
             return await fetch_children(conn, parent_session_id)
 
-    async def child_terminal_turns(self, parent_session_id: str) -> list[ChildTurn]:
+    async def child_terminal_turns(self, parent_session_id: SessionId) -> list[ChildTurn]:
         async with self._pool.acquire() as conn:
             return await fetch_child_terminal_turns(conn, parent_session_id)
 
-    async def delivered_agent_message_ids(self, parent_session_id: str) -> frozenset[str]:
+    async def delivered_agent_message_ids(self, parent_session_id: SessionId) -> frozenset[str]:
         async with self._pool.acquire() as conn:
             return await fetch_delivered_agent_message_ids(conn, parent_session_id)
 
     async def insert_agent_message(
-        self, parent_session_id: str, parent_turn_id: str, message_id: str, text: str
+        self, parent_session_id: SessionId, parent_turn_id: TurnId, message_id: MessageId, text: str
     ) -> StoredMessage | None:
         """Persist one drained envelope ``text`` as a User-role ``agent_message``; ``None`` when
         the id already exists (the caller then does not append it to Chat State)."""
@@ -289,7 +295,7 @@ class AgentStore:
             )
 
     async def persist_agent_message(
-        self, parent_session_id: str, parent_turn_id: str, message: AgentMessage
+        self, parent_session_id: SessionId, parent_turn_id: TurnId, message: AgentMessage
     ) -> StoredMessage | None:
         """``insert_agent_message`` of the rendered envelope of ``message`` under its id."""
         content = encode_content(agent_message_content(message))
@@ -299,7 +305,7 @@ class AgentStore:
             )
 
     async def persist_agent_messages(
-        self, parent_session_id: str, parent_turn_id: str, messages: Sequence[AgentMessage]
+        self, parent_session_id: SessionId, parent_turn_id: TurnId, messages: Sequence[AgentMessage]
     ) -> list[StoredMessage]:
         """One drain (§6) in one transaction: each envelope with ``ON CONFLICT (id) DO
         NOTHING``, in order. Returns only the rows written now; append exactly those to Chat
@@ -321,14 +327,14 @@ class AgentStore:
         return stored
 
     async def delete_turnless_children(
-        self, parent_session_id: str, *, keep: Collection[str] = ()
+        self, parent_session_id: SessionId, *, keep: Collection[str] = ()
     ) -> list[TurnlessChild]:
         async with self._pool.acquire() as conn, conn.transaction():
             await lock_session(conn, parent_session_id)
             return await delete_turnless_child_rows(conn, parent_session_id, keep)
 
     async def reconcile(
-        self, parent_session_id: str, *, live_child_ids: Collection[str] = ()
+        self, parent_session_id: SessionId, *, live_child_ids: Collection[str] = ()
     ) -> Reconciliation:
         """§8 in one transaction locking the parent row: delete turnless children (except
         ``live_child_ids``, whose actors are running), then plan the messages for terminal child

@@ -5,129 +5,32 @@ lock and computes the boundaries there; ``load_projection`` reads what §8.1 nee
 
 from __future__ import annotations
 
-import enum
-from dataclasses import dataclass
-from datetime import datetime
-
 import asyncpg
 
 from openwork_chat_state.item import MessageKind
 from openwork_chat_state.messages import Role
-from openwork_core.storage.errors import RecordNotFound, StorageError
+from openwork_core.ids import CompactionId, SessionId
+from openwork_core.storage.compaction_records import (
+    CHECKPOINT_FORMAT_VERSION,
+    RUNTIME_REMINDER_FORMAT_VERSION,
+    SUMMARY_FORMAT_VERSION,
+    TRANSCRIPT_DEFAULT_LIMIT,
+    TRANSCRIPT_MAX_LIMIT,
+    CheckpointCheckFailed,
+    CheckpointRecord,
+    CompactionKind,
+    NewCheckpoint,
+    NoCheckpoint,
+    ProjectionRows,
+    SessionMessageContents,
+    TranscriptPage,
+    TranscriptQueryInvalid,
+)
+from openwork_core.storage.errors import RecordNotFound
 from openwork_core.storage.postgres import messages as message_rows
 from openwork_core.storage.postgres.connection import Conn
 from openwork_core.storage.postgres.sessions import fetch_session, lock_session
 from openwork_core.storage.records import StoredMessage, TurnStatus
-
-CHECKPOINT_FORMAT_VERSION = 1
-SUMMARY_FORMAT_VERSION = 1
-RUNTIME_REMINDER_FORMAT_VERSION = 1
-TRANSCRIPT_DEFAULT_LIMIT = 20
-TRANSCRIPT_MAX_LIMIT = 50
-
-
-class CompactionKind(enum.StrEnum):
-    MANUAL = "manual"
-    THRESHOLD = "threshold"
-    OVERFLOW = "overflow"
-    REWIND = "rewind"
-
-
-class CheckpointCheckFailed(StorageError):
-    """A §6 precondition did not hold; nothing was written."""
-
-    code = "checkpoint_check_failed"
-
-
-class NoCheckpoint(StorageError):
-    """Transcript read-back needs a checkpoint and the session has none (§8.4)."""
-
-    code = "no_compaction_checkpoint"
-
-
-class TranscriptQueryInvalid(StorageError):
-    """``limit`` outside 1–50 or a negative ``afterSequence`` (§8.4)."""
-
-    code = "invalid_transcript_query"
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class CheckpointRecord:
-    id: str
-    session_id: str
-    sequence: int
-    kind: CompactionKind
-    through_message_sequence: int
-    replaced_through_message_sequence: int
-    source_message_count: int
-    checkpoint_format_version: int
-    summary_format_version: int
-    last_user_message_id: str | None
-    last_user_message_sequence: int | None
-    resolved_model_name: str
-    summary: str
-    runtime_state: str
-    """The JSON object text of the runtime state (``CompactionRuntimeState.to_json``)."""
-    runtime_reminder_format_version: int
-    runtime_reminder: str
-    trigger_turn_id: str | None
-    parent_compaction_id: str | None
-    input_tokens: int | None
-    output_tokens: int | None
-    created_at: datetime
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class NewCheckpoint:
-    """What the caller decides; sequence and boundaries are computed under the session lock.
-
-    ``expected_max_sequence``: the max message sequence the caller summarised; a different current
-    max rejects the write (messages the summary never saw would otherwise be hidden).
-    ``rewind_through_message_sequence``: a rewind's fact boundary (its target's)."""
-
-    id: str
-    session_id: str
-    kind: CompactionKind
-    source_message_count: int
-    last_user_message_id: str
-    last_user_message_sequence: int
-    resolved_model_name: str
-    summary: str
-    runtime_state: str
-    runtime_reminder: str
-    trigger_turn_id: str | None = None
-    parent_compaction_id: str | None = None
-    rewind_through_message_sequence: int | None = None
-    expected_max_sequence: int | None = None
-    input_tokens: int | None = None
-    output_tokens: int | None = None
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ProjectionRows:
-    """§8.1 in one read: latest checkpoint, its replayed message, raw messages after its install
-    boundary (all without a checkpoint), the pruning watermark."""
-
-    checkpoint: CheckpointRecord | None
-    replayed: StoredMessage | None
-    raw: tuple[StoredMessage, ...]
-    watermark: int | None
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SessionMessageContents:
-    max_sequence: int
-    contents: tuple[str, ...]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class TranscriptPage:
-    compaction_id: str
-    through_message_sequence: int
-    messages: tuple[StoredMessage, ...]
-    has_more: bool
-    next_after_sequence: int
-
 
 _COLUMNS = """id, session_id, sequence, kind, through_message_sequence,
     replaced_through_message_sequence, source_message_count, checkpoint_format_version,
@@ -143,7 +46,7 @@ def _row(row: asyncpg.Record) -> CheckpointRecord:
     return CheckpointRecord(**values)
 
 
-async def fetch_latest_checkpoint(conn: Conn, session_id: str) -> CheckpointRecord | None:
+async def fetch_latest_checkpoint(conn: Conn, session_id: SessionId) -> CheckpointRecord | None:
     row = await conn.fetchrow(
         f"""SELECT {_COLUMNS} FROM conversation_compactions WHERE session_id = $1
             ORDER BY sequence DESC LIMIT 1""",
@@ -152,7 +55,9 @@ async def fetch_latest_checkpoint(conn: Conn, session_id: str) -> CheckpointReco
     return None if row is None else _row(row)
 
 
-async def fetch_checkpoint(conn: Conn, session_id: str, compaction_id: str) -> CheckpointRecord:
+async def fetch_checkpoint(
+    conn: Conn, session_id: SessionId, compaction_id: CompactionId
+) -> CheckpointRecord:
     row = await conn.fetchrow(
         f"SELECT {_COLUMNS} FROM conversation_compactions WHERE session_id = $1 AND id = $2",
         session_id,
@@ -264,7 +169,7 @@ async def insert_checkpoint(conn: Conn, new: NewCheckpoint) -> CheckpointRecord:
 
 
 async def _fetch_replayed(
-    conn: Conn, session_id: str, checkpoint: CheckpointRecord
+    conn: Conn, session_id: SessionId, checkpoint: CheckpointRecord
 ) -> StoredMessage | None:
     sequence = checkpoint.last_user_message_sequence
     if sequence is None:
@@ -277,7 +182,7 @@ async def _fetch_replayed(
     return found[0]
 
 
-async def load_projection(conn: Conn, session_id: str) -> ProjectionRows:
+async def load_projection(conn: Conn, session_id: SessionId) -> ProjectionRows:
     """§8.1 reads in one repeatable-read snapshot."""
     async with conn.transaction(isolation="repeatable_read", readonly=True):
         session = await fetch_session(conn, session_id)
@@ -296,7 +201,7 @@ async def load_projection(conn: Conn, session_id: str) -> ProjectionRows:
         )
 
 
-async def advance_watermark(conn: Conn, session_id: str, sequence: int) -> int:
+async def advance_watermark(conn: Conn, session_id: SessionId, sequence: int) -> int:
     """Move the pruning watermark forward only (GREATEST); returns the stored value."""
     if sequence <= 0:
         raise ValueError("the pruning watermark is a message sequence (> 0)")
@@ -312,7 +217,7 @@ async def advance_watermark(conn: Conn, session_id: str, sequence: int) -> int:
     return int(value)
 
 
-async def session_message_contents(conn: Conn, session_id: str) -> SessionMessageContents:
+async def session_message_contents(conn: Conn, session_id: SessionId) -> SessionMessageContents:
     rows = await message_rows.fetch_session_messages(conn, session_id)
     return SessionMessageContents(
         max_sequence=rows[-1].sequence if rows else 0, contents=tuple(r.content for r in rows)
@@ -321,8 +226,8 @@ async def session_message_contents(conn: Conn, session_id: str) -> SessionMessag
 
 async def read_transcript(
     conn: Conn,
-    session_id: str,
-    compaction_id: str | None = None,
+    session_id: SessionId,
+    compaction_id: CompactionId | None = None,
     after_sequence: int = 0,
     limit: int = TRANSCRIPT_DEFAULT_LIMIT,
 ) -> TranscriptPage:
@@ -361,15 +266,17 @@ class CompactionStore:
         async with self._pool.acquire() as conn:
             return await insert_checkpoint(conn, new)
 
-    async def latest_checkpoint(self, session_id: str) -> CheckpointRecord | None:
+    async def latest_checkpoint(self, session_id: SessionId) -> CheckpointRecord | None:
         async with self._pool.acquire() as conn:
             return await fetch_latest_checkpoint(conn, session_id)
 
-    async def get_checkpoint(self, session_id: str, compaction_id: str) -> CheckpointRecord:
+    async def get_checkpoint(
+        self, session_id: SessionId, compaction_id: CompactionId
+    ) -> CheckpointRecord:
         async with self._pool.acquire() as conn:
             return await fetch_checkpoint(conn, session_id, compaction_id)
 
-    async def load_projection(self, session_id: str) -> ProjectionRows:
+    async def load_projection(self, session_id: SessionId) -> ProjectionRows:
         async with self._pool.acquire() as conn:
             return await load_projection(conn, session_id)
 
@@ -377,20 +284,46 @@ class CompactionStore:
         async with self._pool.acquire() as conn:
             return await _fetch_replayed(conn, checkpoint.session_id, checkpoint)
 
-    async def advance_watermark(self, session_id: str, sequence: int) -> int:
+    async def advance_watermark(self, session_id: SessionId, sequence: int) -> int:
         async with self._pool.acquire() as conn:
             return await advance_watermark(conn, session_id, sequence)
 
-    async def all_session_message_contents(self, session_id: str) -> SessionMessageContents:
+    async def all_session_message_contents(self, session_id: SessionId) -> SessionMessageContents:
         async with self._pool.acquire() as conn:
             return await session_message_contents(conn, session_id)
 
     async def read_transcript(
         self,
-        session_id: str,
-        compaction_id: str | None = None,
+        session_id: SessionId,
+        compaction_id: CompactionId | None = None,
         after_sequence: int = 0,
         limit: int = TRANSCRIPT_DEFAULT_LIMIT,
     ) -> TranscriptPage:
         async with self._pool.acquire() as conn:
             return await read_transcript(conn, session_id, compaction_id, after_sequence, limit)
+
+
+__all__ = [
+    "CHECKPOINT_FORMAT_VERSION",
+    "RUNTIME_REMINDER_FORMAT_VERSION",
+    "SUMMARY_FORMAT_VERSION",
+    "TRANSCRIPT_DEFAULT_LIMIT",
+    "TRANSCRIPT_MAX_LIMIT",
+    "CheckpointCheckFailed",
+    "CheckpointRecord",
+    "CompactionKind",
+    "CompactionStore",
+    "NewCheckpoint",
+    "NoCheckpoint",
+    "ProjectionRows",
+    "SessionMessageContents",
+    "TranscriptPage",
+    "TranscriptQueryInvalid",
+    "advance_watermark",
+    "fetch_checkpoint",
+    "fetch_latest_checkpoint",
+    "insert_checkpoint",
+    "load_projection",
+    "read_transcript",
+    "session_message_contents",
+]

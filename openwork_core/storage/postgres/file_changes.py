@@ -10,6 +10,7 @@ import asyncpg
 import orjson
 from pydantic import JsonValue
 
+from openwork_core.ids import MessageId, SessionId
 from openwork_core.storage.postgres.connection import Conn
 from openwork_core.storage.postgres.sessions import lock_session
 
@@ -18,7 +19,7 @@ FILE_CHANGE_TYPE = "file_change"
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class StoredFileChange:
-    message_id: str
+    message_id: MessageId
     sequence: int
     artifact: dict[str, JsonValue]
 
@@ -36,7 +37,9 @@ class FileChangeStore:
     def __init__(self, pool: asyncpg.Pool) -> None:
         self._pool = pool
 
-    async def find(self, session_id: str, change_ids: Sequence[str]) -> list[StoredFileChange]:
+    async def find(
+        self, session_id: SessionId, change_ids: Sequence[str]
+    ) -> list[StoredFileChange]:
         """The named changes in creation order (message sequence, then artifact order)."""
         wanted = set(change_ids)
         async with self._pool.acquire() as conn:
@@ -53,13 +56,13 @@ class FileChangeStore:
             if a.get("changeId") in wanted
         ]
 
-    async def set_undone(self, session_id: str, undone: Mapping[str, bool]) -> None:
+    async def set_undone(self, session_id: SessionId, undone: Mapping[str, bool]) -> None:
         """Rewrite the ``undone`` flag of the named changes, all in one transaction."""
         async with self._pool.acquire() as conn, conn.transaction():
             await rewrite_undone(conn, session_id, undone)
 
 
-async def rewrite_undone(conn: Conn, session_id: str, undone: Mapping[str, bool]) -> None:
+async def rewrite_undone(conn: Conn, session_id: SessionId, undone: Mapping[str, bool]) -> None:
     """The ``undone`` flags of the named changes (caller holds a transaction)."""
     await lock_session(conn, session_id)
     rows = await conn.fetch(

@@ -8,6 +8,7 @@ import asyncpg
 
 from openwork_chat_state.item import MessageKind
 from openwork_chat_state.messages import Role
+from openwork_core.ids import SessionId, TurnId
 from openwork_core.storage.postgres.connection import Conn
 from openwork_core.storage.postgres.sessions import lock_session
 from openwork_core.storage.records import NewMessage, StoredMessage
@@ -32,7 +33,7 @@ def _row(row: asyncpg.Record) -> StoredMessage:
 
 
 async def insert_messages(
-    conn: Conn, session_id: str, turn_id: str, messages: Sequence[NewMessage]
+    conn: Conn, session_id: SessionId, turn_id: TurnId, messages: Sequence[NewMessage]
 ) -> list[StoredMessage]:
     """Insert in order with the next per-session sequences (caller holds a transaction).
 
@@ -67,7 +68,7 @@ async def insert_messages(
 
 
 async def fetch_session_messages(
-    conn: Conn, session_id: str, *, after_sequence: int = 0, limit: int | None = None
+    conn: Conn, session_id: SessionId, *, after_sequence: int = 0, limit: int | None = None
 ) -> list[StoredMessage]:
     rows = await conn.fetch(
         f"""SELECT {_COLUMNS} FROM messages WHERE session_id = $1 AND sequence > $2
@@ -79,7 +80,7 @@ async def fetch_session_messages(
     return [_row(r) for r in rows]
 
 
-async def fetch_last_assistant_text(conn: Conn, turn_id: str) -> str | None:
+async def fetch_last_assistant_text(conn: Conn, turn_id: TurnId) -> str | None:
     """The text of a turn's last assistant message (its final answer when it completed)."""
     content = await conn.fetchval(
         """SELECT content::text FROM messages WHERE turn_id = $1 AND role = 'assistant'

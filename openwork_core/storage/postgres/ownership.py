@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncpg
 
+from openwork_core.ids import SessionId
 from openwork_core.session.ownership import (
     DaemonIdentity,
     LeaseHolder,
@@ -92,7 +93,7 @@ class PostgresOwnership:
                 )
             return await _interrupt(conn, _NOT_LIVE_ELSEWHERE, me.id)
 
-    async def acquire(self, session_id: str) -> SessionLease | LeaseHolder:
+    async def acquire(self, session_id: SessionId) -> SessionLease | LeaseHolder:
         me = self._identity.id
         async with self._pool.acquire() as conn, conn.transaction():
             current = await conn.fetchrow(
@@ -120,7 +121,7 @@ class PostgresOwnership:
             await _interrupt(conn, "session_id = $3", session_id)
             return SessionLease(session_id=session_id, daemon_id=me, epoch=int(epoch))
 
-    async def holder(self, session_id: str) -> LeaseHolder | None:
+    async def holder(self, session_id: SessionId) -> LeaseHolder | None:
         async with self._pool.acquire() as conn:
             row = await conn.fetchrow(
                 """SELECT l.owner_daemon_id, d.url FROM session_leases l
@@ -133,7 +134,7 @@ class PostgresOwnership:
             None if row is None else LeaseHolder(daemon_id=row["owner_daemon_id"], url=row["url"])
         )
 
-    async def renew(self) -> frozenset[str]:
+    async def renew(self) -> frozenset[SessionId]:
         async with self._pool.acquire() as conn, conn.transaction():
             await conn.execute(
                 "UPDATE daemons SET heartbeat_at = now() WHERE id = $1", self._identity.id

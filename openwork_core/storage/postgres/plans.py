@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncpg
 
 from openwork_chat_state.messages import CONTENT_BLOCKS, Role, ToolResultBlock
+from openwork_core.ids import SessionId, TurnId
 from openwork_core.plan import TurnPlan, steps_from_json, steps_to_json
 from openwork_core.storage.errors import RecordNotFound, StorageError
 from openwork_core.storage.postgres import messages as message_rows
@@ -34,7 +35,7 @@ def _plan(row: asyncpg.Record) -> TurnPlan:
     )
 
 
-def check_plan_commit(turn_id: str, plan: TurnPlan, tool_message: NewMessage) -> None:
+def check_plan_commit(turn_id: TurnId, plan: TurnPlan, tool_message: NewMessage) -> None:
     """A tool message holding exactly one tool-result block, for the plan's own Turn."""
     if plan.turn_id != turn_id:
         raise InvalidPlanCommit(f"the plan belongs to turn {plan.turn_id}, not {turn_id}")
@@ -48,7 +49,7 @@ def check_plan_commit(turn_id: str, plan: TurnPlan, tool_message: NewMessage) ->
         raise InvalidPlanCommit(f"the plan's tool message holds {results} tool results, not 1")
 
 
-async def lock_turn(conn: Conn, session_id: str, turn_id: str) -> None:
+async def lock_turn(conn: Conn, session_id: SessionId, turn_id: TurnId) -> None:
     """Row-lock the Turn for the rest of the transaction."""
     found = await conn.fetchval(
         "SELECT 1 FROM turns WHERE id = $1 AND session_id = $2 FOR UPDATE", turn_id, session_id
@@ -71,12 +72,12 @@ async def upsert_turn_plan(conn: Conn, plan: TurnPlan) -> None:
     )
 
 
-async def fetch_turn_plan(conn: Conn, turn_id: str) -> TurnPlan | None:
+async def fetch_turn_plan(conn: Conn, turn_id: TurnId) -> TurnPlan | None:
     row = await conn.fetchrow(f"SELECT {_COLUMNS} FROM turn_plans p WHERE p.turn_id = $1", turn_id)
     return None if row is None else _plan(row)
 
 
-async def fetch_session_turn_plans(conn: Conn, session_id: str) -> list[TurnPlan]:
+async def fetch_session_turn_plans(conn: Conn, session_id: SessionId) -> list[TurnPlan]:
     """Every plan of the session's Turns, empty ones included, in Turn order."""
     rows = await conn.fetch(
         f"""SELECT {_COLUMNS} FROM turn_plans p JOIN turns t ON t.id = p.turn_id
@@ -93,7 +94,7 @@ class PlanStore:
         self._pool = pool
 
     async def commit_plan_update(
-        self, session_id: str, turn_id: str, plan: TurnPlan, tool_message: NewMessage
+        self, session_id: SessionId, turn_id: TurnId, plan: TurnPlan, tool_message: NewMessage
     ) -> StoredMessage:
         """update-plan.md §4 step 7: in ONE transaction lock the Turn, replace its plan and
         append the success tool result with the next session sequence. On any failure nothing
@@ -108,10 +109,10 @@ class PlanStore:
             )
             return stored
 
-    async def load_turn_plan(self, turn_id: str) -> TurnPlan | None:
+    async def load_turn_plan(self, turn_id: TurnId) -> TurnPlan | None:
         async with self._pool.acquire() as conn:
             return await fetch_turn_plan(conn, turn_id)
 
-    async def load_session_turn_plans(self, session_id: str) -> list[TurnPlan]:
+    async def load_session_turn_plans(self, session_id: SessionId) -> list[TurnPlan]:
         async with self._pool.acquire() as conn:
             return await fetch_session_turn_plans(conn, session_id)

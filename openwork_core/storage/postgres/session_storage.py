@@ -9,6 +9,7 @@ from contextlib import asynccontextmanager
 import asyncpg
 
 from openwork_chat_state.item import RealOrigin
+from openwork_core.ids import ClientRequestId, SessionId, TurnId
 from openwork_core.plan import TurnPlan
 from openwork_core.session.ownership import SessionLease
 from openwork_core.session.storage import OutgoingMessage, TurnClosing, TurnOpening
@@ -44,7 +45,7 @@ class PostgresSessionStorage:
     """``SessionStorage`` of one session."""
 
     def __init__(
-        self, pool: asyncpg.Pool, session_id: str, lease: SessionLease | None = None
+        self, pool: asyncpg.Pool, session_id: SessionId, lease: SessionLease | None = None
     ) -> None:
         """``lease``: every write checks it in its own transaction (``LeaseLost`` when stale);
         ``None`` writes unfenced (single-process tests)."""
@@ -94,7 +95,7 @@ class PostgresSessionStorage:
         return tuple(_origin(s) for s in stored)
 
     async def append(
-        self, turn_id: str, messages: Sequence[OutgoingMessage]
+        self, turn_id: TurnId, messages: Sequence[OutgoingMessage]
     ) -> tuple[RealOrigin, ...]:
         async with self._write() as conn:
             stored = await message_rows.insert_messages(
@@ -103,7 +104,7 @@ class PostgresSessionStorage:
         return tuple(_origin(s) for s in stored)
 
     async def append_assistant(
-        self, turn_id: str, message: OutgoingMessage, *, usage: TurnUsage, tool_calls: int
+        self, turn_id: TurnId, message: OutgoingMessage, *, usage: TurnUsage, tool_calls: int
     ) -> RealOrigin:
         async with self._write() as conn:
             (stored,) = await message_rows.insert_messages(
@@ -113,7 +114,7 @@ class PostgresSessionStorage:
         return _origin(stored)
 
     async def commit_plan_update(
-        self, turn_id: str, plan: TurnPlan, message: OutgoingMessage
+        self, turn_id: TurnId, plan: TurnPlan, message: OutgoingMessage
     ) -> RealOrigin:
         row = _row(message)
         check_plan_commit(turn_id, plan, row)
@@ -125,7 +126,7 @@ class PostgresSessionStorage:
         return _origin(stored)
 
     async def append_agent_messages(
-        self, turn_id: str, messages: Sequence[OutgoingMessage]
+        self, turn_id: TurnId, messages: Sequence[OutgoingMessage]
     ) -> tuple[RealOrigin | None, ...]:
         if not messages:
             return ()
@@ -138,11 +139,11 @@ class PostgresSessionStorage:
                 origins.append(None if stored is None else _origin(stored))
         return tuple(origins)
 
-    async def record_submission(self, turn_id: str, model_call_index: int) -> None:
+    async def record_submission(self, turn_id: TurnId, model_call_index: int) -> None:
         async with self._write() as conn:
             await turn_rows.record_submission(conn, turn_id, model_call_index)
 
-    async def finish_turn(self, turn_id: str, closing: TurnClosing) -> None:
+    async def finish_turn(self, turn_id: TurnId, closing: TurnClosing) -> None:
         async with self._write() as conn:
             await turn_rows.finish_turn(
                 conn,
@@ -153,7 +154,7 @@ class PostgresSessionStorage:
                 plan_unfinished_step_count=closing.plan_unfinished_step_count,
             )
 
-    async def turn_for_client_request(self, client_request_id: str) -> str | None:
+    async def turn_for_client_request(self, client_request_id: ClientRequestId) -> TurnId | None:
         async with self._pool.acquire() as conn:
             row = await turn_rows.fetch_turn_by_client_request(
                 conn, self._session_id, client_request_id
@@ -178,7 +179,7 @@ class FencedCompactionStore(CompactionStore):
                 await check_lease(conn, self._lease)
             return await insert_checkpoint(conn, new)
 
-    async def advance_watermark(self, session_id: str, sequence: int) -> int:
+    async def advance_watermark(self, session_id: SessionId, sequence: int) -> int:
         async with self._pool.acquire() as conn, conn.transaction():
             if self._lease is not None:
                 await check_lease(conn, self._lease)
@@ -192,7 +193,7 @@ class FencedFileChangeStore(FileChangeStore):
         super().__init__(pool)
         self._lease = lease
 
-    async def set_undone(self, session_id: str, undone: Mapping[str, bool]) -> None:
+    async def set_undone(self, session_id: SessionId, undone: Mapping[str, bool]) -> None:
         async with self._pool.acquire() as conn, conn.transaction():
             if self._lease is not None:
                 await check_lease(conn, self._lease)

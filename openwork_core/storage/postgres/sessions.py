@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncpg
 
+from openwork_core.ids import SessionId
 from openwork_core.storage.errors import RecordNotFound
 from openwork_core.storage.postgres.connection import Conn
 from openwork_core.storage.records import SessionRecord
@@ -31,7 +32,7 @@ def _row(row: asyncpg.Record) -> SessionRecord:
 async def insert_session(
     conn: Conn,
     *,
-    session_id: str,
+    session_id: SessionId,
     working_directory: str,
     agent: str,
     provider_id: str | None,
@@ -53,7 +54,7 @@ async def insert_session(
     return _row(row)
 
 
-async def fetch_session(conn: Conn, session_id: str) -> SessionRecord:
+async def fetch_session(conn: Conn, session_id: SessionId) -> SessionRecord:
     row = await conn.fetchrow(f"SELECT {_COLUMNS} FROM sessions WHERE id = $1", session_id)
     if row is None:
         raise RecordNotFound(f"unknown session: {session_id}")
@@ -68,7 +69,9 @@ async def list_root_sessions(conn: Conn) -> list[SessionRecord]:
     return [_row(r) for r in rows]
 
 
-async def update_sandbox_mode(conn: Conn, session_id: str, mode: SandboxMode) -> SessionRecord:
+async def update_sandbox_mode(
+    conn: Conn, session_id: SessionId, mode: SandboxMode
+) -> SessionRecord:
     row = await conn.fetchrow(
         f"""UPDATE sessions SET sandbox_mode = $2, updated_at = now() WHERE id = $1
             RETURNING {_COLUMNS}""",
@@ -80,7 +83,7 @@ async def update_sandbox_mode(conn: Conn, session_id: str, mode: SandboxMode) ->
     return _row(row)
 
 
-async def lock_session(conn: Conn, session_id: str) -> None:
+async def lock_session(conn: Conn, session_id: SessionId) -> None:
     """Serialize sequence allocation for one session (inside a transaction)."""
     found = await conn.fetchval("SELECT 1 FROM sessions WHERE id = $1 FOR UPDATE", session_id)
     if found is None:

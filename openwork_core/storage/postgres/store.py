@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 import asyncpg
 
+from openwork_core.ids import ClientRequestId, SessionId, TurnId
 from openwork_core.storage.postgres import activity as activity_rows
 from openwork_core.storage.postgres import messages as message_rows
 from openwork_core.storage.postgres import providers as provider_rows
@@ -42,7 +43,7 @@ class PostgresStore:
     async def create_session(
         self,
         *,
-        session_id: str,
+        session_id: SessionId,
         working_directory: str,
         agent: str,
         provider_id: str | None,
@@ -60,7 +61,7 @@ class PostgresStore:
                 sandbox_mode=sandbox_mode,
             )
 
-    async def get_session(self, session_id: str) -> SessionRecord:
+    async def get_session(self, session_id: SessionId) -> SessionRecord:
         async with self._pool.acquire() as conn:
             return await session_rows.fetch_session(conn, session_id)
 
@@ -74,7 +75,7 @@ class PostgresStore:
         async with self._pool.acquire() as conn:
             return await activity_rows.session_activity(conn, session_ids)
 
-    async def set_sandbox_mode(self, session_id: str, mode: SandboxMode) -> SessionRecord:
+    async def set_sandbox_mode(self, session_id: SessionId, mode: SandboxMode) -> SessionRecord:
         async with self._pool.acquire() as conn:
             return await session_rows.update_sandbox_mode(conn, session_id, mode)
 
@@ -82,9 +83,9 @@ class PostgresStore:
     async def start_turn(
         self,
         *,
-        session_id: str,
-        turn_id: str,
-        client_request_id: str,
+        session_id: SessionId,
+        turn_id: TurnId,
+        client_request_id: ClientRequestId,
         provider_id: str,
         model_name: str,
         app_version: str,
@@ -105,27 +106,27 @@ class PostgresStore:
             stored = await message_rows.insert_messages(conn, session_id, turn_id, messages)
             return turn, stored
 
-    async def get_turn(self, session_id: str, turn_id: str) -> TurnRecord:
+    async def get_turn(self, session_id: SessionId, turn_id: TurnId) -> TurnRecord:
         async with self._pool.acquire() as conn:
             return await turn_rows.fetch_turn(conn, session_id, turn_id)
 
     async def get_turn_by_client_request(
-        self, session_id: str, client_request_id: str
+        self, session_id: SessionId, client_request_id: ClientRequestId
     ) -> TurnRecord | None:
         async with self._pool.acquire() as conn:
             return await turn_rows.fetch_turn_by_client_request(conn, session_id, client_request_id)
 
-    async def get_running_turn(self, session_id: str) -> TurnRecord | None:
+    async def get_running_turn(self, session_id: SessionId) -> TurnRecord | None:
         async with self._pool.acquire() as conn:
             return await turn_rows.fetch_running_turn(conn, session_id)
 
-    async def record_submission(self, turn_id: str, model_call_index: int) -> None:
+    async def record_submission(self, turn_id: TurnId, model_call_index: int) -> None:
         async with self._pool.acquire() as conn:
             await turn_rows.record_submission(conn, turn_id, model_call_index)
 
     async def finish_turn(
         self,
-        turn_id: str,
+        turn_id: TurnId,
         status: TurnStatus,
         *,
         error_code: str | None = None,
@@ -151,15 +152,15 @@ class PostgresStore:
 
     # -- messages ----------------------------------------------------------------------------
     async def append_messages(
-        self, session_id: str, turn_id: str, messages: Sequence[NewMessage]
+        self, session_id: SessionId, turn_id: TurnId, messages: Sequence[NewMessage]
     ) -> list[StoredMessage]:
         async with self._pool.acquire() as conn, conn.transaction():
             return await message_rows.insert_messages(conn, session_id, turn_id, messages)
 
     async def append_assistant(
         self,
-        session_id: str,
-        turn_id: str,
+        session_id: SessionId,
+        turn_id: TurnId,
         message: NewMessage,
         *,
         usage: TurnUsage,
@@ -171,19 +172,19 @@ class PostgresStore:
             await turn_rows.add_response_counters(conn, turn_id, usage, tool_calls)
             return stored
 
-    async def load_session_messages(self, session_id: str) -> list[StoredMessage]:
+    async def load_session_messages(self, session_id: SessionId) -> list[StoredMessage]:
         async with self._pool.acquire() as conn:
             return await message_rows.fetch_session_messages(conn, session_id)
 
     async def list_messages(
-        self, session_id: str, *, after_sequence: int, limit: int
+        self, session_id: SessionId, *, after_sequence: int, limit: int
     ) -> list[StoredMessage]:
         async with self._pool.acquire() as conn:
             return await message_rows.fetch_session_messages(
                 conn, session_id, after_sequence=after_sequence, limit=limit
             )
 
-    async def last_assistant_content(self, turn_id: str) -> str | None:
+    async def last_assistant_content(self, turn_id: TurnId) -> str | None:
         async with self._pool.acquire() as conn:
             return await message_rows.fetch_last_assistant_text(conn, turn_id)
 

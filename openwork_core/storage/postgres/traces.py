@@ -7,17 +7,18 @@ from datetime import datetime
 import orjson
 from pydantic import JsonValue
 
+from openwork_core.ids import MessageId, SessionId, SpanId, TurnId
 from openwork_core.storage.postgres.connection import Conn
 
 
 async def insert_span(
     conn: Conn,
     *,
-    span_id: str,
+    span_id: SpanId,
     trace_id: str,
-    session_id: str,
-    turn_id: str | None,
-    parent_span_id: str | None,
+    session_id: SessionId,
+    turn_id: TurnId | None,
+    parent_span_id: SpanId | None,
     kind: str,
     name: str,
     started_at: datetime,
@@ -49,7 +50,7 @@ async def insert_span(
 async def finish_span(
     conn: Conn,
     *,
-    span_id: str,
+    span_id: SpanId,
     status: str,
     ended_at: datetime,
     error_code: str | None,
@@ -58,7 +59,7 @@ async def finish_span(
     input_tokens: int | None = None,
     output_tokens: int | None = None,
     resolved_tool_name: str | None = None,
-    response_message_id: str | None = None,
+    response_message_id: MessageId | None = None,
     permission_wait_ms: int | None = None,
 ) -> None:
     await conn.execute(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncpg
 
+from openwork_core.ids import ClientRequestId, SessionId, TurnId
 from openwork_core.storage.errors import RecordNotFound
 from openwork_core.storage.postgres.connection import Conn
 from openwork_core.storage.records import TurnRecord, TurnStatus, TurnUsage
@@ -40,9 +41,9 @@ def _row(row: asyncpg.Record) -> TurnRecord:
 async def insert_turn(
     conn: Conn,
     *,
-    turn_id: str,
-    session_id: str,
-    client_request_id: str,
+    turn_id: TurnId,
+    session_id: SessionId,
+    client_request_id: ClientRequestId,
     provider_id: str,
     model_name: str,
     app_version: str,
@@ -69,7 +70,7 @@ async def insert_turn(
     return _row(row)
 
 
-async def fetch_turn(conn: Conn, session_id: str, turn_id: str) -> TurnRecord:
+async def fetch_turn(conn: Conn, session_id: SessionId, turn_id: TurnId) -> TurnRecord:
     row = await conn.fetchrow(
         f"SELECT {_COLUMNS} FROM turns WHERE id = $1 AND session_id = $2", turn_id, session_id
     )
@@ -79,7 +80,7 @@ async def fetch_turn(conn: Conn, session_id: str, turn_id: str) -> TurnRecord:
 
 
 async def fetch_turn_by_client_request(
-    conn: Conn, session_id: str, client_request_id: str
+    conn: Conn, session_id: SessionId, client_request_id: ClientRequestId
 ) -> TurnRecord | None:
     row = await conn.fetchrow(
         f"SELECT {_COLUMNS} FROM turns WHERE session_id = $1 AND client_request_id = $2",
@@ -89,14 +90,14 @@ async def fetch_turn_by_client_request(
     return None if row is None else _row(row)
 
 
-async def fetch_running_turn(conn: Conn, session_id: str) -> TurnRecord | None:
+async def fetch_running_turn(conn: Conn, session_id: SessionId) -> TurnRecord | None:
     row = await conn.fetchrow(
         f"SELECT {_COLUMNS} FROM turns WHERE session_id = $1 AND status = 'running'", session_id
     )
     return None if row is None else _row(row)
 
 
-async def record_submission(conn: Conn, turn_id: str, model_call_index: int) -> None:
+async def record_submission(conn: Conn, turn_id: TurnId, model_call_index: int) -> None:
     """Before each provider submission: the logical call count and one more submission."""
     await conn.execute(
         """UPDATE turns SET model_call_count = GREATEST(model_call_count, $2),
@@ -109,7 +110,7 @@ async def record_submission(conn: Conn, turn_id: str, model_call_index: int) -> 
 
 
 async def add_response_counters(
-    conn: Conn, turn_id: str, usage: TurnUsage, tool_calls: int
+    conn: Conn, turn_id: TurnId, usage: TurnUsage, tool_calls: int
 ) -> None:
     await conn.execute(
         """UPDATE turns SET
@@ -135,7 +136,7 @@ async def add_response_counters(
 
 async def finish_turn(
     conn: Conn,
-    turn_id: str,
+    turn_id: TurnId,
     status: TurnStatus,
     *,
     error_code: str | None = None,

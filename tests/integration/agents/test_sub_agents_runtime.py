@@ -33,6 +33,7 @@ from openwork_core.daemon.errors import response_for
 from openwork_core.models.adapters.scripted import ScriptedModel, ScriptedResponse, scripted_events
 from openwork_core.models.port import ModelEvent, ModelRequest
 from openwork_core.session.input import TextInput
+from openwork_core.session.outcome import Cancelled, Completed
 from openwork_core.session.sub_agent_host import SubAgentModeFixed
 from openwork_core.storage import PostgresStore
 from openwork_core.storage.codec import decode_message
@@ -151,7 +152,7 @@ async def _child_finishes(rt: Runtime, parent: str, count: int, start: Awaitable
         async with asyncio.timeout(BOUND_S):
             while seen < count:
                 envelope = await subscription.queue.get()
-                if envelope.sessionId != parent and envelope.update.type == "turn_finished":
+                if envelope.session_id != parent and envelope.update.type == "turn_finished":
                     seen += 1
     finally:
         subscription.close()
@@ -184,7 +185,7 @@ async def test_spawn_starts_an_explorer_turn_and_its_final_answer_reaches_the_pa
     async with runtime(store, tmp_path, model) as rt:
         parent = await rt.new_session()
         _, updates = await rt.run_turn(parent, "delegate")
-        assert updates[-1].update.outcome == {"status": "completed", "finalText": "parent done"}  # type: ignore[union-attr]
+        assert updates[-1].update.outcome == Completed("parent done")  # type: ignore[union-attr]
         child_id, task = await _only_child(rt, parent)
         child_turn = (await rt.core.store.load_session_messages(child_id))[0].turn_id
         assert child_turn is not None
@@ -377,7 +378,7 @@ async def test_cancelling_the_parent_ends_its_wait_and_the_turn_is_cancelled(
                     if update.type == "tool_call_started":
                         await rt.core.cancel_turn(parent, accepted.turn_id)
                     if update.type == "turn_finished":
-                        assert update.outcome == {"status": "cancelled"}
+                        assert update.outcome == Cancelled()
                         break
         finally:
             subscription.close()
@@ -502,7 +503,7 @@ async def test_identical_wait_calls_are_not_a_doom_loop_and_the_drain_follows_al
         holder.append(rt)
         parent = await rt.new_session()
         _, updates = await rt.run_turn(parent, "go")
-    assert updates[-1].update.outcome == {"status": "completed", "finalText": "all in"}  # type: ignore[union-attr]
+    assert updates[-1].update.outcome == Completed("all in")  # type: ignore[union-attr]
     results = await _results(store, parent)
     assert [results[f"w{i}"] for i in range(3)] == ['{"delivered":true,"timed_out":false}'] * 3
     last = router.parent_requests[-1]
@@ -561,7 +562,7 @@ async def test_an_explorer_cannot_write_the_workspace_and_its_escalation_is_deni
     kinds: list[str] = []
     while not subscription.queue.empty():
         envelope = subscription.queue.get_nowait()
-        if envelope.sessionId == child_id:
+        if envelope.session_id == child_id:
             kinds.append(envelope.update.type)
     subscription.close()
     assert "permission_requested" not in kinds

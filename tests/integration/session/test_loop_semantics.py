@@ -17,6 +17,7 @@ from openwork_core.models.port import (
     ModelRequest,
 )
 from openwork_core.session.input import TextInput
+from openwork_core.session.outcome import Cancelled
 from openwork_core.storage import PostgresStore
 from openwork_core.storage.records import TurnStatus
 from tests.support.runtime import Runtime, runtime
@@ -221,7 +222,7 @@ async def test_cancel_while_waiting_for_the_model_cancels_the_turn(
             while True:
                 envelope = await subscription.queue.get()
                 if envelope.update.type == "turn_finished":
-                    assert envelope.update.outcome == {"status": "cancelled"}  # type: ignore[union-attr]
+                    assert envelope.update.outcome == Cancelled()  # type: ignore[union-attr]
                     break
         subscription.close()
         view = await rt.core.turn_view(sid, accepted.turn_id)

@@ -10,7 +10,7 @@ import pytest
 
 from openwork_chat_state.messages import TextBlock, ToolResultBlock, ToolResultState
 from openwork_core.models.adapters.scripted import ScriptedModel, ScriptedResponse
-from openwork_core.session.approval import PermissionDecision
+from openwork_core.session.approval import PermissionDecision, PermissionRequest
 from openwork_core.session.errors import PermissionNotPending, TurnNotActive
 from openwork_core.session.input import TextInput
 from openwork_core.session.updates import SessionUpdateEnvelope, Subscription
@@ -77,7 +77,8 @@ async def test_update_plan_commits_the_plan_with_its_result_and_then_emits_plan_
         assert kinds[first_plan_event + 1] == "tool_call_finished"
         snapshot = await rt.core.snapshot(sid)
         assert snapshot.runtime.state == "terminal"
-        assert snapshot.runtime.plan["steps"][1]["step"] == "  add migration "  # type: ignore[index]
+        assert snapshot.runtime.plan is not None
+        assert snapshot.runtime.plan.steps[1]["step"] == "  add migration "  # type: ignore[index]
     stored = await PlanStore(store.pool).load_turn_plan(turn_id)
     assert stored is not None
     assert [s.step for s in stored.steps] == ["read schema", "  add migration "]
@@ -132,14 +133,13 @@ async def _dangerous_turn(
     )
     requested = await _until(subscription, "permission_requested")
     request = requested.update.request  # type: ignore[union-attr]
-    assert isinstance(request, dict)
-    card = request["card"]
-    assert isinstance(card, dict)
-    assert card["danger"]["key"] == "rm_recursive_or_force"  # type: ignore[index]
+    assert isinstance(request, PermissionRequest)
+    assert request.card.danger is not None
+    assert request.card.danger.key == "rm_recursive_or_force"
     snapshot = await rt.core.snapshot(sid)
     assert snapshot.runtime.state == "running"
     assert snapshot.runtime.phase == "waiting_permission"  # type: ignore[union-attr]
-    tool_call_id = str(request["toolCallId"])
+    tool_call_id = request.tool_call_id
     with pytest.raises(PermissionNotPending):
         await rt.core.resolve_permission(sid, accepted.turn_id, "tc_other", PermissionDecision.DENY)
     if decision is None:
@@ -300,14 +300,13 @@ async def test_an_escalation_shows_a_card_and_allow_once_widens_only_that_call(
         )
         requested = await _until(subscription, "permission_requested")
         request = requested.update.request  # type: ignore[union-attr]
-        assert isinstance(request, dict)
-        card = request["card"]
-        assert isinstance(card, dict)
-        assert card["justification"] == "The build writes its report into the workspace."
-        assert card["paths"][0]["access"] == "write"  # type: ignore[index]
-        assert card["paths"][0]["inWorkspace"] is True  # type: ignore[index]
+        assert isinstance(request, PermissionRequest)
+        card = request.card
+        assert card.justification == "The build writes its report into the workspace."
+        assert card.paths[0].access == "write"
+        assert card.paths[0].in_workspace is True
         await rt.core.resolve_permission(
-            sid, accepted.turn_id, str(request["toolCallId"]), PermissionDecision.ALLOW_ONCE
+            sid, accepted.turn_id, request.tool_call_id, PermissionDecision.ALLOW_ONCE
         )
         await _until(subscription, "turn_finished")
         subscription.close()

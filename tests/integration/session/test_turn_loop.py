@@ -12,6 +12,7 @@ from openwork_chat_state.messages import Role, ToolCallBlock, ToolResultBlock, T
 from openwork_core.models.adapters.scripted import ScriptedModel, ScriptedResponse
 from openwork_core.session.errors import Busy
 from openwork_core.session.input import TextInput
+from openwork_core.session.outcome import Completed
 from openwork_core.session.updates import TurnFinished
 from openwork_core.storage import PostgresStore
 from openwork_core.storage.records import TurnStatus
@@ -30,9 +31,7 @@ async def test_a_turn_without_tool_calls_completes_after_one_model_call(
         assert view.status is TurnStatus.COMPLETED
         assert view.final_text == "Hello there."
         assert view.model_calls == 1
-        assert updates[-1].update == TurnFinished(
-            outcome={"status": "completed", "finalText": "Hello there."}
-        )
+        assert updates[-1].update == TurnFinished(outcome=Completed("Hello there."))
         assert [e.sequence for e in updates] == sorted({e.sequence for e in updates})
     model.assert_invariants()
 
@@ -125,7 +124,7 @@ async def _wait_terminal(core, sid: str, turn_id: str) -> None:  # type: ignore[
         async with asyncio.timeout(10):
             while True:
                 snapshot = await core.snapshot(sid)
-                if snapshot.runtime.state == "terminal" and snapshot.runtime.turnId == turn_id:
+                if snapshot.runtime.state == "terminal" and snapshot.runtime.turn_id == turn_id:
                     return
                 await subscription.queue.get()
     finally:

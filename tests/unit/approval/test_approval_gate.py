@@ -31,6 +31,8 @@ from openwork_core.session.approval import (
     session_grant_novelty,
     session_path_classifier,
 )
+from openwork_core.session.updates import PermissionRequested, SessionUpdateEnvelope
+from openwork_core.session.wire import wire_json
 from openwork_tools import (
     Access,
     Actor,
@@ -190,10 +192,10 @@ def test_a_valid_escalation_asks_with_a_card_carrying_its_grants() -> None:
                 access=Access.WRITE,
                 scope=GrantScope.SUBTREE,
                 tier=PathTier.NORMAL,
-                inWorkspace=False,
+                in_workspace=False,
             ),
         ),
-        previousDenial="[sandbox: file access denied under accept-edits mode]",
+        previous_denial="[sandbox: file access denied under accept-edits mode]",
     )
 
 
@@ -263,6 +265,30 @@ def test_the_decision_has_exactly_two_wire_values() -> None:
 # -- wire shapes -------------------------------------------------------------------------------
 
 
+def _request_json(request: PermissionRequest) -> object:
+    """What a client reads in ``permission_requested`` (the one wire serializer)."""
+    envelope = SessionUpdateEnvelope(
+        session_id="s1",
+        turn_id="t1",
+        sequence=1,
+        occurred_at_ms=0,
+        update=PermissionRequested(request=request),
+    )
+    return orjson.loads(wire_json(envelope))["update"]["request"]
+
+
+def _card_json(card: ApprovalCard) -> object:
+    request = PermissionRequest(
+        session_id="s1",
+        turn_id="t1",
+        tool_call_id="tc_1",
+        provider_call_id="call_1",
+        tool_name="bash",
+        card=card,
+    )
+    return _request_json(request)["card"]  # type: ignore[index]
+
+
 def test_the_card_json_is_camel_case_and_omits_absent_fields() -> None:
     """§5: ApprovalCard{mode, command?, justification?, paths[], danger?, previousDenial?}."""
     full = ApprovalCard(
@@ -275,13 +301,13 @@ def test_the_card_json_is_camel_case_and_omits_absent_fields() -> None:
                 access=Access.WRITE,
                 scope=GrantScope.SUBTREE,
                 tier=PathTier.NORMAL,
-                inWorkspace=False,
+                in_workspace=False,
             ),
         ),
         danger=CardDanger(key="rm_recursive_or_force", start=0, end=6),
-        previousDenial="[sandbox: file access denied under accept-edits mode]",
+        previous_denial="[sandbox: file access denied under accept-edits mode]",
     )
-    assert full.to_json() == {
+    assert _card_json(full) == {
         "mode": "accept_edits",
         "command": "rm -rf /data/out/x",
         "justification": "Clean the old output.",
@@ -297,21 +323,20 @@ def test_the_card_json_is_camel_case_and_omits_absent_fields() -> None:
         "danger": {"key": "rm_recursive_or_force", "start": 0, "end": 6},
         "previousDenial": "[sandbox: file access denied under accept-edits mode]",
     }
-    assert ApprovalCard(mode=SandboxMode.AUTO).to_json() == {"mode": "auto", "paths": []}
-    orjson.dumps(full.to_json())  # plain JSON values only
+    assert _card_json(ApprovalCard(mode=SandboxMode.AUTO)) == {"mode": "auto", "paths": []}
 
 
 def test_the_permission_request_wraps_the_card_with_the_call_ids() -> None:
     """§5: PermissionRequest{sessionId, turnId, toolCallId, providerCallId, toolName, card}."""
     request = PermissionRequest(
-        sessionId="s1",
-        turnId="t1",
-        toolCallId="tc_1",
-        providerCallId="call_1",
-        toolName="bash",
+        session_id="s1",
+        turn_id="t1",
+        tool_call_id="tc_1",
+        provider_call_id="call_1",
+        tool_name="bash",
         card=ApprovalCard(mode=SandboxMode.AUTO, command="ls"),
     )
-    assert request.to_json() == {
+    assert _request_json(request) == {
         "sessionId": "s1",
         "turnId": "t1",
         "toolCallId": "tc_1",

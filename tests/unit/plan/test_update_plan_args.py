@@ -20,6 +20,8 @@ from openwork_core.plan import (
     PlanStep,
     PlanStepStatus,
     TurnPlan,
+    TurnPlanRecord,
+    TurnPlanSnapshot,
     UpdatePlanArgs,
     parse_update_plan,
     read_update_plan,
@@ -192,18 +194,15 @@ def test_the_turn_plan_keeps_the_call_values() -> None:
         steps=(PlanStep(step="a", status=PlanStepStatus.IN_PROGRESS),),
         updated_at=NOW,
     )
-    assert orjson.loads(orjson.dumps(plan.snapshot())) == {
+    assert plan.snapshot() == TurnPlanSnapshot(explanation="why", steps=plan.steps, updated_at=NOW)
+    assert plan.snapshot_json() == {
         "explanation": "why",
         "steps": [{"step": "a", "status": "in_progress"}],
         "updatedAt": "2026-11-29T12:00:00+00:00",
     }
-    assert plan.snapshot_json() == orjson.loads(orjson.dumps(plan.snapshot()))
-    assert orjson.loads(orjson.dumps(plan.record())) == {
-        "turnId": "t9",
-        "explanation": "why",
-        "steps": [{"step": "a", "status": "in_progress"}],
-        "updatedAt": "2026-11-29T12:00:00+00:00",
-    }
+    assert plan.record() == TurnPlanRecord(
+        turn_id="t9", explanation="why", steps=plan.steps, updated_at=NOW
+    )
 
 
 def test_unfinished_count_is_none_without_a_plan_and_counts_pending_and_in_progress() -> None:

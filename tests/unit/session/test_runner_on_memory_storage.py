@@ -14,6 +14,7 @@ from openwork_chat_state.messages import Role, user_text
 from openwork_core.models.adapters.scripted import ScriptedModel, ScriptedResponse
 from openwork_core.session.errors import ActorStopped, Busy
 from openwork_core.session.input import InputMessage, PreparedTurnInput
+from openwork_core.session.outcome import Completed
 from openwork_core.session.runner import TurnSpec
 from openwork_core.session.storage import TurnStatus
 from openwork_core.session.updates import TurnFinished
@@ -41,7 +42,7 @@ async def _run(session: MemorySession, spec: TurnSpec) -> TurnFinished:
         async with asyncio.timeout(20):
             while True:
                 envelope = await subscription.queue.get()
-                if envelope.turnId == spec.turn_id and isinstance(envelope.update, TurnFinished):
+                if envelope.turn_id == spec.turn_id and isinstance(envelope.update, TurnFinished):
                     return envelope.update
     finally:
         subscription.close()
@@ -63,7 +64,7 @@ async def test_a_read_then_an_answer_stores_every_fact_in_order_without_postgres
     )
     async with memory_session(model, workspace) as session:
         finished = await _run(session, _spec(session, "turn-1", "read my notes"))
-        assert finished.outcome == {"status": "completed", "finalText": "The notes say hi."}
+        assert finished.outcome == Completed("The notes say hi.")
         stored = session.storage.messages
         assert [m.sequence for m in stored] == list(range(1, len(stored) + 1))
         roles = [(m.role, m.kind) for m in stored]

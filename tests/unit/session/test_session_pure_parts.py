@@ -10,6 +10,7 @@ from openwork_chat_state.messages import (
     ToolCallBlock,
 )
 from openwork_core.models.port import ModelResponse
+from openwork_core.session.outcome import Cancelled
 from openwork_core.session.runner.model_step import assistant_message
 from openwork_core.session.runner.tool_step import DoomLoopCounter, normalized_arguments
 from openwork_core.session.snapshot import IdleRuntime, RunningRuntime, TerminalRuntime, fold
@@ -96,22 +97,20 @@ def test_the_snapshot_folds_a_turn_from_start_to_terminal() -> None:
     hub = UpdateHub("s")
     runtime = IdleRuntime()
     for update in (
-        TurnStarted(clientRequestId="r"),
+        TurnStarted(client_request_id="r"),
         PhaseChanged(phase=SessionPhase.RUNNING_MODEL),
         TextDeltaUpdate(delta="Hel"),
         TextDeltaUpdate(delta="lo"),
     ):
         runtime = fold(runtime, hub.emit("t1", update))
     assert isinstance(runtime, RunningRuntime)
-    assert (runtime.turnId, runtime.phase, runtime.draftText) == (
+    assert (runtime.turn_id, runtime.phase, runtime.draft_text) == (
         "t1",
         SessionPhase.RUNNING_MODEL,
         "Hello",
     )
     runtime = fold(runtime, hub.emit("t1", DraftCleared()))
     assert isinstance(runtime, RunningRuntime)
-    assert runtime.draftText == ""
-    runtime = fold(runtime, hub.emit("t1", TurnFinished(outcome={"status": "cancelled"})))
-    assert runtime == TerminalRuntime(
-        turnId="t1", clientRequestId="r", outcome={"status": "cancelled"}
-    )
+    assert runtime.draft_text == ""
+    runtime = fold(runtime, hub.emit("t1", TurnFinished(outcome=Cancelled())))
+    assert runtime == TerminalRuntime(turn_id="t1", client_request_id="r", outcome=Cancelled())

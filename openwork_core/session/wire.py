@@ -1,0 +1,47 @@
+"""The wire serializer of session updates and snapshots (session-runtime.md §7, §8; daemon-api.md
+§2, §4): the one place where domain attribute names (snake_case) become the protocol's camelCase.
+
+Every dataclass inside an envelope or a snapshot is written with its fields in declaration order
+and each name through ``to_camel`` (``tool_call_id`` → ``toolCallId``); a field marked
+``OMIT_WHEN_NONE`` is left out when it is ``None``. JSON values inside them (tool inputs,
+artifacts, plan steps) are written as they are."""
+
+from __future__ import annotations
+
+import dataclasses
+from functools import cache
+from typing import TypeAlias
+
+import orjson
+from pydantic.alias_generators import to_camel
+
+from openwork_core.session.snapshot import SessionSnapshot
+from openwork_core.session.updates import SessionUpdateEnvelope
+from openwork_core.session.wire_fields import OMIT_WHEN_NONE_KEY
+
+WireValue: TypeAlias = SessionUpdateEnvelope | SessionSnapshot
+
+
+@cache
+def _wire_names(cls: type) -> tuple[tuple[str, str, bool], ...]:
+    """(attribute, wire name, omitted when None) of each field, in declaration order."""
+    return tuple(
+        (f.name, to_camel(f.name), bool(f.metadata.get(OMIT_WHEN_NONE_KEY)))
+        for f in dataclasses.fields(cls)
+    )
+
+
+def _camel_case(value: object) -> dict[str, object]:
+    if not dataclasses.is_dataclass(value) or isinstance(value, type):
+        raise TypeError(f"{type(value).__name__} is not a wire type")
+    out: dict[str, object] = {}
+    for name, wire, omit_when_none in _wire_names(type(value)):
+        item = getattr(value, name)
+        if item is not None or not omit_when_none:
+            out[wire] = item
+    return out
+
+
+def wire_json(value: WireValue) -> bytes:
+    """The JSON bytes a client reads: an SSE ``data`` payload or the ``snapshot`` of a session."""
+    return orjson.dumps(value, default=_camel_case, option=orjson.OPT_PASSTHROUGH_DATACLASS)
