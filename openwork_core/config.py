@@ -70,6 +70,10 @@ class OpenWorkSettings(BaseSettings):
     log_format: Literal["json", "console"] | None = None
     session_lease_seconds: float = Field(default=30.0, gt=0)
     """How long a session's lease lasts without renewal (renewed every third of it)."""
+    session_idle_seconds: float = Field(default=600.0, gt=0)
+    """A loaded session idle this long is unloaded (its actor stopped, its lease given back)."""
+    max_loaded_sessions: int = Field(default=256, ge=1)
+    """Beyond this many loaded sessions the least recently used idle ones are unloaded."""
 
     provider: ProviderKind | None = None
     provider_base_url: str | None = None

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,7 +45,7 @@ from openwork_core.session.ownership import (
     SessionLease,
     in_process_identity,
 )
-from openwork_core.session.registry import ModelPortFactory, SessionRegistry
+from openwork_core.session.registry import LoadLimits, ModelPortFactory, SessionRegistry
 from openwork_core.session.runner import ResolvedModel, SessionServices, TurnSpec
 from openwork_core.session.snapshot import SessionSnapshot, sandbox_view, stored_snapshot
 from openwork_core.session.sub_agent_host import SubAgentModeFixed
@@ -92,6 +93,7 @@ class OpenWorkCore:
         observe_sessions: Callable[[str, SessionServices], None] | None = None,
         identity: DaemonIdentity | None = None,
         lease_seconds: float = DEFAULT_LEASE_SECONDS,
+        load_limits: LoadLimits | None = None,
     ) -> None:
         self._store = store
         self._sandbox = sandbox
@@ -126,7 +128,9 @@ class OpenWorkCore:
             get_provider=store.get_provider,
             model_ports=model_ports,
             ownership=self._ownership,
+            limits=load_limits,
         )
+        self._idle_check_s = max(1.0, min(30.0, (load_limits or LoadLimits()).idle_seconds / 4))
 
     def _session_storage(
         self, session_id: SessionId, lease: SessionLease
@@ -180,18 +184,31 @@ class OpenWorkCore:
             log.info("spill.swept", directories=len(removed))
         self._trace.start()
         self._renewals = asyncio.get_running_loop().create_task(
-            self._renew_leases(), name="lease-renewal"
+            self._upkeep(), name="session-upkeep"
         )
 
-    async def _renew_leases(self) -> None:
-        """Heartbeat and lease renewal, a third of the lease apart; a lease another daemon took
-        stops its actor here. A failed renewal is retried at the next beat."""
+    async def _upkeep(self) -> None:
+        """Periodic work of the daemon (one owned task): heartbeat and lease renewal a third of
+        the lease apart (a lease another daemon took stops its actor), and unloading idle
+        sessions. A failure is logged and retried at the next beat."""
+        renew_every = self._lease_seconds / 3
+        tick = min(renew_every, self._idle_check_s)
+        last_renewal = last_idle_check = time.monotonic()
         while True:
-            await asyncio.sleep(self._lease_seconds / 3)
-            try:
-                await self._sessions.leases_renewed(await self._ownership.renew())
-            except Exception as exc:
-                log.warning("lease.renewal_failed", error=str(exc))
+            await asyncio.sleep(tick)
+            now = time.monotonic()
+            if now - last_renewal >= renew_every:
+                last_renewal = now
+                try:
+                    await self._sessions.leases_renewed(await self._ownership.renew())
+                except Exception as exc:
+                    log.warning("lease.renewal_failed", error=str(exc))
+            if now - last_idle_check >= self._idle_check_s:
+                last_idle_check = now
+                try:
+                    await self._sessions.unload_idle()
+                except Exception as exc:
+                    log.warning("sessions.unload_failed", error=str(exc))
 
     async def shutdown(self) -> None:
         """Cancel active turns (outcome cancelled), stop every actor, give the leases back."""

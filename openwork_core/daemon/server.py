@@ -37,6 +37,7 @@ from openwork_core.logs import LogSetup, configure_logging
 from openwork_core.models.adapters import model_port_for
 from openwork_core.service import OpenWorkCore
 from openwork_core.session.ownership import daemon_identity
+from openwork_core.session.registry import LoadLimits
 from openwork_core.storage import PostgresStore, apply_migrations
 from openwork_core.storage.errors import MigrationChecksumMismatch, MigrationLayoutError
 from openwork_core.version import app_version
@@ -146,6 +147,10 @@ async def _serve_on(
             skill_root=default_skill_root(),
             identity=daemon_identity(url, home),
             lease_seconds=settings.session_lease_seconds,
+            load_limits=LoadLimits(
+                idle_seconds=settings.session_idle_seconds,
+                max_loaded=settings.max_loaded_sessions,
+            ),
         )
         await core.start()
         token = settings.token or secrets.token_urlsafe(32)

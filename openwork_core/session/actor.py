@@ -372,6 +372,7 @@ class SessionActor:
             permission_mode=self._mode,
             reload_required=self._services.compaction_history.reload_required,
             pending_permission=active is not None and active.permission.pending,
+            watchers=self._hub.subscriber_count,
         )
 
     # -- stopping --------------------------------------------------------------------------------

@@ -47,6 +47,8 @@ class SessionStatus:
     reload_required: bool
     """A checkpoint committed but could not be installed (compaction.md §7)."""
     pending_permission: bool
+    watchers: int = 0
+    """Clients subscribed to the session's live updates."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import asyncio
 import os
+import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 
 import structlog
 
@@ -42,6 +44,23 @@ ProviderLookup = Callable[[str], Awaitable[ProviderRecord]]
 """Reads one provider row; ``RecordNotFound`` when there is none."""
 
 
+@dataclass(frozen=True, slots=True)
+class LoadLimits:
+    """``OPENWORK_SESSION_IDLE_SECONDS`` and ``OPENWORK_MAX_LOADED_SESSIONS`` (faults issue)."""
+
+    idle_seconds: float = 600.0
+    max_loaded: int = 256
+    eviction_grace_seconds: float = 1.0
+    """Beyond ``max_loaded``, a session used this recently stays (a caller holding the handle it
+    just loaded is not cut off); the bound is met again at the next check."""
+
+
+def _child_ids(host: SubAgentHost) -> list[SessionId]:
+    control = host.control
+    named = (control.session_of(name) for name in control.task_names())
+    return [SessionId(sid) for sid in named if sid is not None]
+
+
 class SessionRegistry:
     """The ``SessionDirectory`` of this process."""
 
@@ -53,7 +72,10 @@ class SessionRegistry:
         get_provider: ProviderLookup,
         model_ports: ModelPortFactory,
         ownership: OwnershipStorage,
+        limits: LoadLimits | None = None,
     ) -> None:
+        self._limits = limits or LoadLimits()
+        self._last_used: dict[str, float] = {}
         self._deps = deps
         self._ownership = ownership
         self._leases: dict[SessionId, SessionLease] = {}
@@ -78,6 +100,8 @@ class SessionRegistry:
         """The live handle; an idle actor whose checkpoint could not be installed is rebuilt
         from the database first (compaction.md §7)."""
         handle, _ = await self._current(session_id)
+        if len(self._handles) > self._limits.max_loaded:
+            await self.unload_idle(keep=session_id)
         return handle
 
     async def load_for_turn(self, session_id: SessionId) -> SessionHandle:
@@ -97,6 +121,7 @@ class SessionRegistry:
             if existing is not None:
                 status = await existing.status()
                 if not status.reload_required or status.active_turn_id is not None:
+                    self._last_used[session_id] = time.monotonic()
                     return existing, False
                 self._handles.pop(session_id, None)
                 await existing.shutdown()
@@ -104,11 +129,13 @@ class SessionRegistry:
                     return existing, True
             handle = await self._build(session_id)
             self._handles[session_id] = handle
+            self._last_used[session_id] = time.monotonic()
             return handle, False
 
     async def close(self, session_id: SessionId) -> None:
         """Stop the actor and give its lease back (another daemon may take the session at once)."""
         handle = self._handles.pop(session_id, None)
+        self._last_used.pop(session_id, None)
         if handle is not None:
             await handle.shutdown()
         lease = self._leases.pop(session_id, None)
@@ -135,6 +162,63 @@ class SessionRegistry:
             for handle in handles:
                 group.create_task(handle.shutdown())
         self._leases.clear()  # given back together by ``OwnershipStorage.stop``
+
+    # -- unloading -------------------------------------------------------------------------------
+    async def unload_idle(
+        self, now: float | None = None, keep: SessionId | None = None
+    ) -> list[SessionId]:
+        """Unload sessions idle longer than ``idle_seconds`` and, beyond ``max_loaded``, the least
+        recently used ones — never one with a running turn, a pending approval or a client
+        watching it; a root goes together with its children (and stays while any of them is
+        busy). Returns the unloaded ids."""
+        moment = time.monotonic() if now is None else now
+        order = sorted(self._handles, key=lambda sid: self._last_used.get(sid, 0.0))
+        excess = len(order) - self._limits.max_loaded
+        unloaded: list[SessionId] = []
+        for session_id in order:
+            idle_for = moment - self._last_used.get(session_id, 0.0)
+            evictable = excess > 0 and idle_for >= self._limits.eviction_grace_seconds
+            if session_id == keep or (idle_for < self._limits.idle_seconds and not evictable):
+                continue
+            if session_id not in self._handles or session_id in self._children_of_loaded_roots():
+                continue  # already gone with its root, or goes with it
+            group = [*self._loaded_children(session_id), session_id]
+            if not await self._all_quiet(group):
+                continue
+            for member in group:
+                await self.close(member)
+                unloaded.append(member)
+            self._hosts.pop(session_id, None)
+            excess -= len(group)
+        if unloaded:
+            log.info("sessions.unloaded", count=len(unloaded), loaded=len(self._handles))
+        return unloaded
+
+    def _children_of_loaded_roots(self) -> set[SessionId]:
+        return {
+            child
+            for root, host in self._hosts.items()
+            if root in self._handles
+            for child in _child_ids(host)
+        }
+
+    def _loaded_children(self, root_id: SessionId) -> list[SessionId]:
+        host = self._hosts.get(root_id)
+        return [] if host is None else [c for c in _child_ids(host) if c in self._handles]
+
+    async def _all_quiet(self, session_ids: list[SessionId]) -> bool:
+        for session_id in session_ids:
+            handle = self._handles.get(session_id)
+            if handle is None:
+                continue
+            status = await handle.status()
+            if status.active_turn_id is not None or status.pending_permission or status.watchers:
+                return False
+        return True
+
+    @property
+    def loaded_count(self) -> int:
+        return len(self._handles)
 
     # -- sub-agents ------------------------------------------------------------------------------
     async def agent_host(self, root_session_id: SessionId) -> SubAgentHost:

@@ -274,6 +274,11 @@ class UpdateHub:
         newer = tuple(e for e in self._ring if e.sequence > after_sequence)
         return Replay(newer, resync, self.last_sequence)
 
+    @property
+    def subscriber_count(self) -> int:
+        """Clients watching this session now (a watched session is not idle)."""
+        return len(self._subscribers)
+
     def subscribe(self) -> Subscription:
         subscription = Subscription(self, SUBSCRIBER_CAPACITY)
         self._subscribers.add(subscription)

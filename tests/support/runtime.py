@@ -13,6 +13,7 @@ from openwork_core.models.port import ModelPort
 from openwork_core.service import OpenWorkCore
 from openwork_core.session.compaction import SummarySettings
 from openwork_core.session.input import TextInput
+from openwork_core.session.registry import LoadLimits
 from openwork_core.session.runner import SessionServices
 from openwork_core.session.updates import SessionUpdateEnvelope, TurnFinished
 from openwork_core.storage import PostgresStore
@@ -92,6 +93,7 @@ async def runtime(
     sandbox: SandboxStatus | None = None,
     skill_root: Path | None = None,
     provider: ProviderRecord = TEST_PROVIDER,
+    load_limits: LoadLimits | None = None,
 ) -> AsyncIterator[Runtime]:
     scripted = model or ScriptedModel()
     workspace = tmp_path / "workspace"
@@ -111,6 +113,7 @@ async def runtime(
         skill_root=skill_root,
         summary_settings=SummarySettings(retry_pause_s=0, attempt_timeout_s=20),
         observe_sessions=services.__setitem__,
+        load_limits=load_limits,
     )
     await core.start()
     try:
