@@ -19,7 +19,6 @@ from pydantic import JsonValue
 from openwork_core.ids import ClientRequestId, SessionId, ToolCallId, TurnId
 from openwork_core.session.approval import PermissionRequest
 from openwork_core.session.outcome import TurnOutcome
-from openwork_core.session.wire_fields import OMIT_WHEN_NONE
 
 SESSION_UPDATE_VERSION = 7
 RING_CAPACITY = 512
@@ -84,11 +83,9 @@ class ToolCallStarted:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolProgress:
-    """``{kind: stdout|stderr, chunk}`` or ``{kind: message, message}`` (desktop-protocol §3)."""
-
     kind: Literal["stdout", "stderr", "message"]
-    chunk: str | None = field(default=None, metadata=OMIT_WHEN_NONE)
-    message: str | None = field(default=None, metadata=OMIT_WHEN_NONE)
+    chunk: str | None = None
+    message: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -23,19 +23,22 @@ def _wire(update: SessionUpdate) -> object:
     return orjson.loads(wire_json(envelope))["update"]
 
 
-def test_the_wire_shape_is_kind_and_chunk_or_kind_and_message() -> None:
+def test_the_wire_shape_is_kind_with_its_chunk_or_its_message() -> None:
+    """The pinned bytes (tests/unit/session/test_wire_bytes.py) keep the other field as null."""
     call = ToolCallId("tc_1")
     assert _wire(progress_update(call, StdoutProgress("out"))) == {
         "type": "tool_call_progress",
         "toolCallId": "tc_1",
-        "progress": {"kind": "stdout", "chunk": "out"},
+        "progress": {"kind": "stdout", "chunk": "out", "message": None},
     }
     assert _wire(progress_update(call, StderrProgress("err")))["progress"] == {  # type: ignore[index]
         "kind": "stderr",
         "chunk": "err",
+        "message": None,
     }
     assert _wire(progress_update(call, MessageProgress("half way")))["progress"] == {  # type: ignore[index]
         "kind": "message",
+        "chunk": None,
         "message": "half way",
     }
 
