@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import Annotated
 
+import asyncpg
 import orjson
 from fastapi import FastAPI, Header, Query, Request
 from fastapi.exceptions import RequestValidationError
@@ -179,6 +180,9 @@ def create_app(
         ChatStateError,
         SkillSelectionError,
         SkillTooLarge,
+        OSError,
+        asyncpg.PostgresError,
+        asyncpg.InterfaceError,
     ):
 
         @app.exception_handler(error_type)

@@ -30,6 +30,7 @@ from openwork_core.session.sub_agent_host import SubAgentModeFixed
 from openwork_core.skills.enablement import InvalidSkillName
 from openwork_core.skills.selection import SkillSelectionError
 from openwork_core.storage import RecordNotFound
+from openwork_core.storage.errors import database_unavailable
 from openwork_core.storage.postgres.compactions import NoCheckpoint, TranscriptQueryInvalid
 from openwork_tools.errors import FileChangeError
 
@@ -66,6 +67,8 @@ def error_response(
 
 def response_for(exc: Exception) -> JsonBytes:
     """Map a domain error to its status and stable code."""
+    if database_unavailable(exc):
+        return error_response(503, "service_unavailable", "the database is unavailable; retry")
     if isinstance(exc, RecordNotFound):
         return error_response(404, "not_found", str(exc))
     if isinstance(exc, Busy):

@@ -14,6 +14,7 @@ from openwork_core.session.updates import (
     Subscription,
 )
 from openwork_core.session.wire import wire_json
+from openwork_tools.faults import faultpoint
 
 
 def _event(envelope: SessionUpdateEnvelope) -> dict[str, str]:
@@ -54,6 +55,7 @@ async def session_events(
                 continue
             last = live.sequence
             yield _event(live)
+            faultpoint("sse_attached")  # a client is attached and has just been sent an event
     finally:
         subscription.close()
 

@@ -63,6 +63,7 @@ from openwork_core.session.errors import (
 from openwork_core.session.handle import SessionHandle
 from openwork_core.session.maintenance import manual_compaction, rewind_to, undo_or_reapply
 from openwork_core.session.outcome import Cancelled, Failed, FailureCode, TurnOutcome
+from openwork_core.session.repair import TurnEndRepair
 from openwork_core.session.runner import (
     PermissionSlot,
     ResolvedModel,
@@ -83,6 +84,7 @@ from openwork_core.session.snapshot import (
     sandbox_view,
 )
 from openwork_core.session.storage import (
+    TurnClosing,
     committed_all,
 )
 from openwork_core.session.updates import (
@@ -94,6 +96,7 @@ from openwork_core.session.updates import (
     UpdateHub,
 )
 from openwork_tools import FileChange, SandboxMode, SandboxStatus
+from openwork_tools.faults import faultpoint
 from openwork_tools.undo import ChangeDirection
 
 log = structlog.get_logger(__name__)
@@ -140,6 +143,7 @@ class SessionActor:
         self._active: _ActiveTurn | None = None
         self._accepted: dict[ClientRequestId, TurnId] = {}
         self._queue: CommandQueue | None = None
+        self._repair = TurnEndRepair(services.storage)
 
     def spawn(self) -> SessionHandle:
         """Start the loop; the returned handle is the only way in."""
@@ -198,8 +202,8 @@ class SessionActor:
             case DeliverAgentMessage(message=message):
                 if not self._services.mailbox.deliver(message):
                     log.info("agent_message.duplicate_dropped", message_id=message.id)
-            case TurnEnded(turn_id=turn_id, outcome=outcome):
-                await self._turn_ended(turn_id, outcome)
+            case TurnEnded(turn_id=turn_id, outcome=outcome, unwritten=unwritten):
+                await self._turn_ended(turn_id, outcome, unwritten)
             case Stop():
                 raise AssertionError("Stop is handled by the loop")
             case _:
@@ -209,7 +213,7 @@ class SessionActor:
         """A command the stopped actor will not run: asks answer ActorStopped; a turn's end is
         still reported (its outcome stands)."""
         if isinstance(command, TurnEnded):
-            await self._turn_ended(command.turn_id, command.outcome)
+            await self._turn_ended(command.turn_id, command.outcome, command.unwritten)
         elif isinstance(command, DeliverAgentMessage):
             log.warning("agent_message.actor_stopped", message_id=command.message.id)
         elif not command.reply.done():
@@ -232,7 +236,10 @@ class SessionActor:
         if self._active is not None:
             raise Busy(self._active.turn_id)
         assert self._queue is not None
+        if not await self._repair.flush():
+            raise TurnNotRecorded("the previous turn's end is not written yet; retry")
         opened = await self._open_turn(spec)
+        faultpoint("turn_row_committed")
         active = _ActiveTurn(
             turn_id=spec.turn_id,
             client_request_id=spec.client_request_id,
@@ -282,12 +289,16 @@ class SessionActor:
         except Exception as exc:
             log.error("turn.runner_crashed", error=repr(exc))
             outcome = Failed(FailureCode.ACTOR_STOPPED, f"the turn runner crashed: {exc!r}")
-        await _post_ended(queue, TurnEnded(turn_id, outcome))
+        await _post_ended(queue, TurnEnded(turn_id, outcome, runner.unwritten_closing))
 
-    async def _turn_ended(self, turn_id: TurnId, outcome: TurnOutcome) -> None:
+    async def _turn_ended(
+        self, turn_id: TurnId, outcome: TurnOutcome, unwritten: TurnClosing | None = None
+    ) -> None:
         active = self._active
         if active is None or active.turn_id != turn_id:
             return
+        if unwritten is not None:  # an outage kept the terminal state out of the database
+            self._repair.hold(turn_id, unwritten)
         if active.slot is not None:
             active.slot.release()  # however the Turn ended (multi-agent.md §7)
         self._emit(turn_id, TurnFinished(outcome=outcome))
@@ -372,6 +383,7 @@ class SessionActor:
             permission_mode=self._mode,
             reload_required=self._services.compaction_history.reload_required,
             pending_permission=active is not None and active.permission.pending,
+            unwritten_turn_id=self._repair.turn_id,
             watchers=self._hub.subscriber_count,
         )
 
@@ -379,6 +391,7 @@ class SessionActor:
     async def _stop(self, queue: CommandQueue) -> None:
         """Cancel the active turn (outcome cancelled) and wait for its task; what it posted on
         its way out is handled before the loop ends."""
+        await self._repair.stop()
         active = self._active
         if active is None or active.task is None:
             return

@@ -21,6 +21,7 @@ from openwork_core.session.errors import ActorStopped
 from openwork_core.session.outcome import TurnOutcome
 from openwork_core.session.runner import ResolvedModel, TurnSpec
 from openwork_core.session.snapshot import SessionSnapshot
+from openwork_core.session.storage import TurnClosing
 from openwork_core.session.updates import Replay, Subscription
 from openwork_tools import FileChange, SandboxMode
 from openwork_tools.undo import ChangeDirection
@@ -49,6 +50,8 @@ class SessionStatus:
     pending_permission: bool
     watchers: int = 0
     """Clients subscribed to the session's live updates."""
+    unwritten_turn_id: TurnId | None = None
+    """A turn that ended here whose terminal state an outage kept out of the database."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,6 +138,8 @@ class TurnEnded:
 
     turn_id: TurnId
     outcome: TurnOutcome
+    unwritten: TurnClosing | None = None
+    """Its terminal state, when an outage kept the runner from writing it."""
 
 
 SessionCommand: TypeAlias = (

@@ -54,6 +54,7 @@ from openwork_core.session.runner import TurnSpec
 from openwork_core.session.storage import ChildSessionStorage, SessionRecord
 from openwork_core.storage.postgres.agents import ChildTaskNameTaken
 from openwork_tools import SandboxMode
+from openwork_tools.faults import faultpoint
 
 log = structlog.get_logger(__name__)
 
@@ -142,6 +143,7 @@ class SubAgentHost:
             )
             child_id = record.id
             control.bind(task_name, record.id)
+            faultpoint("sub_agent_spawning")
             await self._start_child_turn(core, record, message, slot)
         except Exception as exc:  # a failed spawn frees its name and its slot (§5)
             control.release(task_name)

@@ -28,8 +28,11 @@ class TurnView:
 async def read_turn_view(
     store: PostgresStore, handle: SessionHandle | None, session_id: SessionId, turn_id: TurnId
 ) -> TurnView:
-    """A turn exists from acceptance: running before the runner has written its row."""
-    if handle is not None and await handle.active_turn_id() == turn_id:
+    """The turn as its row says, except what this daemon knows better: a turn it runs is
+    ``running``; a turn that ended here while an outage kept its end out of the database shows
+    its real outcome (GET turn, the snapshot and the stream agree)."""
+    status = None if handle is None else await handle.status()
+    if handle is not None and status is not None and status.active_turn_id == turn_id:
         try:
             row = await store.get_turn(session_id, turn_id)
             calls = row.model_call_count
@@ -50,6 +53,10 @@ async def read_turn_view(
         if remembered is None:
             raise
         return remembered
+    if handle is not None and status is not None and status.unwritten_turn_id == turn_id:
+        remembered = await _terminal_in_memory(handle, turn_id)
+        if remembered is not None:
+            return remembered
     return await _view_of(store, row)
 
 

@@ -16,6 +16,7 @@ from openwork_tools.builtin.live_output import LiveOutput, StreamKind
 from openwork_tools.builtin.output import OutputBuffer, StreamDecoder
 from openwork_tools.context import ToolCallContext, ToolSessionContext
 from openwork_tools.definition import RiskHint, Tool
+from openwork_tools.faults import faultpoint
 from openwork_tools.policy import Actor
 from openwork_tools.prepared import PreparedCall, normalise_escalation
 from openwork_tools.results import ToolErrorCode, ToolResult, ToolStatus
@@ -139,6 +140,7 @@ async def supervise(
         asyncio.create_task(_pump(proc.stderr, buffer, live, "stderr")),
     ]
     flusher = asyncio.create_task(live.run())
+    faultpoint("bash_running")
     try:
         outcome = await wait_for_exit(proc, call.cancel, timeout_s)
         if outcome is not Outcome.EXITED and not await terminate(proc):

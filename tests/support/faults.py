@@ -24,3 +24,37 @@ async def fail_writes(
             f"CREATE TRIGGER {name} BEFORE {operations} ON {table} FOR EACH ROW {condition} "
             "EXECUTE FUNCTION openwork_test_injected_failure()"
         )
+
+
+class Outage:
+    """A real database outage for one test database: connections refused
+    (``ALLOW_CONNECTIONS false``) and every open one terminated; ``end`` lets them back."""
+
+    def __init__(self, admin_url: str, database_url: str) -> None:
+        from urllib.parse import urlsplit
+
+        self._admin_url = admin_url
+        self._database = urlsplit(database_url).path.lstrip("/")
+
+    async def begin(self) -> None:
+        import asyncpg
+
+        conn = await asyncpg.connect(self._admin_url)
+        try:
+            await conn.execute(f'ALTER DATABASE "{self._database}" ALLOW_CONNECTIONS false')
+            await conn.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                "WHERE datname = $1 AND pid <> pg_backend_pid()",
+                self._database,
+            )
+        finally:
+            await conn.close()
+
+    async def end(self) -> None:
+        import asyncpg
+
+        conn = await asyncpg.connect(self._admin_url)
+        try:
+            await conn.execute(f'ALTER DATABASE "{self._database}" ALLOW_CONNECTIONS true')
+        finally:
+            await conn.close()

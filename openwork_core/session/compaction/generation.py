@@ -31,6 +31,7 @@ from openwork_core.models.port import (
 )
 from openwork_core.session.compaction.errors import SummaryInvalid, SummaryRetriesExhausted
 from openwork_core.session.compaction.summary import validate_summary
+from openwork_tools.faults import faultpoint
 
 log = structlog.get_logger(__name__)
 
@@ -125,6 +126,7 @@ async def _one_attempt(
     completed: ModelResponse | None = None
     try:
         async for event in stream:
+            faultpoint("summary_streaming")
             if isinstance(event, ToolCallStart):
                 raise _AttemptFailed(
                     SummaryFailureClass.DEGENERATE, "the summary model started a tool call"

@@ -25,6 +25,7 @@ from openwork_core.context.prune import PRUNE_THRESHOLD_CHARS, result_text, spil
 from openwork_core.ids import SessionId
 from openwork_core.session.compaction.loading import load_conversation_items
 from openwork_core.session.storage import CompactionStorage
+from openwork_tools.faults import faultpoint
 
 log = structlog.get_logger(__name__)
 
@@ -76,6 +77,7 @@ async def advance_prune_watermark(
             await asyncio.to_thread(write_missing_spill_files, loaded.items, target, spill_dir)
         await chat.replace_items(loaded.items)
         stored = await store.advance_watermark(session_id, target)
+        faultpoint("watermark_advanced")
         await chat.advance_watermark(stored)
     except Exception as exc:
         log.warning("compaction.prune_skipped", session_id=session_id, error=str(exc))

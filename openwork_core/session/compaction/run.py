@@ -68,6 +68,7 @@ from openwork_core.storage.postgres.compactions import (
     CompactionKind,
     NewCheckpoint,
 )
+from openwork_tools.faults import faultpoint
 
 log = structlog.get_logger(__name__)
 
@@ -168,9 +169,18 @@ async def _write(deps: CompactionDeps, new: NewCheckpoint) -> CheckpointRecord:
     validate_summary_text(new.summary)
     validate_reminder(new.runtime_reminder)
     try:
-        return await deps.store.insert_checkpoint(new)
-    except (CheckpointCheckFailed, StorageError, asyncpg.PostgresError) as exc:
+        record = await deps.store.insert_checkpoint(new)
+    except (
+        CheckpointCheckFailed,
+        StorageError,
+        asyncpg.PostgresError,
+        asyncpg.InterfaceError,
+        asyncpg.InternalClientError,
+        OSError,
+    ) as exc:  # refused, or the database went away: nothing was installed
         raise CheckpointRejected(f"checkpoint not written: {exc}") from exc
+    faultpoint("checkpoint_committed")
+    return record
 
 
 def _after_boundary(

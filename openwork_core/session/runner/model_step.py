@@ -38,6 +38,7 @@ from openwork_core.models.port import (
 )
 from openwork_core.session.outcome import FailureCode, TurnFailure
 from openwork_core.session.updates import ReasoningDeltaUpdate, SessionUpdate, TextDeltaUpdate
+from openwork_tools.faults import faultpoint
 
 
 class ModelProtocolViolation(Exception):
@@ -70,6 +71,7 @@ async def stream_response(
                 case TextDelta(delta=delta):
                     await chat.push_text_delta(delta)
                     emit(TextDeltaUpdate(delta=delta))
+                    faultpoint("model_streaming")
                 case ReasoningDelta(delta=delta):
                     await chat.push_reasoning_delta(delta)
                     emit(ReasoningDeltaUpdate(delta=delta))

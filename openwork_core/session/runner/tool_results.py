@@ -21,6 +21,7 @@ from openwork_core.session.storage import OutgoingMessage, committed
 from openwork_core.session.trace import SpanFinish
 from openwork_core.session.updates import LiveToolCall, ToolCallFinished, ToolCallStarted
 from openwork_tools import ToolResult, ToolStatus
+from openwork_tools.faults import faultpoint
 
 _SPAN_STATUS = {
     ToolStatus.SUCCEEDED: "succeeded",
@@ -151,9 +152,11 @@ class ToolResultWriter:
         turn = self._turn
         message = Message(role=Role.TOOL, content=(block,))
         row = OutgoingMessage(id=new_message_id(), message=message, artifacts=artifacts)
+        faultpoint("tool_result_before_commit")
         (origin,) = await persisted(
             turn.services.storage.append(turn.spec.turn_id, (row,)), "a tool result"
         )
+        faultpoint("tool_result_committed")
         await in_chat_state(turn.services.chat.append(committed(row, origin)))
         self._finished_update(call, tool_call_id, block, status, artifacts)
 

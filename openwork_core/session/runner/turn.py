@@ -60,6 +60,8 @@ from openwork_core.session.updates import (
     PhaseChanged,
     SessionPhase,
 )
+from openwork_core.storage.errors import database_unavailable
+from openwork_tools.faults import faultpoint
 
 __all__ = [
     "ResolvedModel",
@@ -89,6 +91,8 @@ class TurnRunner:
         self._cancellation = turn.cancellation
         self._limits = ModelContextLimits.from_capabilities(turn.spec.model.capabilities)
         self._tools = ToolCallRunner(turn)
+        self.unwritten_closing: TurnClosing | None = None
+        """The terminal state a database outage kept from being written (faults issue)."""
         self._compaction = CompactionStep(turn)
 
     async def run(self) -> TurnOutcome:
@@ -281,6 +285,7 @@ class TurnRunner:
             ),
             "the turn's progress",
         )
+        faultpoint("assistant_committed")
         services.trace.close_span(
             span,
             SpanFinish(
@@ -317,15 +322,15 @@ class TurnRunner:
                 status, code, message = TurnStatus.CANCELLED, None, None
             case _:
                 assert_never(outcome)
+        closing = TurnClosing(
+            status=status,
+            error_code=code,
+            error_message=message,
+            plan_unfinished_step_count=unfinished_step_count(self._tools.current_plan),
+        )
         try:
-            await self._services.storage.finish_turn(
-                self._spec.turn_id,
-                TurnClosing(
-                    status=status,
-                    error_code=code,
-                    error_message=message,
-                    plan_unfinished_step_count=unfinished_step_count(self._tools.current_plan),
-                ),
-            )
+            await self._services.storage.finish_turn(self._spec.turn_id, closing)
         except Exception as exc:
             log.error("turn.finish_write_failed", error=str(exc))
+            if database_unavailable(exc):
+                self.unwritten_closing = closing  # the actor writes it once the database is back

@@ -24,6 +24,7 @@ from openwork_core.ids import TurnId
 from openwork_core.session.outcome import FailureCode, TurnFailure
 from openwork_core.session.runner.guards import in_chat_state, persisted
 from openwork_core.session.storage import OutgoingMessage, SessionStorage, committed_all
+from openwork_tools.faults import faultpoint
 
 log = structlog.get_logger(__name__)
 
@@ -69,6 +70,7 @@ class WorldStateStep:
                 for u in updates
             ]
             origins = await persisted(self._storage.append(turn_id, rows), "World State")
+            faultpoint("world_state_row_committed")
             await in_chat_state(self._chat.append_all(committed_all(rows, origins)))
             log.info(
                 "world_state.sampled",
