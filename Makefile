@@ -14,7 +14,7 @@ $(STAMP): pyproject.toml
 system-deps:
 	bash scripts/install-system-deps.sh
 
-serve: $(STAMP)
+serve: $(STAMP) system-deps
 	$(VENV)/bin/openwork serve
 
 test: $(STAMP) system-deps

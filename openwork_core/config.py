@@ -1,16 +1,26 @@
-"""Daemon configuration from the environment (daemon-api.md §1)."""
+"""Daemon configuration (daemon-api.md §1): the environment, then an optional TOML file with the
+same setting names (``OPENWORK_CONFIG``, else ``config.toml`` in the platform's config dir for
+``openwork``); the environment wins. ``load_settings`` turns every problem into a
+``ConfigError`` that names the setting and says what to do."""
 
 from __future__ import annotations
 
+import ipaddress
 import os
+import tomllib
 from pathlib import Path
 from typing import Literal
 
 import platformdirs
-from pydantic import Field, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import Field, ValidationError, field_validator
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
 
-from openwork_core.models.capabilities import ModelCapabilities
+from openwork_core.models.capabilities import CapabilityError, ModelCapabilities
 from openwork_core.storage.records import ProviderKind, ProviderModel, ProviderRecord
 
 DEFAULT_PROVIDER_ID = "default"
@@ -19,6 +29,30 @@ DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024
 """``OPENWORK_MAX_BODY_BYTES``: a larger request body is refused with 413 (reliability.md)."""
 DEFAULT_MAX_INPUT_CHARS = 1_000_000
 """``OPENWORK_MAX_INPUT_CHARS``: the text of one turn's input, all parts together."""
+
+
+ENV_PREFIX = "OPENWORK_"
+CONFIG_ENV = "OPENWORK_CONFIG"
+
+
+class ConfigError(Exception):
+    """A setting that prevents the start: ``setting`` is its environment name."""
+
+    code = "invalid_config"
+
+    def __init__(self, setting: str, problem: str, fix: str) -> None:
+        super().__init__(f"{setting}: {problem}; {fix}")
+        self.setting = setting
+        self.problem = problem
+        self.fix = fix
+
+
+def config_file_path() -> Path:
+    """``OPENWORK_CONFIG`` when set, else ``config.toml`` in the platform's config dir."""
+    explicit = os.environ.get(CONFIG_ENV)
+    if explicit:
+        return Path(explicit).expanduser()
+    return Path(platformdirs.user_config_dir("openwork", appauthor=False)) / "config.toml"
 
 
 def default_home() -> Path:
@@ -31,12 +65,13 @@ def default_skill_root() -> Path | None:
 
 
 class OpenWorkSettings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="OPENWORK_", extra="ignore")
+    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="ignore")
 
     home: Path = Field(default_factory=default_home)
     database_url: str | None = None
     listen: str = "127.0.0.1:7420"
-    token: str | None = None
+    allow_remote: bool = False
+    token: str | None = Field(default=None, repr=False)
     allowed_origins: str = ""
     log_format: Literal["json", "console"] | None = None
     max_body_bytes: int = Field(default=DEFAULT_MAX_BODY_BYTES, gt=0)
@@ -57,15 +92,54 @@ class OpenWorkSettings(BaseSettings):
     model_max_reasoning_tokens: int = 0
     model_accepts_data_blocks: bool = True
 
-    @field_validator("provider", mode="before")
+    @field_validator(
+        "provider",
+        "provider_base_url",
+        "provider_api_key",
+        "model",
+        "token",
+        "database_url",
+        "log_format",
+        mode="before",
+    )
     @classmethod
-    def _blank_provider_is_none(cls, value: object) -> object:
+    def _blank_is_unset(cls, value: object) -> object:
+        """``VAR=`` (as compose writes ``${VAR:-}``) means unset."""
         return None if value == "" else value
+
+    @field_validator("listen")
+    @classmethod
+    def _listen_is_host_and_port(cls, value: str) -> str:
+        listen_host_port(value)
+        return value
+
+    @field_validator("database_url")
+    @classmethod
+    def _database_url_is_postgres(cls, value: str | None) -> str | None:
+        if value is None or value == "":
+            return None
+        scheme = value.partition("://")[0]
+        if "://" not in value or scheme not in ("postgres", "postgresql"):
+            raise ValueError("not a PostgreSQL URL (postgresql://user:password@host:5432/db)")
+        return value
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        path = config_file_path()
+        if not path.is_file():
+            return (init_settings, env_settings)
+        return (init_settings, env_settings, TomlConfigSettingsSource(settings_cls, path))
 
     @property
     def listen_host_port(self) -> tuple[str, int]:
-        host, _, port = self.listen.rpartition(":")
-        return (host or "127.0.0.1").strip("[]"), int(port)
+        return listen_host_port(self.listen)
 
     @property
     def origins(self) -> frozenset[str]:
@@ -99,3 +173,73 @@ class OpenWorkSettings(BaseSettings):
             api_key_env=DEFAULT_PROVIDER_KEY_ENV if self.provider_api_key else None,
             models=models,
         )
+
+
+def listen_host_port(listen: str) -> tuple[str, int]:
+    """``host:port`` (``[v6]:port``; a blank host is 127.0.0.1). The host is an IP address or
+    ``localhost``; port 0 picks a free one."""
+    host, sep, port = listen.rpartition(":")
+    if not sep or not port.isdigit() or int(port) > 65535:
+        raise ValueError("not of the form host:port")
+    host = (host or "127.0.0.1").strip("[]")
+    if host != "localhost":
+        try:
+            ipaddress.ip_address(host)
+        except ValueError:
+            raise ValueError(f"the host {host!r} is not an IP address or localhost") from None
+    return host, int(port)
+
+
+_SECRET_FIELDS = frozenset({"database_url", "token", "provider_api_key"})
+_FIXES = {
+    "listen": "set it to host:port, for example 127.0.0.1:7420 (port 0 picks a free one)",
+    "provider": "use openai-chat, openai-responses or anthropic, or leave it unset",
+    "database_url": "use postgresql://user:password@host:5432/database, or unset it for the "
+    "embedded database",
+}
+
+
+def _check_file_keys(path: Path) -> None:
+    """The TOML file may only hold settings (a typo must not be silently ignored)."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(
+            CONFIG_ENV, f"cannot read {path} ({exc})", "fix or remove the file"
+        ) from None
+    known = set(OpenWorkSettings.model_fields)
+    for key in data:
+        if key not in known:
+            raise ConfigError(
+                f"{path}: {key}",
+                "not a setting",
+                f"use one of: {', '.join(sorted(known))}",
+            )
+
+
+def load_settings() -> OpenWorkSettings:
+    """The effective settings, or a ``ConfigError`` naming the first bad setting."""
+    path = config_file_path()
+    if os.environ.get(CONFIG_ENV) and not path.is_file():
+        raise ConfigError(CONFIG_ENV, f"{path} does not exist", "create it or unset the variable")
+    if path.is_file():
+        _check_file_keys(path)
+    try:
+        settings = OpenWorkSettings()
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = str(first["loc"][0]) if first["loc"] else "?"
+        message = str(first["msg"]).removeprefix("Value error, ")
+        if field not in _SECRET_FIELDS:
+            message = f"{first['input']!r}: {message}"
+        fix = _FIXES.get(field, "fix the value or unset it")
+        raise ConfigError(ENV_PREFIX + field.upper(), message, fix) from None
+    try:
+        settings.default_provider()
+    except CapabilityError as exc:
+        raise ConfigError(
+            "OPENWORK_MODEL_MAX_OUTPUT_TOKENS",
+            str(exc),
+            "lower it (and OPENWORK_MODEL_MAX_REASONING_TOKENS) below OPENWORK_MODEL_CONTEXT_WINDOW",
+        ) from None
+    return settings

@@ -48,12 +48,21 @@ class SessionBody(BaseModel):
     created_at: datetime
 
 
+class SessionListItem(SessionBody):
+    """A listed session with its activity (additions: ``title``, ``last_activity_at``,
+    ``status``)."""
+
+    title: str | None = None
+    last_activity_at: datetime | None = None
+    status: Literal["idle", "running"] = "idle"
+
+
 class SessionWithSnapshot(SessionBody):
     snapshot: JsonValue
 
 
 class SessionList(BaseModel):
-    sessions: list[SessionBody]
+    sessions: list[SessionListItem]
 
 
 class TextInputBody(RequestModel):

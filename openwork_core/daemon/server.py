@@ -12,33 +12,39 @@ import socket
 import sys
 import threading
 from collections.abc import Callable, Generator
-from importlib.metadata import PackageNotFoundError, version
-from pathlib import Path
 from types import FrameType
 
 import structlog
 import uvicorn
 
-from openwork_core.config import OpenWorkSettings, default_skill_root
+from openwork_core.config import (
+    ConfigError,
+    OpenWorkSettings,
+    config_file_path,
+    default_skill_root,
+)
+from openwork_core.daemon.access_log import AccessLog
 from openwork_core.daemon.app import create_app
-from openwork_core.daemon.embedded_pg import EmbeddedPostgres, start_embedded_postgres
 from openwork_core.daemon.home import HomeInUse, HomeLock, remove_discovery, write_discovery
-from openwork_core.logs import configure_logging
+from openwork_core.daemon.startup import (
+    BannerFacts,
+    banner_lines,
+    bind_socket,
+    open_database,
+    provider_warnings,
+)
+from openwork_core.logs import LogSetup, configure_logging
 from openwork_core.models.adapters import model_port_for
 from openwork_core.service import OpenWorkCore
 from openwork_core.session.ownership import daemon_identity
 from openwork_core.session.registry import LoadLimits
-from openwork_core.storage import PostgresStore, apply_migrations, create_pool
+from openwork_core.storage import PostgresStore, apply_migrations
+from openwork_core.storage.errors import MigrationChecksumMismatch, MigrationLayoutError
+from openwork_core.version import app_version
 from openwork_tools.sandbox import probe_sandbox
 
 log = structlog.get_logger(__name__)
-
-
-def app_version() -> str:
-    try:
-        return version("openwork-core")
-    except PackageNotFoundError:
-        return "0.0.0"
+MIGRATION_FIX = "restore the migration files of this version, or point it at another database"
 
 
 class _Server(uvicorn.Server):
@@ -78,48 +84,60 @@ class _Server(uvicorn.Server):
 
 
 async def serve(settings: OpenWorkSettings, *, allow_remote: bool = False) -> int:
-    configure_logging(settings.log_format)
+    """Run until SIGTERM/SIGINT. A setting that prevents the start raises ``ConfigError``."""
     home = settings.home
-    home.mkdir(parents=True, exist_ok=True)
     lock = HomeLock(home)
     try:
+        home.mkdir(parents=True, exist_ok=True)
         lock.acquire()
+    except OSError as exc:
+        raise ConfigError(
+            "OPENWORK_HOME",
+            f"cannot use {home} ({exc.strerror or exc})",
+            "point it at a folder this user can create and write",
+        ) from None
     except HomeInUse as in_use:  # touch nothing of the running daemon (its daemon.json included)
         print(f"openwork: {in_use}", file=sys.stderr)
         return 1
     try:
-        return await _serve_locked(settings, home, allow_remote=allow_remote)
+        logging_setup = configure_logging(settings.log_format, log_dir=home / "logs")
+        try:
+            return await _serve(settings, allow_remote or settings.allow_remote, logging_setup)
+        finally:
+            logging_setup.close()
     finally:
         lock.release()
 
 
-async def _serve_locked(settings: OpenWorkSettings, home: Path, *, allow_remote: bool) -> int:
-    embedded: EmbeddedPostgres | None = None
-    database_url = settings.database_url
-    if database_url is None:
-        embedded = await asyncio.to_thread(start_embedded_postgres, home)
-        database_url = embedded.url
-        log.info("database.embedded", data_dir=str(home / "pgdata"))
-    pool = await create_pool(database_url)
+async def _serve(settings: OpenWorkSettings, allow_remote: bool, logging_setup: LogSetup) -> int:
+    sock, url = bind_socket(settings, allow_remote=allow_remote)  # a taken port fails first
     try:
-        async with pool.acquire() as conn:
-            await apply_migrations(conn)
-        store = PostgresStore(pool)
+        return await _serve_on(settings, allow_remote, logging_setup, sock, url)
+    finally:
+        sock.close()
+
+
+async def _serve_on(
+    settings: OpenWorkSettings,
+    allow_remote: bool,
+    logging_setup: LogSetup,
+    sock: socket.socket,
+    url: str,
+) -> int:
+    home = settings.home
+    async with open_database(settings) as database:
+        async with database.pool.acquire() as conn:
+            try:
+                await apply_migrations(conn)
+            except (MigrationChecksumMismatch, MigrationLayoutError) as exc:
+                raise ConfigError("OPENWORK_DATABASE_URL", str(exc), MIGRATION_FIX) from None
+        log.info("database.ready", database=database.display)
+        store = PostgresStore(database.pool)
         default_provider = settings.default_provider()
         if default_provider is not None:
             await store.upsert_provider(default_provider)
         sandbox = await probe_sandbox()
         log.info("sandbox.probed", available=sandbox.available, reason=sandbox.reason)
-        token = settings.token or secrets.token_urlsafe(32)
-        host, port = settings.listen_host_port
-        if not allow_remote and host not in ("127.0.0.1", "::1", "localhost"):
-            raise SystemExit(f"refusing to listen on {host} without --allow-remote")
-        family = socket.AF_INET6 if ":" in host else socket.AF_INET
-        sock = socket.socket(family, socket.SOCK_STREAM)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((host, port))
-        bound_port = sock.getsockname()[1]
-        url = f"http://{'[' + host + ']' if family == socket.AF_INET6 else host}:{bound_port}"
         core = OpenWorkCore(
             store=store,
             home=home,
@@ -135,6 +153,7 @@ async def _serve_locked(settings: OpenWorkSettings, home: Path, *, allow_remote:
             ),
         )
         await core.start()
+        token = settings.token or secrets.token_urlsafe(32)
         shutdown = asyncio.Event()
         app = create_app(
             core,
@@ -146,13 +165,34 @@ async def _serve_locked(settings: OpenWorkSettings, home: Path, *, allow_remote:
             max_body_bytes=settings.max_body_bytes,
             max_input_chars=settings.max_input_chars,
         )
+        warnings = provider_warnings(
+            default_provider, await store.list_providers(), settings.provider_api_key is not None
+        )
 
         def on_listening() -> None:
-            write_discovery(home, url, token, app_version())
+            path = write_discovery(home, url, token, app_version())
+            facts = BannerFacts(
+                version=app_version(),
+                url=url,
+                discovery=path,
+                database=database.display,
+                provider=default_provider,
+                key_set=settings.provider_api_key is not None,
+                sandbox=sandbox,
+                config_file=config_file_path() if config_file_path().is_file() else None,
+                log_file=logging_setup.file,
+                warnings=tuple(warnings),
+            )
+            if logging_setup.stderr_json:  # keep a JSON stderr pure: the banner as one event
+                log.info("daemon.banner", lines=banner_lines(facts))
+            else:
+                print("\n".join(banner_lines(facts)), file=sys.stderr, flush=True)
+            for warning in warnings:
+                log.warning("daemon.configuration_warning", warning=warning)
             log.info("daemon.listening", url=url, pid=os.getpid())
 
         config = uvicorn.Config(
-            app,
+            AccessLog(app),
             log_config=None,
             access_log=False,
             lifespan="off",
@@ -166,9 +206,5 @@ async def _serve_locked(settings: OpenWorkSettings, home: Path, *, allow_remote:
             log.info("daemon.draining")
             await core.shutdown()
             remove_discovery(home, url)
-    finally:
-        await pool.close()
-        if embedded is not None:
-            await asyncio.to_thread(embedded.stop)
     log.info("daemon.stopped")
     return 0

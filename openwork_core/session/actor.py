@@ -157,6 +157,9 @@ class SessionActor:
 
     # -- the loop --------------------------------------------------------------------------
     async def _run(self, queue: CommandQueue) -> None:
+        # every log line of this session's work (turns, compaction, rewind, undo) names it
+        structlog.contextvars.clear_contextvars()  # not the ids of a parent's turn
+        structlog.contextvars.bind_contextvars(session_id=self._session_id)
         try:
             while True:
                 command = await queue.receive()

@@ -5,11 +5,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import structlog
+
 from openwork_chat_state.error_root import NotFound
 from openwork_core.ids import SessionId
 from openwork_core.session.storage import FileChangeStorage
 from openwork_tools import FileChange, SandboxMode, ToolSessionContext
 from openwork_tools.undo import ChangeDirection, apply_file_changes
+
+log = structlog.get_logger(__name__)
 
 
 class UnknownFileChange(NotFound, LookupError):
@@ -33,4 +37,5 @@ async def apply_recorded_changes(
     changes = [FileChange.from_json(s.artifact) for s in stored]
     applied = await apply_file_changes(tool_session, changes, direction, mode)
     await store.set_undone(session_id, {c.change_id: c.undone for c in applied})
+    log.info("file_changes.applied", direction=direction, changes=len(applied))
     return applied

@@ -242,6 +242,10 @@ class SessionRegistry:
     async def _build(self, session_id: SessionId) -> SessionHandle:
         """Take the session's lease, then ``build_session_handle`` (multi-agent.md §1): roots
         and children alike. ``SessionOwnedElsewhere`` when another live daemon drives it."""
+        with structlog.contextvars.bound_contextvars(session_id=session_id):  # load's log lines
+            return await self._build_bound(session_id)
+
+    async def _build_bound(self, session_id: SessionId) -> SessionHandle:
         record = await self._children.get_session(session_id)
         host = await self.agent_host(record.parent_session_id or record.id)
         lease = await self._ownership.acquire(session_id)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -39,12 +40,45 @@ class SpanFinish:
     response_message_id: MessageId | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class _OpenSpan:
+    kind: str
+    name: str
+    model_id: str | None
+    started: float
+
+
+_SPAN_EVENTS = {"model_call": "model.call", "tool_call": "tool.call", "compaction": "compaction"}
+
+
+def _log_span(span: _OpenSpan, finish: SpanFinish) -> None:
+    """One log line per model call (provider, model, latency, tokens), tool call and compaction;
+    the session and turn ids come from the bound contextvars. Never arguments or outputs."""
+    event = _SPAN_EVENTS.get(span.kind, f"span.{span.kind}")
+    fields: dict[str, JsonValue] = {
+        "name": span.name,
+        "status": finish.status,
+        "duration_ms": int((time.monotonic() - span.started) * 1000),
+    }
+    if span.model_id is not None:
+        provider, _, model = span.model_id.partition("/")
+        fields |= {"provider": provider, "model": model}
+    if finish.input_tokens is not None or finish.output_tokens is not None:
+        fields |= {"input_tokens": finish.input_tokens, "output_tokens": finish.output_tokens}
+    if finish.resolved_tool_name is not None:
+        fields["tool"] = finish.resolved_tool_name
+    if finish.error_code is not None:
+        fields["error_code"] = finish.error_code
+    (log.warning if finish.status == "failed" else log.info)(event, **fields)
+
+
 class TraceRecorder:
     def __init__(self, pool: asyncpg.Pool) -> None:
         self._pool = pool
         self._queue: asyncio.Queue[Write | None] = asyncio.Queue(_QUEUE_CAPACITY)
         self._task: asyncio.Task[None] | None = None
         self.dropped_signals = 0
+        self._open: dict[str, _OpenSpan] = {}
 
     def start(self) -> None:
         self._task = asyncio.get_running_loop().create_task(self._run(), name="trace-writer")
@@ -95,6 +129,7 @@ class TraceRecorder:
     ) -> SpanId:
         span_id = new_span_id()
         started_at = _now()
+        self._open[span_id] = _OpenSpan(kind, name, model_id, time.monotonic())
 
         async def write(pool: asyncpg.Pool) -> None:
             async with pool.acquire() as conn:
@@ -119,6 +154,9 @@ class TraceRecorder:
 
     def close_span(self, span_id: SpanId, finish: SpanFinish) -> None:
         ended_at = _now()
+        opened = self._open.pop(span_id, None)
+        if opened is not None:
+            _log_span(opened, finish)
 
         async def write(pool: asyncpg.Pool) -> None:
             async with pool.acquire() as conn:

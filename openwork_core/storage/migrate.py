@@ -4,6 +4,7 @@ recorded with a checksum; a changed applied file refuses the start."""
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,7 +16,26 @@ from openwork_core.storage.postgres.connection import Conn
 
 log = structlog.get_logger(__name__)
 
-MIGRATIONS_DIR = Path(__file__).resolve().parents[2] / "migrations"
+_SOURCE_TREE_DIR = Path(__file__).resolve().parents[2] / "migrations"
+_PACKAGE = "openwork_migrations"
+"""The wheel ships the top-level ``migrations/`` folder as this data-only package (setup.py)."""
+
+
+def migrations_dir() -> Path:
+    """The folder of the numbered SQL files: ``migrations/`` beside the source tree when running
+    from a checkout (or an editable install), else the installed ``openwork_migrations``."""
+    if _SOURCE_TREE_DIR.is_dir():
+        return _SOURCE_TREE_DIR
+    spec = importlib.util.find_spec(_PACKAGE)
+    locations = list(spec.submodule_search_locations or ()) if spec is not None else []
+    for location in locations:
+        if Path(location).is_dir():
+            return Path(location)
+    raise MigrationLayoutError(
+        f"no migrations found: neither {_SOURCE_TREE_DIR} nor the installed package {_PACKAGE}"
+    )
+
+
 _ADVISORY_LOCK_KEY = 0x0_0E_17_3C_0A  # "openwork migrations"
 _FILE_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
 
@@ -31,16 +51,19 @@ class Migration:
         return hashlib.sha256(self.sql.encode()).hexdigest()
 
 
-def discover_migrations(directory: Path = MIGRATIONS_DIR) -> tuple[Migration, ...]:
-    """Read ``NNNN_name.sql`` files in order; gaps and duplicates are layout errors."""
+def discover_migrations(directory: Path | None = None) -> tuple[Migration, ...]:
+    """Read ``NNNN_name.sql`` files in order; gaps, duplicates and none at all are layout errors."""
     found: list[Migration] = []
-    for path in sorted(directory.glob("*.sql")):
+    folder = migrations_dir() if directory is None else directory
+    for path in sorted(folder.glob("*.sql")):
         match = _FILE_NAME.match(path.name)
         if match is None:
             raise MigrationLayoutError(
                 f"migration file name not of the form NNNN_name.sql: {path.name}"
             )
         found.append(Migration(int(match.group(1)), path.name, path.read_text(encoding="utf-8")))
+    if not found:
+        raise MigrationLayoutError(f"no migration files (NNNN_name.sql) in {folder}")
     for expected, migration in enumerate(found, start=1):
         if migration.version != expected:
             raise MigrationLayoutError(

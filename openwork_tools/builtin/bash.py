@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import enum
 import os
 import signal
@@ -13,13 +12,9 @@ from asyncio.subprocess import Process
 
 from pydantic import Field
 
+from openwork_tools.builtin.live_output import LiveOutput, StreamKind
 from openwork_tools.builtin.output import OutputBuffer, StreamDecoder
-from openwork_tools.context import (
-    StderrProgress,
-    StdoutProgress,
-    ToolCallContext,
-    ToolSessionContext,
-)
+from openwork_tools.context import ToolCallContext, ToolSessionContext
 from openwork_tools.definition import RiskHint, Tool
 from openwork_tools.faults import faultpoint
 from openwork_tools.policy import Actor
@@ -79,19 +74,18 @@ class Outcome(enum.Enum):
 async def _pump(
     stream: asyncio.StreamReader | None,
     buffer: OutputBuffer,
-    call: ToolCallContext,
-    kind: type[StdoutProgress] | type[StderrProgress],
+    live: LiveOutput,
+    kind: StreamKind,
 ) -> None:
     if stream is None:
         return
     decoder = StreamDecoder()
     while chunk := await stream.read(65536):
         await buffer.add(chunk)
-        if text := decoder.feed(chunk):
-            call.send_progress(kind(text))
+        live.add(kind, decoder.feed(chunk))
 
 
-async def terminate(proc: Process, waiter: asyncio.Task[int]) -> bool:
+async def terminate(proc: Process) -> bool:
     """SIGKILL the whole process group, then wait; ESRCH counts as terminated (tools.md §5)."""
     try:
         os.killpg(proc.pid, signal.SIGKILL)
@@ -99,41 +93,68 @@ async def terminate(proc: Process, waiter: asyncio.Task[int]) -> bool:
         pass
     except OSError:
         return False
-    done, _ = await asyncio.wait({waiter}, timeout=KILL_WAIT_S)
-    return waiter in done
+    try:
+        async with asyncio.timeout(KILL_WAIT_S):
+            await proc.wait()
+    except TimeoutError:
+        return False
+    return True
+
+
+async def _cancel_when_set(cancel: asyncio.Event, task: asyncio.Task[object]) -> None:
+    """The call's cancel token, turned into ``Task.cancel`` of the waiting task."""
+    await cancel.wait()
+    task.cancel()
+
+
+async def wait_for_exit(proc: Process, cancel: asyncio.Event, timeout_s: float) -> Outcome:
+    """Wait for the process to exit within ``timeout_s``. The cancel token cancels this wait
+    (``Task.cancel``) and the outcome is CANCELLED; a cancellation from anyone else propagates."""
+    task = asyncio.current_task()
+    assert task is not None
+    stopper = asyncio.get_running_loop().create_task(_cancel_when_set(cancel, task))
+    try:
+        async with asyncio.timeout(timeout_s):
+            await proc.wait()
+        return Outcome.EXITED
+    except TimeoutError:
+        return Outcome.TIMED_OUT
+    except asyncio.CancelledError:
+        if cancel.is_set() and task.uncancel() == 0:
+            return Outcome.CANCELLED
+        raise
+    finally:
+        stopper.cancel()
+        await asyncio.gather(stopper, return_exceptions=True)
 
 
 async def supervise(
     proc: Process, buffer: OutputBuffer, call: ToolCallContext, timeout_s: float
 ) -> Outcome:
+    """Read both pipes (into the buffer and the live output) while waiting for the exit; a
+    timeout or a cancel kills the process group. Whatever ends this — including a cancellation
+    of the calling task — the process is killed and the reader tasks are cancelled and awaited."""
+    live = LiveOutput(call)
     readers = [
-        asyncio.create_task(_pump(proc.stdout, buffer, call, StdoutProgress)),
-        asyncio.create_task(_pump(proc.stderr, buffer, call, StderrProgress)),
+        asyncio.create_task(_pump(proc.stdout, buffer, live, "stdout")),
+        asyncio.create_task(_pump(proc.stderr, buffer, live, "stderr")),
     ]
-    waiter = asyncio.create_task(proc.wait())
+    flusher = asyncio.create_task(live.run())
     faultpoint("bash_running")
-    canceller = asyncio.create_task(call.cancel.wait())
-    tasks = (*readers, waiter, canceller)
     try:
-        done, _ = await asyncio.wait(
-            {waiter, canceller}, timeout=timeout_s, return_when=asyncio.FIRST_COMPLETED
-        )
-        if waiter in done:
-            outcome = Outcome.EXITED
-        else:
-            outcome = Outcome.CANCELLED if canceller in done else Outcome.TIMED_OUT
-            if not await terminate(proc, waiter):
-                return Outcome.UNKNOWN
+        outcome = await wait_for_exit(proc, call.cancel, timeout_s)
+        if outcome is not Outcome.EXITED and not await terminate(proc):
+            return Outcome.UNKNOWN
+        # a background child may keep the pipes open: drain them for a bounded time
         await asyncio.wait(readers, timeout=READER_GRACE_S)
         return outcome
     finally:
         if proc.returncode is None:
-            with contextlib.suppress(OSError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            await asyncio.wait({waiter}, timeout=KILL_WAIT_S)
-        for task in tasks:
+            await terminate(proc)
+        for task in (*readers, flusher):
             task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await asyncio.gather(*readers, flusher, return_exceptions=True)
+        live.flush()
 
 
 def _status_line(outcome: Outcome, proc: Process, timeout_ms: int, duration_ms: int) -> str:

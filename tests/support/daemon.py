@@ -43,9 +43,16 @@ class Daemon:
 
 
 async def start_daemon(
-    *, home: Path, database_url: str | None, env: dict[str, str] | None = None, timeout: float = 60
+    *,
+    home: Path,
+    database_url: str | None,
+    env: dict[str, str] | None = None,
+    timeout: float = 60,
+    command: tuple[str, ...] | None = None,
+    cwd: Path | None = None,
 ) -> Daemon:
-    """``database_url=None`` runs the daemon on its embedded PostgreSQL under ``home``."""
+    """``database_url=None`` runs the daemon on its embedded PostgreSQL under ``home``;
+    ``command`` replaces ``python -m openwork_core.daemon serve`` (an installed console script)."""
     full_env = {k: v for k, v in os.environ.items() if not k.startswith("OPENWORK_")} | {
         "OPENWORK_HOME": str(home),
         "OPENWORK_LISTEN": "127.0.0.1:0",
@@ -55,11 +62,10 @@ async def start_daemon(
         **({"OPENWORK_DATABASE_URL": database_url} if database_url is not None else {}),
         **(env or {}),
     }
+    argv = command or (sys.executable, "-m", "openwork_core.daemon", "serve")
     process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "openwork_core.daemon",
-        "serve",
+        *argv,
+        cwd=cwd,
         env=full_env,
         stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.DEVNULL,

@@ -8,8 +8,8 @@ from typing import Any, cast
 
 from openwork_core.daemon.app import create_app
 from openwork_core.daemon.openapi import document_bytes
-from openwork_core.daemon.server import app_version
 from openwork_core.service import OpenWorkCore
+from openwork_core.version import app_version
 
 
 def served_document() -> dict[str, Any]:

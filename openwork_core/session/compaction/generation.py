@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import enum
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 
@@ -185,9 +186,11 @@ async def generate_summary(
     attempts: list[SummaryAttempt] = []
     for number in range(1, settings.max_attempts + 1):
         attempt_id = summary_attempt_id(session_id, compaction_id, number)
+        started = time.monotonic()
         try:
             summary, response = await _attempt(port, request, attempt_id, settings)
         except _AttemptFailed as failed:
+            _log_call(request.model, started, "failed", None, None)
             attempts.append(
                 SummaryAttempt(attempt_id=attempt_id, failure=failed.failure, detail=failed.detail)
             )
@@ -200,9 +203,32 @@ async def generate_summary(
             if number < settings.max_attempts:
                 await settings.pause(settings.retry_pause_s)
             continue
+        usage = response.usage
+        _log_call(
+            request.model,
+            started,
+            "succeeded",
+            usage.input_tokens if usage else None,
+            usage.output_tokens if usage else None,
+        )
         attempts.append(SummaryAttempt(attempt_id=attempt_id))
         return SummaryOutcome(summary=summary, response=response, attempts=tuple(attempts))
     raise SummaryRetriesExhausted(
         f"the summary failed {settings.max_attempts} times; last: {attempts[-1].detail}",
         tuple(a.failure.value for a in attempts if a.failure is not None),
+    )
+
+
+def _log_call(
+    model: str, started: float, status: str, input_tokens: int | None, output_tokens: int | None
+) -> None:
+    """One ``model.call`` line per summary submission, like the turn's model calls."""
+    log.info(
+        "model.call",
+        name="compaction summary",
+        model=model,
+        status=status,
+        duration_ms=int((time.monotonic() - started) * 1000),
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
     )

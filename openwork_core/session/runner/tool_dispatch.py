@@ -44,6 +44,7 @@ from openwork_core.session.outcome import (
 from openwork_core.session.runner.agent_tools import AgentToolRunner
 from openwork_core.session.runner.context import TurnContext
 from openwork_core.session.runner.guards import in_chat_state, persisted
+from openwork_core.session.runner.tool_progress import forwarded_progress
 from openwork_core.session.runner.tool_results import ToolResultWriter, control_attrs
 from openwork_core.session.runner.tool_step import (
     DoomLoopCounter,
@@ -219,12 +220,14 @@ class ToolCallRunner(ToolResultWriter):
                 return Failed(FailureCode.PERMISSION_DENIED, "the user denied a tool call")
             return None
         assert isinstance(verdict, Run)
-        context = ToolCallContext(
-            call_id=tool_call_id,
-            policy=SandboxPolicy(mode=turn.mode.current, grants=verdict.grants),
-            cancel=turn.cancellation.token,
-        )
-        result = await registry.call(name, call.input, context)
+        async with forwarded_progress(tool_call_id, turn.emit) as progress:
+            context = ToolCallContext(
+                call_id=tool_call_id,
+                policy=SandboxPolicy(mode=turn.mode.current, grants=verdict.grants),
+                cancel=turn.cancellation.token,
+                progress=progress,
+            )
+            result = await registry.call(name, call.input, context)
         if result.sandbox_denied:
             self._previous_denial = result.text.strip().splitlines()[-1] if result.text else None
         await self._finish_result(call, tool_call_id, span, result, decision_source, wait_ms)

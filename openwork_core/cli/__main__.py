@@ -1,0 +1,3 @@
+from openwork_core.cli import main
+
+main()

@@ -1,0 +1,309 @@
+"""``openwork doctor``: what would stop the first turn, checked without the daemon and without
+spending tokens: configuration, database and migrations, provider (reachable, key set), model
+capabilities, sandbox self-check, skills; then the effective configuration with secrets masked.
+Exit 1 when a check fails (it would block a turn); warnings do not fail."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import socket
+from dataclasses import dataclass
+from typing import Literal
+from urllib.parse import urlsplit
+
+import typer
+from pydantic import JsonValue
+
+from openwork_core.cli.client import CliError, DaemonClient, process_alive, read_discovery
+from openwork_core.cli.output import console, print_json
+from openwork_core.config import (
+    DEFAULT_PROVIDER_ID,
+    ENV_PREFIX,
+    ConfigError,
+    OpenWorkSettings,
+    config_file_path,
+    default_skill_root,
+    load_settings,
+)
+from openwork_core.daemon.home import HomeInUse
+from openwork_core.daemon.startup import embedded_home_guard
+from openwork_core.logs import configure_logging
+from openwork_core.storage.records import ProviderKind, ProviderRecord
+
+Verdict = Literal["ok", "warn", "fail"]
+REACH_TIMEOUT_S = 5.0
+MASK = "********"
+_HOSTED = {
+    ProviderKind.OPENAI_CHAT: "https://api.openai.com/v1",
+    ProviderKind.OPENAI_RESPONSES: "https://api.openai.com/v1",
+    ProviderKind.ANTHROPIC: "https://api.anthropic.com",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    name: str
+    verdict: Verdict
+    detail: str
+
+    def to_json(self) -> JsonValue:
+        return {"name": self.name, "verdict": self.verdict, "detail": self.detail}
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(doctor)
+
+
+def masked_settings(settings: OpenWorkSettings) -> dict[str, str]:
+    """Every setting by its environment name; the token, the key and the database password
+    masked."""
+    from openwork_core.daemon.startup import redact_database_url
+
+    out: dict[str, str] = {}
+    for name in OpenWorkSettings.model_fields:
+        value = getattr(settings, name)
+        if value is None:
+            shown = "(unset)"
+        elif name in ("token", "provider_api_key"):
+            shown = MASK
+        elif name == "database_url":
+            shown = redact_database_url(str(value))
+        else:
+            shown = str(value)
+        out[ENV_PREFIX + name.upper()] = shown
+    return out
+
+
+def reachable(base_url: str) -> str | None:
+    """None when a TCP connection to the URL's host and port opens, else why not."""
+    parts = urlsplit(base_url)
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    if not parts.hostname:
+        return f"no host in {base_url}"
+    try:
+        with socket.create_connection((parts.hostname, port), timeout=REACH_TIMEOUT_S):
+            return None
+    except OSError as exc:
+        return exc.strerror or str(exc)
+
+
+def provider_checks(provider: ProviderRecord | None, key_value: str | None) -> list[Check]:
+    from openwork_core.context.limits import ModelContextLimits
+    from openwork_core.daemon.startup import key_required
+    from openwork_core.models.capabilities import CapabilityError, ModelCapabilities
+
+    if provider is None:
+        return [
+            Check(
+                "provider",
+                "fail",
+                "no provider 'default': set OPENWORK_PROVIDER, OPENWORK_PROVIDER_BASE_URL and "
+                "OPENWORK_MODEL (a turn fails with no_provider)",
+            )
+        ]
+    base_url = provider.base_url or _HOSTED[provider.kind]
+    problem = reachable(base_url)
+    checks = [
+        Check(
+            "provider",
+            "ok" if problem is None else "fail",
+            f"{provider.kind.value} at {base_url}"
+            + (" reachable" if problem is None else f" not reachable ({problem})"),
+        )
+    ]
+    if key_value:
+        checks.append(Check("api key", "ok", f"{provider.api_key_env} is set"))
+    elif key_required(provider):
+        checks.append(
+            Check(
+                "api key",
+                "fail",
+                f"{provider.kind.value} needs a key: set {ENV_PREFIX}PROVIDER_API_KEY",
+            )
+        )
+    else:
+        checks.append(Check("api key", "ok", "none (a local server may not need one)"))
+    if not provider.models:
+        checks.append(Check("model", "fail", "no model: set OPENWORK_MODEL"))
+        return checks
+    model = provider.models[0]
+    try:
+        limits = ModelContextLimits.from_capabilities(
+            ModelCapabilities(
+                context_window_tokens=model.context_window,
+                max_output_tokens=model.max_output_tokens,
+                max_reasoning_tokens=model.max_reasoning_tokens or None,
+            )
+        )
+    except CapabilityError as exc:
+        checks.append(Check("model", "fail", f"{model.name}: {exc}"))
+        return checks
+    checks.append(
+        Check(
+            "model",
+            "ok",
+            f"{model.name}: window {limits.context_window}, output {model.max_output_tokens}, "
+            f"reasoning {model.max_reasoning_tokens}, input {limits.effective_input_tokens}, "
+            f"auto-compact at {limits.compaction_threshold}",
+        )
+    )
+    return checks
+
+
+async def _database_checks(settings: OpenWorkSettings) -> tuple[list[Check], ProviderRecord | None]:
+    from openwork_core.daemon.startup import open_database
+    from openwork_core.storage import PostgresStore, discover_migrations
+
+    checks: list[Check] = []
+    stored: ProviderRecord | None = None
+    try:
+        async with open_database(settings) as database:
+            checks.append(Check("database", "ok", f"{database.display} reachable"))
+            known = discover_migrations()
+            async with database.pool.acquire() as conn:
+                exists = await conn.fetchval("SELECT to_regclass('schema_migrations') IS NOT NULL")
+                rows = (
+                    await conn.fetch("SELECT version, checksum FROM schema_migrations")
+                    if exists
+                    else []
+                )
+            applied = {int(r["version"]): str(r["checksum"]) for r in rows}
+            changed = [
+                m.name for m in known if m.version in applied and applied[m.version] != m.checksum
+            ]
+            pending = [m.name for m in known if m.version not in applied]
+            if changed:
+                checks.append(
+                    Check(
+                        "migrations", "fail", f"changed after being applied: {', '.join(changed)}"
+                    )
+                )
+            elif pending:
+                checks.append(
+                    Check(
+                        "migrations",
+                        "warn",
+                        f"{len(pending)} pending ({pending[0]}…): `openwork migrate` or the next "
+                        "start applies them",
+                    )
+                )
+            else:
+                checks.append(Check("migrations", "ok", f"current ({len(known)} applied)"))
+            if exists and not pending:
+                for provider in await PostgresStore(database.pool).list_providers():
+                    if provider.id == DEFAULT_PROVIDER_ID:
+                        stored = provider
+    except ConfigError as exc:
+        checks.append(Check("database", "fail", str(exc)))
+    return checks, stored
+
+
+def _through_the_daemon(settings: OpenWorkSettings, running: HomeInUse) -> list[Check]:
+    """The embedded database belongs to the running daemon: ask it, never start a second
+    server on its data (that would stop the daemon's)."""
+    try:
+        with DaemonClient.connect(settings.home) as client:
+            health = client.get("/v1/health")
+    except CliError as exc:
+        return [
+            Check("database", "fail", f"embedded, owned by the daemon pid {running.pid}: {exc}")
+        ]
+    ok = isinstance(health, dict) and health.get("database") == "ok"
+    return [
+        Check(
+            "database",
+            "ok" if ok else "fail",
+            f"embedded ({settings.home / 'pgdata'}), reachable through the running daemon"
+            if ok
+            else f"the running daemon reports its database as {health}",
+        ),
+        Check("migrations", "ok" if ok else "warn", "applied by the running daemon at its start"),
+    ]
+
+
+async def run_checks(settings: OpenWorkSettings) -> list[Check]:
+    from openwork_core.skills.discovery import discover_skills
+    from openwork_tools.sandbox import probe_sandbox
+
+    with embedded_home_guard(settings) as running:
+        if running is None:
+            checks, stored = await _database_checks(settings)
+        else:
+            checks, stored = await asyncio.to_thread(_through_the_daemon, settings, running), None
+    provider = settings.default_provider() or stored
+    key_env = provider.api_key_env if provider is not None else None
+    key_value = (
+        settings.provider_api_key if provider is not None and provider is not stored else None
+    )
+    if key_value is None and key_env:
+        key_value = os.environ.get(key_env)
+    checks.extend(await asyncio.to_thread(provider_checks, provider, key_value))
+    sandbox = await probe_sandbox()
+    checks.append(
+        Check(
+            "sandbox",
+            "ok" if sandbox.available else "warn",
+            "bubblewrap self-check passed"
+            if sandbox.available
+            else f"unavailable: {sandbox.reason} (bash cannot run commands; file tools work)",
+        )
+    )
+    discovery = await asyncio.to_thread(discover_skills, default_skill_root())
+    checks.append(Check("skills", "ok", f"{len(discovery.skills)} found"))
+    checks.extend(Check("skill", "warn", f"{w.path}: {w.reason}") for w in discovery.warnings)
+    try:
+        found = read_discovery(settings.home)
+        alive = process_alive(found.pid)
+        checks.append(
+            Check(
+                "daemon",
+                "ok" if alive else "warn",
+                f"running at {found.url} (pid {found.pid})"
+                if alive
+                else f"stale {found.path} (pid {found.pid} is gone)",
+            )
+        )
+    except CliError:
+        checks.append(Check("daemon", "ok", "not running (`openwork serve` starts it)"))
+    return checks
+
+
+def doctor(json_output: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+    """Check what a turn needs; exit 1 when something would block one."""
+    try:
+        settings = load_settings()
+    except ConfigError as exc:
+        checks = [Check("configuration", "fail", str(exc))]
+        effective: dict[str, str] = {}
+    else:
+        file = config_file_path()
+        checks = [
+            Check("configuration", "ok", f"file {file}" if file.is_file() else "environment only")
+        ]
+        logging_setup = configure_logging(settings.log_format, level=logging.WARNING)
+        try:
+            checks.extend(asyncio.run(run_checks(settings)))
+        finally:
+            logging_setup.close()
+        effective = masked_settings(settings)
+    failed = any(c.verdict == "fail" for c in checks)
+    if json_output:
+        print_json(
+            {
+                "ok": not failed,
+                "checks": [c.to_json() for c in checks],
+                "configuration": dict(effective),
+            }
+        )
+    else:
+        out = console()
+        for check in checks:
+            out.print(f"{check.verdict:<4}  {check.name:<13} {check.detail}", markup=False)
+        if effective:
+            out.print("effective configuration:", markup=False)
+            for name, value in effective.items():
+                out.print(f"  {name}={value}", markup=False)
+    if failed:
+        raise typer.Exit(1)

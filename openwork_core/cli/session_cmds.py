@@ -1,0 +1,115 @@
+"""``openwork chat``, ``openwork sessions`` and ``openwork inspect``: clients of the daemon."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import typer
+from pydantic import JsonValue
+from rich.table import Table
+
+from openwork_core.cli import chat as chat_mod
+from openwork_core.cli.client import CliError, connect, home, objects
+from openwork_core.cli.inspect_view import inspection_lines, read_inspection
+from openwork_core.cli.output import console, err_console, plain_output, print_json, tsv_lines
+
+JSON_OPTION = typer.Option(False, "--json", help="Print the daemon's JSON answer.")
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(chat)
+    app.command()(sessions)
+    app.command()(inspect)
+
+
+def chat(
+    message: str | None = typer.Argument(None, help="One message; without it, a prompt."),
+    new: bool = typer.Option(False, "--new", help="Start a new session in this folder."),
+    session: str | None = typer.Option(None, "--session", "-s", help="Continue this session."),
+    yes: bool = typer.Option(False, "--yes", "-y", help="Allow every approval card once."),
+) -> None:
+    """Talk to the agent in this folder (its latest session, or a new one).
+
+    Streams the answer and one line per tool call; Ctrl-C cancels the turn, a second Ctrl-C
+    exits. Exit 0 when the turn completed, 1 when it failed, 130 when it was cancelled."""
+    folder = Path.cwd().resolve()
+    out, err = console(), err_console()
+    with connect() as client:
+        session_id = chat_mod.pick_session(client, folder, new=new, session_id=session)
+        err.print(f"session {session_id} in {folder}", markup=False, style="dim")
+        printer = chat_mod.TurnPrinter(client, session_id, out, plain=plain_output(), approve=yes)
+        try:
+            if message is not None:
+                raise typer.Exit(chat_mod.report(printer.run(message), err))
+            raise typer.Exit(chat_mod.interactive(printer, err, home()))
+        except chat_mod.SecondInterrupt:
+            err.print("interrupted", markup=False)
+            raise typer.Exit(chat_mod.EXIT_INTERRUPTED) from None
+
+
+def _sessions(listed: JsonValue) -> list[dict[str, JsonValue]]:
+    return objects(listed, "sessions")
+
+
+def _cell(value: JsonValue) -> str:
+    return "" if value is None else str(value)
+
+
+def sessions(json_output: bool = JSON_OPTION) -> None:
+    """List sessions: id, title, folder, last activity, status."""
+    with connect() as client:
+        listed = client.get("/v1/sessions")
+    if json_output:
+        print_json(listed)
+        return
+    rows = sorted(
+        _sessions(listed),
+        key=lambda s: _cell(s.get("last_activity_at") or s.get("created_at")),
+        reverse=True,
+    )
+    header = ["id", "title", "folder", "last activity", "status"]
+    cells = [
+        [
+            _cell(s.get("session_id")),
+            _cell(s.get("title")),
+            _cell(s.get("workspace")),
+            _cell(s.get("last_activity_at") or s.get("created_at"))[:19].replace("T", " "),
+            _cell(s.get("status")),
+        ]
+        for s in rows
+    ]
+    out = console()
+    if plain_output():
+        sys.stdout.write("".join(line + "\n" for line in tsv_lines(header, cells)))
+        return
+    if not cells:
+        out.print("no sessions yet: run `openwork chat` in a project folder", style="dim")
+        return
+    table = Table(*header, box=None, header_style="bold")
+    for row in cells:
+        table.add_row(*row)
+    out.print(table)
+
+
+def inspect(
+    session: str | None = typer.Argument(None, help="Session id; default: this folder's latest."),
+    json_output: bool = JSON_OPTION,
+) -> None:
+    """Show a session's context window (default: this folder's latest session).
+
+    System / Conversation / Tools / free against the window, the auto-compact line, World State
+    by section, the largest items."""
+    with connect() as client:
+        if session is None:
+            folder = Path.cwd().resolve()
+            session = chat_mod.latest_in(_sessions(client.get("/v1/sessions")), folder)
+            if session is None:
+                raise CliError(f"no session in {folder}; pass a session id", "no_session")
+        body = client.get(f"/v1/sessions/{session}/context")
+    if json_output:
+        print_json(body)
+        return
+    out = console()
+    for line in inspection_lines(session, read_inspection(body)):
+        out.print(line, markup=False, highlight=False)

@@ -1,0 +1,51 @@
+"""`openwork chat` renderings (issue 15 point 2): one line per tool call, the approval card,
+exit codes."""
+
+from __future__ import annotations
+
+from openwork_core.cli.chat_view import card_lines, short_arguments, tool_line, turn_result
+
+
+def test_a_tool_line_names_the_tool_its_main_argument_and_the_outcome() -> None:
+    line = tool_line(
+        "bash", '{"command": "ls -la"}', "succeeded", "a\nb\n[exit 0; duration 3 ms]", False
+    )
+    assert line.plain() == "+ bash ls -la -> succeeded [exit 0; duration 3 ms]"
+    failed = tool_line("read", {"path": "x.py"}, "failed", "file not found: x.py\nmore", True)
+    assert failed.plain() == "x read x.py -> failed: file not found: x.py"
+
+
+def test_arguments_without_a_known_main_field_are_short_compact_json() -> None:
+    assert short_arguments("spawn_agent", {"task": "t" * 100}).endswith("…")
+    assert len(short_arguments("spawn_agent", {"task": "t" * 100})) == 60
+    assert short_arguments("update_plan", {}) == ""
+    assert short_arguments("bash", "not json") == "not json"
+
+
+def test_the_card_shows_command_danger_justification_and_paths() -> None:
+    request = {
+        "toolName": "bash",
+        "toolCallId": "tc_1",
+        "card": {
+            "mode": "auto",
+            "command": "rm -rf build",
+            "danger": {"key": "rm_recursive_or_force", "start": 0, "end": 12},
+            "justification": "clean the build",
+            "paths": [{"path": "/w/build", "access": "write", "scope": "once"}],
+        },
+    }
+    assert card_lines(request) == [
+        "approval needed: bash (mode auto)",
+        "  command: rm -rf build",
+        "  danger: rm_recursive_or_force",
+        "  why: clean the build",
+        "  path: /w/build (write, once)",
+    ]
+
+
+def test_exit_codes_zero_completed_130_cancelled_one_otherwise() -> None:
+    assert turn_result({"status": "completed", "finalText": "x"}).exit_code == 0
+    assert turn_result({"status": "cancelled"}).exit_code == 130
+    failed = turn_result({"status": "failed", "code": "model_error", "message": "m"})
+    assert (failed.exit_code, failed.code, failed.message) == (1, "model_error", "m")
+    assert turn_result(None).exit_code == 1

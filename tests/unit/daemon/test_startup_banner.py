@@ -1,0 +1,70 @@
+"""Start-up helpers (issue 15 point 3): the database URL without its password, the warnings for
+a missing provider, model or key, and the banner."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from openwork_core.daemon.startup import (
+    BannerFacts,
+    banner_lines,
+    provider_warnings,
+    redact_database_url,
+)
+from openwork_core.storage.records import ProviderKind, ProviderModel, ProviderRecord
+from openwork_tools import SandboxStatus
+
+
+def _provider(kind: ProviderKind, base_url: str | None, models: tuple[str, ...]) -> ProviderRecord:
+    return ProviderRecord(
+        id="default",
+        kind=kind,
+        base_url=base_url,
+        api_key_env=None,
+        models=tuple(ProviderModel(name=m) for m in models),
+    )
+
+
+def test_the_database_url_is_shown_without_its_password() -> None:
+    assert redact_database_url("postgresql://u:p%40ss@db:5432/x?sslmode=require") == (
+        "postgresql://u@db:5432/x?sslmode=require"
+    )
+    assert redact_database_url("postgresql://u@db/x") == "postgresql://u@db/x"
+    assert redact_database_url("postgresql://:pw@[::1]:5432/x") == "postgresql://[::1]:5432/x"
+
+
+def test_warnings_for_no_provider_no_model_and_no_key() -> None:
+    assert provider_warnings(None, [], False)[0].startswith("no model provider")
+    stored = _provider(ProviderKind.ANTHROPIC, None, ("c",))
+    assert provider_warnings(None, [stored], False) == []  # one was configured over HTTP
+    no_model = provider_warnings(_provider(ProviderKind.OPENAI_CHAT, "http://l/v1", ()), [], False)
+    assert [w.split(":")[0] for w in no_model] == ["no model"]
+    hosted = provider_warnings(_provider(ProviderKind.OPENAI_RESPONSES, None, ("m",)), [], False)
+    assert [w.split(":")[0] for w in hosted] == ["no API key"]
+    local = provider_warnings(_provider(ProviderKind.OPENAI_CHAT, "http://l/v1", ("m",)), [], False)
+    assert local == []
+
+
+def test_the_banner_lists_what_a_user_needs_first() -> None:
+    facts = BannerFacts(
+        version="1.2.3",
+        url="http://127.0.0.1:7420",
+        discovery=Path("/h/daemon.json"),
+        database="embedded (/h/pgdata)",
+        provider=_provider(ProviderKind.OPENAI_CHAT, "http://l/v1", ("qwen3",)),
+        key_set=False,
+        sandbox=SandboxStatus(available=False, reason="bwrap is not installed"),
+        config_file=None,
+        log_file=Path("/h/logs/openwork.log"),
+        warnings=("something",),
+    )
+    assert banner_lines(facts) == [
+        "OpenWork 1.2.3 listening on http://127.0.0.1:7420",
+        "  daemon.json  /h/daemon.json (URL and bearer token, mode 0600)",
+        "  database     embedded (/h/pgdata)",
+        "  provider     openai-chat at http://l/v1, model qwen3, no key",
+        "  sandbox      unavailable: bwrap is not installed (bash cannot run commands)",
+        "  config       no file (environment only)",
+        "  logs         /h/logs/openwork.log",
+        "warning: something",
+    ]
