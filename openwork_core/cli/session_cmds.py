@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import sys
+import webbrowser
 from pathlib import Path
+from urllib.parse import quote
 
 import typer
 from pydantic import JsonValue
@@ -92,9 +94,17 @@ def sessions(json_output: bool = JSON_OPTION) -> None:
     out.print(table)
 
 
+def context_page_url(daemon_url: str, token: str, session: str) -> str:
+    """The context page of ``session`` with the token in the URL fragment (issue 16 point 4)."""
+    return f"{daemon_url}/ui/#token={quote(token, safe='')}&session={quote(session, safe='')}"
+
+
 def inspect(
     session: str | None = typer.Argument(None, help="Session id; default: this folder's latest."),
     json_output: bool = JSON_OPTION,
+    open_page: bool = typer.Option(
+        False, "--open", help="Open the context page (/ui/) in a browser; prints its URL."
+    ),
 ) -> None:
     """Show a session's context window (default: this folder's latest session).
 
@@ -107,6 +117,11 @@ def inspect(
             if session is None:
                 raise CliError(f"no session in {folder}; pass a session id", "no_session")
         body = client.get(f"/v1/sessions/{session}/context")
+        page = context_page_url(client.discovery.url, client.discovery.token, session)
+    if open_page:
+        print(page)  # the token travels in the fragment: never sent to a server, never logged
+        webbrowser.open(page)
+        return
     if json_output:
         print_json(body)
         return

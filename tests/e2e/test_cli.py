@@ -175,6 +175,19 @@ async def test_inspect_shows_the_window_bar_world_state_sections_and_largest_ite
     assert len(lines) - lines.index("Largest items:") - 1 == 5
 
 
+async def test_inspect_open_prints_the_context_page_with_the_token_in_the_fragment(
+    daemon: Daemon, fake_provider: FakeProvider, project: Path
+) -> None:
+    """Issue 16 point 4: `openwork inspect --open` passes the token in the URL fragment."""
+    fake_provider.push(Reply(text="hi"))
+    assert (await run_cli("chat", "hello", home=daemon.home, cwd=project)).code == 0
+    run = await run_cli("inspect", "--open", home=daemon.home, cwd=project, env={"BROWSER": "true"})
+    assert run.code == 0, run.stderr
+    url = run.stdout.strip().splitlines()[-1]
+    assert url.startswith(f"{daemon.url}/ui/#token=")
+    assert "&session=ses_" in url
+
+
 async def test_status_reports_the_running_daemon_and_stop_ends_it_cleanly(
     pg_cluster: PgCluster, tmp_path: Path
 ) -> None:
