@@ -159,21 +159,6 @@ SessionCommand: TypeAlias = (
     | TurnEnded
 )
 
-AskingCommand: TypeAlias = (
-    StartTurn
-    | CancelTurn
-    | ResolvePermission
-    | SetPermissionMode
-    | ApplyFileChanges
-    | Compact
-    | Rewind
-    | InspectContext
-    | GetSnapshot
-    | Subscribe
-    | GetStatus
-    | Stop
-)
-
 
 class CommandQueue:
     """The actor's bounded inbox. ``close`` makes every later send answer ``ActorStopped``;

@@ -259,12 +259,6 @@ class SessionRegistry:
         self._leases[session_id] = lease
         return handle
 
-    async def owner_elsewhere(self, session_id: SessionId) -> LeaseHolder | None:
-        """The other live daemon driving ``session_id``, when this one has it not loaded."""
-        if session_id in self._handles:
-            return None
-        return await self._ownership.holder(session_id)
-
     # -- models ------------------------------------------------------------------------------------
     async def resolve_model(self, record: SessionRecord) -> ResolvedModel:
         """The session's provider, model, capabilities and (cached) port; NoProvider otherwise."""

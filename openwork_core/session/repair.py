@@ -33,7 +33,6 @@ class TurnEndRepair:
         self._storage = storage
         self._pending: tuple[TurnId, TurnClosing] | None = None
         self._task: asyncio.Task[None] | None = None
-        self._written = asyncio.Event()
         self._stopped = False
 
     @property
@@ -43,7 +42,6 @@ class TurnEndRepair:
     def hold(self, turn_id: TurnId, closing: TurnClosing) -> None:
         """Keep ``closing`` and start writing it in the background."""
         self._pending = (turn_id, closing)
-        self._written.clear()
         if self._stopped:  # the actor is stopping: restart correction or a takeover settles it
             log.warning("turn.finish_unwritten_at_stop", turn_id=turn_id)
             return
@@ -69,7 +67,6 @@ class TurnEndRepair:
             log.info("turn.finish_repaired", turn_id=turn_id, status=closing.status.value)
         if self._pending is pending:
             self._pending = None
-            self._written.set()
         return True
 
     async def _retry(self) -> None:
@@ -81,11 +78,6 @@ class TurnEndRepair:
     async def flush(self) -> bool:
         """Write what is pending now (before a new turn); False while the database is away."""
         return await self._write_once()
-
-    async def wait_written(self) -> None:
-        """Until nothing is pending (for callers that must see the row settled)."""
-        if self._pending is not None:
-            await self._written.wait()
 
     async def stop(self) -> None:
         self._stopped = True
