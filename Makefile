@@ -17,8 +17,12 @@ system-deps:
 serve: $(STAMP) system-deps
 	$(VENV)/bin/openwork serve
 
+# Four pytest-xdist workers: most tests wait on PostgreSQL, daemons and HTTP, so on 2 cores four
+# workers finish the suite in well under half the serial time.
+TEST_WORKERS ?= 4
+
 test: $(STAMP) system-deps
-	$(VENV)/bin/python -m pytest
+	$(VENV)/bin/python -m pytest -n $(TEST_WORKERS)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check openwork_core openwork_chat_state openwork_tools tests bench

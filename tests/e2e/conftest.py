@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -13,6 +16,19 @@ from tests.fakes.fake_provider import FakeProvider
 def fake_provider() -> Iterator[FakeProvider]:
     with FakeProvider() as fake:
         yield fake
+
+
+@pytest.fixture
+def embedded_home() -> Iterator[Path]:
+    """An OPENWORK_HOME for a daemon on the embedded PostgreSQL. pgserver runs the server as its
+    own user and opens the folders up to the data directory for it; pytest's temp tree is re-locked
+    to 0700 whenever another pytest process (an xdist worker) starts, so the home lives in its own
+    folder under /tmp instead."""
+    folder = Path(tempfile.mkdtemp(prefix="openwork-embedded-"))
+    try:
+        yield folder / "home"
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def provider_env(fake: FakeProvider, **overrides: str) -> dict[str, str]:

@@ -11,9 +11,9 @@ from tests.support.daemon import start_daemon
 
 
 async def test_migrate_and_doctor_leave_a_running_daemons_embedded_database_alone(
-    tmp_path: Path,
+    tmp_path: Path, embedded_home: Path
 ) -> None:
-    home = tmp_path / "home"
+    home = embedded_home
     daemon = await start_daemon(home=home, database_url=None)
     try:
         migrated = await run_cli("migrate", home=home)

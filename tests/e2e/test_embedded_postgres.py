@@ -9,9 +9,9 @@ from tests.support.daemon import start_daemon
 
 
 async def test_the_daemon_keeps_its_data_in_an_embedded_postgres_under_openwork_home(
-    tmp_path: Path,
+    tmp_path: Path, embedded_home: Path
 ) -> None:
-    home = tmp_path / "home"
+    home = embedded_home
     workspace = tmp_path / "ws"
     workspace.mkdir()
     daemon = await start_daemon(home=home, database_url=None)

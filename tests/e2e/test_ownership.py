@@ -293,12 +293,12 @@ async def test_a_turn_acknowledged_with_202_exists_after_kill_9_right_after(
 
 
 async def test_an_embedded_postgres_left_by_a_killed_daemon_is_stopped_and_never_leaked(
-    tmp_path: Path, fake_provider: FakeProvider
+    embedded_home: Path, fake_provider: FakeProvider
 ) -> None:
     """Point 2: the embedded PostgreSQL belongs to the daemon that started it. After kill -9 the
     next start stops the orphan deliberately (never two servers on one data directory); a clean
     exit stops its own server."""
-    home = tmp_path / "home"
+    home = embedded_home
     env = provider_env(fake_provider)
     first = await start_daemon(home=home, database_url=None, env=env, timeout=120)
     orphan = int((home / "pgdata" / "postmaster.pid").read_text().split()[0])

@@ -49,7 +49,7 @@ async def _outcome_of(rt: Runtime, sid: str, start: Callable[[], Awaitable[str]]
     _, subscription = await rt.core.subscribe(sid, None)
     try:
         turn_id = await start()
-        async with asyncio.timeout(30):
+        async with asyncio.timeout(90):
             while True:
                 envelope = await subscription.queue.get()
                 if envelope.turn_id == turn_id and isinstance(envelope.update, TurnFinished):
@@ -165,7 +165,7 @@ async def _turns(store: PostgresStore, sid: str):  # type: ignore[no-untyped-def
 async def _settled(rt: Runtime, sid: str, turn_id: str):  # type: ignore[no-untyped-def]
     _, subscription = await rt.core.subscribe(sid, None)
     try:
-        async with asyncio.timeout(30):
+        async with asyncio.timeout(90):
             while (view := await rt.core.turn_view(sid, turn_id)).status is TurnStatus.RUNNING:
                 await subscription.queue.get()
         return view
