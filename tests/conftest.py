@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 
 import pytest
 from hypothesis import settings
@@ -17,12 +17,23 @@ settings.register_profile("no_deadline", deadline=None)
 settings.load_profile("no_deadline")
 
 
+_CLUSTERS: list[PgCluster] = []
+
+
 @pytest.fixture(scope="session")
-def pg_cluster() -> Iterator[PgCluster]:
+def pg_cluster() -> PgCluster:
     cluster = asyncio.run(find_cluster())
+    _CLUSTERS.append(cluster)
     asyncio.run(cluster.create_template())
-    yield cluster
-    asyncio.run(cluster.drop_all())
+    return cluster
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Drop this process's test databases after the last test, outside every test's timeout: a
+    session fixture's teardown runs inside the last test's and DROP DATABASE is slow on a busy
+    server."""
+    while _CLUSTERS:
+        asyncio.run(_CLUSTERS.pop().drop_all())
 
 
 @pytest.fixture

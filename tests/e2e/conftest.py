@@ -19,16 +19,22 @@ def fake_provider() -> Iterator[FakeProvider]:
 
 
 @pytest.fixture
-def embedded_home() -> Iterator[Path]:
-    """An OPENWORK_HOME for a daemon on the embedded PostgreSQL. pgserver runs the server as its
-    own user and opens the folders up to the data directory for it; pytest's temp tree is re-locked
-    to 0700 whenever another pytest process (an xdist worker) starts, so the home lives in its own
-    folder under /tmp instead."""
+def pgserver_folder() -> Iterator[Path]:
+    """A folder for data an embedded PostgreSQL (pgserver) runs on. pgserver runs the server as its
+    own user and opens the folders above the data directory for it; pytest's temp tree is re-locked
+    to 0700 whenever another pytest process (an xdist worker) starts, so this lives in its own
+    folder under the system temp directory instead."""
     folder = Path(tempfile.mkdtemp(prefix="openwork-embedded-"))
     try:
-        yield folder / "home"
+        yield folder
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture
+def embedded_home(pgserver_folder: Path) -> Path:
+    """An OPENWORK_HOME for a daemon on the embedded PostgreSQL (see ``pgserver_folder``)."""
+    return pgserver_folder / "home"
 
 
 def provider_env(fake: FakeProvider, **overrides: str) -> dict[str, str]:

@@ -68,12 +68,12 @@ async def test_while_the_database_is_unreachable_every_route_answers_503_in_the_
 
 
 async def test_a_stopped_and_restarted_server_fails_the_turn_and_the_next_turn_works(
-    tmp_path: Path, fake_provider: FakeProvider
+    tmp_path: Path, pgserver_folder: Path, fake_provider: FakeProvider
 ) -> None:
     from pgserver import get_server  # type: ignore[attr-defined]
     from pgserver._commands import pg_ctl  # type: ignore[attr-defined]
 
-    data = tmp_path / "pg"
+    data = pgserver_folder / "pg"
     data.mkdir()
     server = get_server(data, cleanup_mode="stop")
     url = server.get_uri()
