@@ -116,12 +116,12 @@ async def turn_model_calls(conn: Conn, turn_id: TurnId) -> list[StoredModelCall]
 async def session_usage_totals(conn: Conn, session_id: SessionId) -> SessionUsageTotals:
     row = await conn.fetchrow(
         """SELECT count(*) AS calls,
-                  COALESCE(sum(input_tokens), 0) AS input,
-                  COALESCE(sum(cached_input_tokens) FILTER (WHERE input_tokens IS NOT NULL), 0)
-                      AS cached,
-                  COALESCE(sum(cache_write_tokens), 0) AS written,
-                  COALESCE(sum(output_tokens), 0) AS output,
-                  COALESCE(sum(reasoning_tokens), 0) AS reasoning,
+                  COALESCE(sum(input_tokens), 0)::bigint AS input,
+                  COALESCE(sum(cached_input_tokens) FILTER (WHERE input_tokens IS NOT NULL),
+                           0)::bigint AS cached,
+                  COALESCE(sum(cache_write_tokens), 0)::bigint AS written,
+                  COALESCE(sum(output_tokens), 0)::bigint AS output,
+                  COALESCE(sum(reasoning_tokens), 0)::bigint AS reasoning,
                   count(*) FILTER (WHERE input_truncation_suspected) AS truncated,
                   count(*) FILTER (WHERE cache_miss_cause IS NOT NULL) AS misses
            FROM model_call_usage WHERE session_id = $1""",
