@@ -26,7 +26,8 @@ from datetime import datetime
 
 import orjson
 
-from openwork_chat_state.messages import Message
+from openwork_chat_state.messages import Message, ToolDefinition
+from openwork_core.context.builder import ResolvedSystemContext
 from openwork_core.context.engine import PreparedModelCall
 from openwork_core.context.wire import array_size, tokens_for_bytes
 from openwork_core.storage.usage_records import CacheMiss, CacheMissCause
@@ -43,6 +44,10 @@ TRUNCATION_RATIO = 0.5
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RequestFingerprint:
+    provider_id: str
+    model: str
+    system: ResolvedSystemContext
+    tools: tuple[ToolDefinition, ...]
     stable_prefix_hash: str
     stable_prefix_bytes: int
     conversation: tuple[Message, ...]
@@ -68,10 +73,31 @@ def stable_prefix(provider_id: str, prepared: PreparedModelCall) -> tuple[str, i
     return hashlib.sha256(encoded).hexdigest()[:32], len(encoded)
 
 
-def fingerprint(provider_id: str, prepared: PreparedModelCall, at: datetime) -> RequestFingerprint:
-    prefix_hash, prefix_bytes = stable_prefix(provider_id, prepared)
+def fingerprint(
+    provider_id: str,
+    prepared: PreparedModelCall,
+    at: datetime,
+    previous: RequestFingerprint | None = None,
+) -> RequestFingerprint:
+    """``previous`` with the very same System Context and tool objects (the calls of one turn)
+    lends its stable-prefix hash: then nothing at all is serialized."""
+    request = prepared.request
+    if (
+        previous is not None
+        and previous.system is prepared.system
+        and previous.tools is request.tools
+        and previous.provider_id == provider_id
+        and previous.model == request.model
+    ):
+        prefix_hash, prefix_bytes = previous.stable_prefix_hash, previous.stable_prefix_bytes
+    else:
+        prefix_hash, prefix_bytes = stable_prefix(provider_id, prepared)
     sizes = prepared.conversation_sizes
     return RequestFingerprint(
+        provider_id=provider_id,
+        model=request.model,
+        system=prepared.system,
+        tools=request.tools,
         stable_prefix_hash=prefix_hash,
         stable_prefix_bytes=prefix_bytes,
         conversation=prepared.conversation,
@@ -85,12 +111,19 @@ def shared_prefix(previous: RequestFingerprint, current: RequestFingerprint) -> 
     """How much of ``current`` repeats ``previous`` from the start."""
     if previous.stable_prefix_hash != current.stable_prefix_hash:
         return SharedPrefix(bytes=0, changed_item=None, stable_prefix_changed=True)
-    same = 0
-    for before, now in zip(previous.conversation, current.conversation, strict=False):
-        if before is not now and before != now:
-            break
-        same += 1
-    changed = same if same < len(previous.conversation) else None
+    old, new = previous.conversation, current.conversation
+    same = len(old)
+    if new[:same] != old:  # one C-level pass, identity first: the append-only common case
+        same = 0
+        for before, now in zip(old, new, strict=False):
+            if before is not now and before != now:
+                break
+            same += 1
+    if same == len(old):  # all of the previous request but its closing bracket
+        return SharedPrefix(
+            bytes=max(0, previous.request_bytes - 1), changed_item=None, stable_prefix_changed=False
+        )
+    changed = same
     shared = current.stable_prefix_bytes + sum(current.conversation_sizes[:same]) + same
     return SharedPrefix(bytes=shared, changed_item=changed, stable_prefix_changed=False)
 

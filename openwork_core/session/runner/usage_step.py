@@ -64,7 +64,7 @@ def model_call_record(
     facts: SubmissionFacts,
 ) -> tuple[ModelCallRecord, RequestFingerprint]:
     """Pure: the submission's record and the fingerprint the next call compares with."""
-    current = fingerprint(facts.provider_id, prepared, facts.at)
+    current = fingerprint(facts.provider_id, prepared, facts.at, previous)
     stored = turn_usage(usage)
     estimated = prepared.budget.estimated_input_tokens
     shared = None if previous is None else shared_prefix(previous, current)

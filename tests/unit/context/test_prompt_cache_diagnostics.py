@@ -161,3 +161,17 @@ def test_reported_input_far_below_the_estimate_is_suspected_truncation() -> None
     estimate = prepared.budget.estimated_input_tokens
     rec, _ = model_call_record(None, prepared, TokenUsage(input_tokens=estimate // 4), facts())
     assert rec.input_truncation_suspected
+
+
+def test_the_calls_of_one_turn_reuse_the_stable_prefix_hash_and_it_stays_right() -> None:
+    """Cheap per call: the same System Context and tool objects lend the previous hash, which
+    equals the hash computed afresh; another model does not reuse it."""
+    h = history()
+    previous = fingerprint("p", prepare(h.view()), T0)
+    h.assistant("done")
+    prepared = prepare(h.view())
+    reused = fingerprint("p", prepared, T0, previous)
+    assert reused.stable_prefix_hash == stable_prefix("p", prepared)[0]
+    assert reused.stable_prefix_bytes == stable_prefix("p", prepared)[1]
+    other = fingerprint("q", prepared, T0, previous)
+    assert other.stable_prefix_hash != previous.stable_prefix_hash
