@@ -9,7 +9,8 @@
   blocks and every other opaque block are dropped;
 - no item carries an ``id``: with ``store: false`` the server keeps nothing it could look one up
   in (a reasoning item travels by its ``encrypted_content``); a reasoning block without encrypted
-  content is never sent;
+  content is never sent, nor is the reasoning of an assistant message without text or tool call
+  (the API wants each reasoning item followed by the output it led to);
 - each tool result → a ``function_call_output`` item with its text;
 - tools → ``{"type":"function","name","description","parameters","strict": false}``.
 """
@@ -109,16 +110,16 @@ def _reasoning(
 
 
 def _assistant(message: Message, scope: OpaqueScope | None) -> list[ResponseInputItemParam]:
+    reasoning: list[ResponseInputItemParam] = []
     items: list[ResponseInputItemParam] = []
-    for block in message.content:
-        if isinstance(block, ProviderOpaqueBlock):
-            reasoning = _reasoning(block, scope)
-            if reasoning is not None:
-                items.append(reasoning)
     if message.text:
         items.append({"type": "message", "role": "assistant", "content": message.text})
     for block in message.content:
-        if isinstance(block, ToolCallBlock):
+        if isinstance(block, ProviderOpaqueBlock):
+            kept = _reasoning(block, scope)
+            if kept is not None:
+                reasoning.append(kept)
+        elif isinstance(block, ToolCallBlock):
             items.append(
                 {
                     "type": "function_call",
@@ -127,9 +128,10 @@ def _assistant(message: Message, scope: OpaqueScope | None) -> list[ResponseInpu
                     "arguments": block.input or "{}",
                 }
             )
-        elif not isinstance(block, TextBlock | ThinkingBlock | ProviderOpaqueBlock):
+        elif not isinstance(block, TextBlock | ThinkingBlock):
             raise ModelError.invalid_request(f"an assistant message holds a {block.type} block")
-    return items
+    # a reasoning item must be followed by the output it led to: alone, the API refuses it
+    return reasoning + items if items else []
 
 
 def _tool_results(message: Message) -> list[ResponseInputItemParam]:
