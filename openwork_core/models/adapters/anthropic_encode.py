@@ -62,9 +62,6 @@ DEFAULT_MAX_TOKENS = 8192
 
 MIN_THINKING_BUDGET = 1024
 
-MAX_CACHE_BREAKPOINTS = 4
-"""The Messages API accepts at most four ``cache_control`` markers per request."""
-
 EPHEMERAL: CacheControlEphemeralParam = {"type": "ephemeral"}
 
 _UNCACHEABLE = ("thinking", "redacted_thinking")
