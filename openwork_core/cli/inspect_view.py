@@ -1,7 +1,7 @@
 """``openwork inspect``: the context-window inspection (daemon-api.md §3) as a bar of System /
 Conversation / Tools / reserved output / free against the window with the auto-compact line, the
-World State messages by section with their sizes, and the largest items. Pure: JSON in, lines
-out."""
+World State messages by section with their sizes, the largest items, and the provider's real
+numbers of the last call next to the estimate (issue 14). Pure: JSON in, lines out."""
 
 from __future__ import annotations
 
@@ -43,6 +43,7 @@ class Inspection:
     percent: float
     world_state: tuple[Item, ...]
     largest: tuple[Item, ...]
+    usage: tuple[str, ...] = ()
 
     @property
     def free(self) -> int:
@@ -77,6 +78,44 @@ def _text_of(item: JsonValue) -> str:
 def _preview(text: str) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= PREVIEW_CHARS else flat[: PREVIEW_CHARS - 1] + "…"
+
+
+def _figure(value: JsonValue) -> str:
+    return str(value) if isinstance(value, int) else "?"
+
+
+def usage_lines(usage: JsonValue) -> tuple[str, ...]:
+    """The inspection's ``usage`` (docs/api.md) as lines; none before any recorded call."""
+    if not isinstance(usage, dict):
+        return ()
+    lines: list[str] = []
+    last = usage.get("last_call")
+    call = last.get("call") if isinstance(last, dict) else None
+    if isinstance(call, dict):
+        reported = call.get("usage")
+        reported = reported if isinstance(reported, dict) else {}
+        lines.append(
+            f"  last call: {_figure(reported.get('input_tokens'))} input tokens reported"
+            f" (cached {_figure(reported.get('cached_input_tokens'))},"
+            f" written {_figure(reported.get('cache_write_tokens'))}),"
+            f" {_figure(call.get('estimated_input_tokens'))} estimated,"
+            f" {_figure(reported.get('output_tokens'))} output"
+        )
+        if call.get("input_truncation_suspected") is True:
+            lines.append("  warning: the provider saw far fewer tokens than sent (truncated?)")
+        miss = call.get("cache_miss")
+        if isinstance(miss, dict):
+            item = miss.get("item")
+            at = f" at item {item}" if isinstance(item, int) else ""
+            lines.append(f"  cache miss: {miss.get('cause')}{at}")
+    session = usage.get("session")
+    ratio = usage.get("cache_hit_ratio")
+    if isinstance(session, dict) and isinstance(ratio, int | float):
+        lines.append(
+            f"  session: {_figure(session.get('model_calls'))} calls,"
+            f" cache hit ratio {ratio * 100:.1f}%"
+        )
+    return tuple(lines)
 
 
 def read_inspection(body: JsonValue) -> Inspection:
@@ -123,6 +162,7 @@ def read_inspection(body: JsonValue) -> Inspection:
         percent=float(percent) if isinstance(percent, int | float) else 0.0,
         world_state=tuple(world),
         largest=tuple(largest),
+        usage=usage_lines(body.get("usage")),
     )
 
 
@@ -171,4 +211,7 @@ def inspection_lines(session_id: str, view: Inspection) -> list[str]:
         lines.append("  (none yet: it is captured at the first turn)")
     lines.append("Largest items:")
     lines.extend(f"  {item.tokens:>7}  {item.region:<12} {item.label}" for item in view.largest)
+    if view.usage:
+        lines.append("Provider-reported usage:")
+        lines.extend(view.usage)
     return lines

@@ -43,6 +43,9 @@ class PreparedModelCall:
     provenance: tuple[Provenance, ...]
     conversation: tuple[Message, ...]
     system: ResolvedSystemContext
+    conversation_sizes: tuple[int, ...] = ()
+    """Each Conversation message's JSON size as measured (``conversation_sizes[i]`` belongs to
+    ``conversation[i]``): lets the cache diagnostics compare calls without serializing again."""
 
 
 def validate_system_context(system: ResolvedSystemContext) -> None:
@@ -110,4 +113,5 @@ class ContextEngine:
             provenance=conversation.provenance,
             conversation=conversation.messages,
             system=system,
+            conversation_sizes=conversation.sizes,
         )

@@ -3,9 +3,11 @@
 A pure view of one ``PreparedModelCall`` — the very result of the ``ContextEngine.prepare`` that
 real model calls use — plus the model limits. Its JSON has exactly the shape of daemon-api.md §3:
 ``system``, ``conversation``, ``provenance``, ``tools``, ``budget``, ``limits``,
-``auto_compact_percent``, ``projection``. The ``system``, ``conversation`` and ``tools`` arrays are
-the request regions exactly as measured, so each region's token figure equals
-⌈len(compact JSON of that array) / 4⌉.
+``auto_compact_percent``, ``projection`` — plus ``usage`` (issue 14 points 5, 9): the session's
+last recorded submission as the provider reported it, next to the estimate, with its cache
+diagnostics, and the session's totals with its cache-hit ratio (null when nothing is recorded).
+The ``system``, ``conversation`` and ``tools`` arrays are the request regions exactly as
+measured, so each region's token figure equals ⌈len(compact JSON of that array) / 4⌉.
 """
 
 from __future__ import annotations
@@ -22,6 +24,20 @@ from openwork_core.context.engine import PreparedModelCall
 from openwork_core.context.limits import ModelContextLimits
 from openwork_core.context.normalize import ProjectionSummary
 from openwork_core.context.provenance import Provenance, provenance_json
+from openwork_core.storage.usage_records import SessionUsageTotals, StoredModelCall
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class InspectionUsage:
+    """Real numbers beside the estimate: the last call and the session's totals."""
+
+    last_call: StoredModelCall | None
+    session: SessionUsageTotals
+    cache_hit_ratio: float | None
+
+    @classmethod
+    def of(cls, last_call: StoredModelCall | None, totals: SessionUsageTotals) -> InspectionUsage:
+        return cls(last_call=last_call, session=totals, cache_hit_ratio=totals.cache_hit_ratio)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -34,6 +50,7 @@ class ContextInspection:
     limits: ModelContextLimits
     auto_compact_percent: float
     projection: ProjectionSummary
+    usage: InspectionUsage | None = None
 
     def to_json(self) -> bytes:
         """The compact JSON body of ``GET /v1/sessions/{sid}/context``."""
@@ -47,6 +64,7 @@ class ContextInspection:
                 "limits": self.limits,
                 "auto_compact_percent": self.auto_compact_percent,
                 "projection": self.projection,
+                "usage": self.usage,
             }
         )
 
@@ -57,7 +75,9 @@ class ContextInspection:
 
 
 def build_context_inspection(
-    prepared: PreparedModelCall, limits: ModelContextLimits
+    prepared: PreparedModelCall,
+    limits: ModelContextLimits,
+    usage: InspectionUsage | None = None,
 ) -> ContextInspection:
     return ContextInspection(
         system=prepared.system.parts,
@@ -68,4 +88,5 @@ def build_context_inspection(
         limits=limits,
         auto_compact_percent=limits.auto_compact_percent(prepared.budget),
         projection=prepared.projection,
+        usage=usage,
     )

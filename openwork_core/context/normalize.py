@@ -88,6 +88,8 @@ class ItemForm:
 class NormalizedConversation:
     messages: tuple[Message, ...]
     provenance: tuple[Provenance, ...]
+    sizes: tuple[int, ...]
+    """Each message's JSON size (``sizes[i]`` belongs to ``messages[i]``)."""
     sizes_total: int
     has_system_message: bool
     summary: ProjectionSummary
@@ -133,6 +135,7 @@ def normalize(forms: Iterable[ItemForm]) -> NormalizedConversation:
     """Pair calls with results (see the module docstring) in one pass over ``forms``."""
     messages: list[Message] = []
     provenance: list[Provenance] = []
+    sizes: list[int] = []
     total = 0
     pruned = truncated = synthesized = dropped = dropped_data = 0
     has_system = False
@@ -148,12 +151,14 @@ def normalize(forms: Iterable[ItemForm]) -> NormalizedConversation:
                 message = synthesize_interrupted_result(call)
                 messages.append(message)
                 provenance.append(SYNTHESIZED_RESULT_PROVENANCE)
-                total += json_size(message)
+                sizes.append(json_size(message))
+                total += sizes[-1]
                 synthesized += 1
                 continue
             result, origin = answer
             messages.append(result.message)
             provenance.append(origin)
+            sizes.append(result.size)
             total += result.size
             pruned += result.pruned
             truncated += result.truncated
@@ -173,6 +178,7 @@ def normalize(forms: Iterable[ItemForm]) -> NormalizedConversation:
             flush()
         messages.append(form.message)
         provenance.append(form.provenance)
+        sizes.append(form.size)
         total += form.size
         dropped_data += form.dropped_data_blocks
         has_system = has_system or form.is_system
@@ -183,6 +189,7 @@ def normalize(forms: Iterable[ItemForm]) -> NormalizedConversation:
     return NormalizedConversation(
         messages=tuple(messages),
         provenance=tuple(provenance),
+        sizes=tuple(sizes),
         sizes_total=total,
         has_system_message=has_system,
         summary=ProjectionSummary(

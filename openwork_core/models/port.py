@@ -51,7 +51,11 @@ class TokenUsage:
     output_tokens: int | None = None
     total_tokens: int | None = None
     cached_input_tokens: int | None = None
+    """Input read from the provider's prompt cache (a subset of ``input_tokens``)."""
     reasoning_tokens: int | None = None
+    cache_write_tokens: int | None = None
+    """Input written to the prompt cache (Anthropic ``cache_creation_input_tokens``; a subset of
+    ``input_tokens``)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -299,6 +303,8 @@ class ModelCallOptions:
     idle_timeout_s: float = 120.0
     total_timeout_s: float = 30 * 60.0
     max_transport_attempts: int = 3
+    session_id: str | None = None
+    """The session the call belongs to: OpenAI's ``prompt_cache_key`` (issue 14 point 4)."""
 
 
 class ModelPort(Protocol):

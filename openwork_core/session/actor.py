@@ -79,6 +79,7 @@ from openwork_core.session.runner import (
 from openwork_core.session.runner.cancellation import TurnCancellation
 from openwork_core.session.runner.context import PermissionModeView
 from openwork_core.session.runner.prepare import prepare_call, system_context, turn_opening
+from openwork_core.session.runner.usage_step import inspection_usage, turn_token_usage
 from openwork_core.session.snapshot import (
     IdleRuntime,
     RunningRuntime,
@@ -89,6 +90,7 @@ from openwork_core.session.snapshot import (
 )
 from openwork_core.session.storage import (
     TurnClosing,
+    TurnUsage,
     committed_all,
 )
 from openwork_core.session.updates import (
@@ -206,8 +208,8 @@ class SessionActor:
             case DeliverAgentMessage(message=message):
                 if not self._services.mailbox.deliver(message):
                     log.info("agent_message.duplicate_dropped", message_id=message.id)
-            case TurnEnded(turn_id=turn_id, outcome=outcome, unwritten=unwritten):
-                await self._turn_ended(turn_id, outcome, unwritten)
+            case TurnEnded(turn_id=turn_id, outcome=outcome, unwritten=unwritten, usage=usage):
+                await self._turn_ended(turn_id, outcome, unwritten, usage)
             case Stop():
                 raise AssertionError("Stop is handled by the loop")
             case _:
@@ -293,10 +295,16 @@ class SessionActor:
         except Exception as exc:
             log.error("turn.runner_crashed", error=repr(exc))
             outcome = Failed(FailureCode.ACTOR_STOPPED, f"the turn runner crashed: {exc!r}")
-        await _post_ended(queue, TurnEnded(turn_id, outcome, runner.unwritten_closing))
+        await _post_ended(
+            queue, TurnEnded(turn_id, outcome, runner.unwritten_closing, runner.usage)
+        )
 
     async def _turn_ended(
-        self, turn_id: TurnId, outcome: TurnOutcome, unwritten: TurnClosing | None = None
+        self,
+        turn_id: TurnId,
+        outcome: TurnOutcome,
+        unwritten: TurnClosing | None = None,
+        usage: TurnUsage | None = None,
     ) -> None:
         active = self._active
         if active is None or active.turn_id != turn_id:
@@ -305,7 +313,7 @@ class SessionActor:
             self._repair.hold(turn_id, unwritten)
         if active.slot is not None:
             active.slot.release()  # however the Turn ended (multi-agent.md §7)
-        self._emit(turn_id, TurnFinished(outcome=outcome))
+        self._emit(turn_id, TurnFinished(outcome=outcome, usage=turn_token_usage(usage)))
         self._active = None
         if self._on_turn_finished is not None:
             try:
@@ -359,7 +367,9 @@ class SessionActor:
         """The runner's own prepare, without sampling World State or calling a provider."""
         prepared = await prepare_call(self._services, model, system_context(self._services))
         return build_context_inspection(
-            prepared, ModelContextLimits.from_capabilities(model.capabilities)
+            prepared,
+            ModelContextLimits.from_capabilities(model.capabilities),
+            await inspection_usage(self._services.storage),
         )
 
     async def _snapshot(self) -> SessionSnapshot:

@@ -42,6 +42,11 @@ from openwork_core.storage.records import (
     TurnStatus,
     TurnUsage,
 )
+from openwork_core.storage.usage_records import (
+    ModelCallRecord,
+    SessionUsageTotals,
+    StoredModelCall,
+)
 from openwork_tools.modes import SandboxMode
 
 __all__ = [
@@ -51,14 +56,17 @@ __all__ = [
     "CompactionKind",
     "CompactionStorage",
     "FileChangeStorage",
+    "ModelCallRecord",
     "OutgoingMessage",
     "ProviderModel",
     "ProviderRecord",
     "RecordNotFound",
     "SessionRecord",
     "SessionStorage",
+    "SessionUsageTotals",
     "StorageError",
     "StoredMessage",
+    "StoredModelCall",
     "TranscriptPage",
     "TurnClosing",
     "TurnOpening",
@@ -190,9 +198,28 @@ class SessionStorage(Protocol):
         ...
 
     async def append_assistant(
-        self, turn_id: TurnId, message: OutgoingMessage, *, usage: TurnUsage, tool_calls: int
+        self,
+        turn_id: TurnId,
+        message: OutgoingMessage,
+        *,
+        usage: TurnUsage,
+        tool_calls: int,
+        call: ModelCallRecord | None = None,
     ) -> RealOrigin:
-        """A completed response with the turn's token and tool-call counters."""
+        """A completed response with the turn's token and tool-call counters and, given ``call``,
+        the submission's usage row (issue 14 point 5), in one transaction."""
+        ...
+
+    async def last_model_call(self) -> StoredModelCall | None:
+        """The session's newest recorded submission."""
+        ...
+
+    async def turn_model_calls(self, turn_id: TurnId) -> list[StoredModelCall]:
+        """A turn's recorded submissions in order."""
+        ...
+
+    async def usage_totals(self) -> SessionUsageTotals:
+        """Every recorded submission of the session, summed."""
         ...
 
     async def commit_plan_update(

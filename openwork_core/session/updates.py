@@ -19,6 +19,7 @@ from pydantic import JsonValue
 from openwork_core.ids import ClientRequestId, SessionId, ToolCallId, TurnId
 from openwork_core.session.approval import PermissionRequest
 from openwork_core.session.outcome import TurnOutcome
+from openwork_core.session.wire_fields import OMIT_WHEN_NONE
 
 SESSION_UPDATE_VERSION = 7
 RING_CAPACITY = 512
@@ -143,9 +144,23 @@ class ContextUpdated:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class TurnTokenUsage:
+    """A turn's provider-reported tokens summed over its submissions (issue 14 point 5); a
+    figure no submission reported is 0."""
+
+    input_tokens: int = 0
+    cached_input_tokens: int = 0
+    cache_write_tokens: int = 0
+    output_tokens: int = 0
+    reasoning_tokens: int = 0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class TurnFinished:
     type: Literal["turn_finished"] = "turn_finished"
     outcome: TurnOutcome
+    usage: TurnTokenUsage | None = field(default=None, metadata=OMIT_WHEN_NONE)
+    """Left out when the turn's runner reported none (it crashed or was abandoned)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

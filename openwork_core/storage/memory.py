@@ -34,6 +34,13 @@ from openwork_core.storage.compaction_records import (
 from openwork_core.storage.errors import RecordNotFound
 from openwork_core.storage.postgres.file_changes import FILE_CHANGE_TYPE, StoredFileChange
 from openwork_core.storage.records import StoredMessage, TurnStatus, TurnUsage
+from openwork_core.storage.usage_records import (
+    ModelCallRecord,
+    SessionUsageTotals,
+    StoredModelCall,
+    add_usage,
+    usage_totals,
+)
 from openwork_tools.modes import SandboxMode
 
 
@@ -48,6 +55,7 @@ class MemoryTurn:
     error_code: str | None = None
     error_message: str | None = None
     plan: TurnPlan | None = None
+    usage: TurnUsage = dataclasses.field(default_factory=TurnUsage)
 
 
 def _now() -> datetime:
@@ -67,6 +75,7 @@ class InMemorySessionStorage:
         self.checkpoints: list[CheckpointRecord] = []
         self.watermark: int | None = None
         self.sandbox_mode = sandbox_mode
+        self.model_calls: list[StoredModelCall] = []
 
     # -- the port's parts ------------------------------------------------------------------
     @property
@@ -125,12 +134,38 @@ class InMemorySessionStorage:
         return tuple(RealOrigin(message_id=s.id, sequence=s.sequence) for s in stored)
 
     async def append_assistant(
-        self, turn_id: TurnId, message: OutgoingMessage, *, usage: TurnUsage, tool_calls: int
+        self,
+        turn_id: TurnId,
+        message: OutgoingMessage,
+        *,
+        usage: TurnUsage,
+        tool_calls: int,
+        call: ModelCallRecord | None = None,
     ) -> RealOrigin:
         turn = self._turn(turn_id)
         (origin,) = await self.append(turn_id, (message,))
         turn.tool_call_count += tool_calls
+        turn.usage = add_usage(turn.usage, usage)
+        key = None if call is None else (turn_id, call.model_call, call.submission)
+        if call is not None and all(
+            (c.turn_id, c.call.model_call, c.call.submission) != key for c in self.model_calls
+        ):
+            self.model_calls.append(
+                StoredModelCall(
+                    turn_id=turn_id, message_id=origin.message_id, created_at=_now(), call=call
+                )
+            )
         return origin
+
+    async def last_model_call(self) -> StoredModelCall | None:
+        return self.model_calls[-1] if self.model_calls else None
+
+    async def turn_model_calls(self, turn_id: TurnId) -> list[StoredModelCall]:
+        calls = [c for c in self.model_calls if c.turn_id == turn_id]
+        return sorted(calls, key=lambda c: (c.call.model_call, c.call.submission))
+
+    async def usage_totals(self) -> SessionUsageTotals:
+        return usage_totals(c.call for c in self.model_calls)
 
     async def commit_plan_update(
         self, turn_id: TurnId, plan: TurnPlan, message: OutgoingMessage

@@ -116,3 +116,4 @@ class TurnUsage:
     output_tokens: int | None = None
     cached_input_tokens: int | None = None
     reasoning_tokens: int | None = None
+    cache_write_tokens: int | None = None

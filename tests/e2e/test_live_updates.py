@@ -279,9 +279,17 @@ async def test_a_tool_call_turn_streams_gapless_v7_envelopes_in_order_whose_sse_
         assert budget["reservedOutputTokens"] == inspection["reserved_output_tokens"]
         assert 0 < budget["autoCompactPercent"] < 100
     assert budgets[1]["conversationTokens"] > budgets[0]["conversationTokens"]
-    assert updates[-1].update == {
+    finished = updates[-1].update
+    assert {k: v for k, v in finished.items() if k != "usage"} == {
         "type": "turn_finished",
         "outcome": {"status": "completed", "finalText": "It is Project X."},
+    }
+    assert set(finished["usage"]) == {  # issue 14 point 5
+        "inputTokens",
+        "cachedInputTokens",
+        "cacheWriteTokens",
+        "outputTokens",
+        "reasoningTokens",
     }
     assert (await _snapshot(client, sid))["lastUpdateSequence"] == updates[-1].sequence
 

@@ -78,6 +78,7 @@ async def test_a_turn_that_reads_a_file_then_answers_takes_two_model_calls(
                 "limits",
                 "auto_compact_percent",
                 "projection",
+                "usage",  # issue 14 point 5
             }
             assert [p["sequence"] for p in context["provenance"]] == [1, 2, 3, 4, 5, 6]
             assert context["system"][0]["key"] == "core/agent-system"

@@ -258,7 +258,9 @@ async def _answer(
     if anthropic:
         chunks = named_sse(anthropic_events(step, model))
     elif request.path.endswith("/responses"):
-        chunks = named_sse(responses_events(step, model))
+        include = request.body.get("include")
+        included = tuple(str(i) for i in include) if isinstance(include, list) else ()
+        chunks = named_sse(responses_events(step, model, included))
     else:
         options = request.body.get("stream_options")
         include_usage = isinstance(options, Mapping) and bool(options.get("include_usage"))

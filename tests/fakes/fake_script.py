@@ -42,7 +42,12 @@ class Reply:
     input_tokens: int = 11
     output_tokens: int = 7
     cached_tokens: int | None = None
+    cache_write_tokens: int | None = None
+    """Anthropic ``cache_creation_input_tokens``."""
     reasoning_tokens: int | None = None
+    reasoning_encrypted: str | None = None
+    """Responses: the reasoning item's ``encrypted_content`` (only when the request asked for it
+    with ``include``)."""
     chunk_chars: int = 4
     ending: Ending = "complete"
     error_code: str = "server_error"
@@ -162,6 +167,8 @@ def anthropic_events(step: Reply, model: str) -> Iterator[tuple[str, Mapping[str
     usage = {"input_tokens": step.input_tokens, "output_tokens": 1}
     if step.cached_tokens is not None:
         usage["cache_read_input_tokens"] = step.cached_tokens
+    if step.cache_write_tokens is not None:
+        usage["cache_creation_input_tokens"] = step.cache_write_tokens
     message = {
         "id": "msg_fake",
         "type": "message",
@@ -240,7 +247,9 @@ def named_sse(events: Iterator[tuple[str, Mapping[str, object]]]) -> Iterator[by
 
 
 # -- OpenAI Responses --------------------------------------------------------------------------
-def responses_events(step: Reply, model: str) -> Iterator[tuple[str, Mapping[str, object]]]:
+def responses_events(
+    step: Reply, model: str, include: tuple[str, ...] = ()
+) -> Iterator[tuple[str, Mapping[str, object]]]:
     response: dict[str, object] = {
         "id": "resp_fake",
         "object": "response",
@@ -257,7 +266,7 @@ def responses_events(step: Reply, model: str) -> Iterator[tuple[str, Mapping[str
     yield event("response.created", response=response)
     index = 0
     if step.reasoning:
-        item = {"type": "reasoning", "id": "rs_1", "summary": []}
+        item: dict[str, object] = {"type": "reasoning", "id": "rs_1", "summary": []}
         yield event("response.output_item.added", item=item, output_index=index)
         for piece in pieces(step.reasoning, step.chunk_chars):
             yield event(
@@ -267,6 +276,9 @@ def responses_events(step: Reply, model: str) -> Iterator[tuple[str, Mapping[str
                 output_index=index,
                 summary_index=0,
             )
+        item = {**item, "summary": [{"type": "summary_text", "text": step.reasoning}]}
+        if step.reasoning_encrypted is not None and "reasoning.encrypted_content" in include:
+            item["encrypted_content"] = step.reasoning_encrypted
         yield event("response.output_item.done", item=item, output_index=index)
         index += 1
     if step.text:

@@ -74,13 +74,22 @@ def anthropic_violations(body: Mapping[str, object]) -> list[str]:
 
 def responses_violations(body: Mapping[str, object]) -> list[str]:
     """OpenAI Responses ``input``: each ``function_call`` answered by exactly one
-    ``function_call_output`` before the next message; system messages only at the start."""
+    ``function_call_output`` before the next message; system messages only at the start. With
+    ``store: false`` the server keeps nothing: no item may carry an ``id``, and a ``reasoning``
+    item must travel with its ``encrypted_content``."""
     found: list[str] = []
     pending: list[str] = []
     conversation_started = False
+    stateless = body.get("store") is False
     for position, item in enumerate(_items(body.get("input"))):
         if not isinstance(item, Mapping):
             found.append(f"input item {position} is not an object")
+            continue
+        if stateless and "id" in item:
+            found.append(f"input item {position} carries an id the server cannot know")
+        if item.get("type") == "reasoning":
+            if not (stateless and item.get("encrypted_content")):
+                found.append(f"reasoning item {position} without encrypted content")
             continue
         kind, role = item.get("type", "message"), item.get("role")
         if kind == "message" and role in ("system", "developer"):

@@ -4,6 +4,10 @@ Events: ``text`` blocks → text, ``thinking`` → reasoning (its signature is k
 provider-opaque block of driver ``anthropic``, kind ``thinking``; ``redacted_thinking`` likewise),
 ``tool_use`` with ``input_json_delta`` → tool calls; ``message_stop`` is the terminal event.
 Errors are classified by the body's ``error.type`` (model-providers.md §3), then by status.
+Opaque blocks are scoped to this endpoint and the requested model (``opaque``); every request
+carries the prompt-cache breakpoints of ``anthropic_encode.with_cache_breakpoints``. Usage: input
+is ``input_tokens`` + cache reads + cache writes; ``cache_read_input_tokens`` is the cached input,
+``cache_creation_input_tokens`` the cache writes.
 """
 
 from __future__ import annotations
@@ -24,7 +28,6 @@ from anthropic.types import (
 )
 from pydantic import JsonValue
 
-from openwork_chat_state.messages import ProviderOpaqueBlock
 from openwork_core.models.adapters.anthropic_encode import (
     DEFAULT_MAX_TOKENS,
     DRIVER,
@@ -32,7 +35,9 @@ from openwork_core.models.adapters.anthropic_encode import (
     encode_system,
     encode_thinking,
     encode_tools,
+    with_cache_breakpoints,
 )
+from openwork_core.models.adapters.opaque import OpaqueScope, scoped_block
 from openwork_core.models.adapters.streaming import (
     STREAM_ENDED_EARLY,
     ChunkStream,
@@ -70,8 +75,11 @@ def map_stop_reason(raw: str) -> FinishReason:
 class MessagesStreamDecoder:
     """Decodes ``RawMessageStreamEvent``s into ``ModelEvent``s."""
 
-    def __init__(self, provider_request_id: str | None = None) -> None:
+    def __init__(
+        self, provider_request_id: str | None = None, scope: OpaqueScope | None = None
+    ) -> None:
         self.provider_request_id = provider_request_id
+        self._scope = scope
         self._assembler = EventAssembler()
         self._kinds: dict[int, str] = {}
         self._thinking: dict[int, list[str]] = {}
@@ -82,6 +90,7 @@ class MessagesStreamDecoder:
         self._model: str | None = None
         self._input = 0
         self._cached: int | None = None
+        self._written: int | None = None
         self._output: int | None = None
 
     def feed(self, event: RawMessageStreamEvent) -> list[ModelEvent]:
@@ -90,6 +99,7 @@ class MessagesStreamDecoder:
             self._response_id, self._model = message.id, message.model
             usage = message.usage
             self._cached = usage.cache_read_input_tokens
+            self._written = usage.cache_creation_input_tokens
             self._input = (
                 usage.input_tokens
                 + (usage.cache_read_input_tokens or 0)
@@ -121,10 +131,7 @@ class MessagesStreamDecoder:
                 self._signatures[index] = block.signature
             return self._assembler.reasoning(block.thinking)
         if isinstance(block, wire.RedactedThinkingBlock):
-            opaque = ProviderOpaqueBlock(
-                driver=DRIVER, kind="redacted_thinking", payload={"data": block.data}
-            )
-            self._assembler.opaque(opaque)
+            self._keep("redacted_thinking", {"data": block.data})
             return []
         if isinstance(block, wire.TextBlock):
             return self._assembler.text(block.text)
@@ -153,10 +160,13 @@ class MessagesStreamDecoder:
                 "thinking": "".join(self._thinking.get(index, [])),
                 "signature": self._signatures[index],
             }
-            self._assembler.opaque(
-                ProviderOpaqueBlock(driver=DRIVER, kind="thinking", payload=payload)
-            )
+            self._keep("thinking", payload)
         return self._assembler.close_open_block()
+
+    def _keep(self, kind: str, data: dict[str, JsonValue]) -> None:
+        """Signed or redacted thinking, kept for this endpoint and model only."""
+        if self._scope is not None:
+            self._assembler.opaque(scoped_block(DRIVER, kind, self._scope, data))
 
     def finish(self) -> list[ModelEvent]:
         if not self._stopped:
@@ -171,6 +181,7 @@ class MessagesStreamDecoder:
                 output_tokens=output,
                 total_tokens=self._input + output if output is not None else None,
                 cached_input_tokens=self._cached,
+                cache_write_tokens=self._written,
             ),
             response_id=self._response_id,
             model=self._model,
@@ -229,7 +240,8 @@ class AnthropicAdapter:
         """Nothing happens until the first ``anext``: encoding errors (``invalid_request``,
         not_sent) surface there, like every other failure."""
         max_tokens = request.max_output_tokens or DEFAULT_MAX_TOKENS
-        decoder = MessagesStreamDecoder()
+        scope = OpaqueScope(endpoint=str(self._client.base_url), model=request.model)
+        decoder = MessagesStreamDecoder(scope=scope)
         client = self._client.with_options(
             max_retries=max(0, options.max_transport_attempts - 1),
             timeout=options.idle_timeout_s,
@@ -242,9 +254,11 @@ class AnthropicAdapter:
         }
 
         async def open_stream() -> ChunkStream[RawMessageStreamEvent]:
-            messages = encode_messages(request.messages)  # invalid_request before any I/O
-            system = encode_system(request.messages)
-            tools = encode_tools(request.tools)
+            system, tools, messages = with_cache_breakpoints(  # invalid_request before any I/O
+                encode_system(request.messages),
+                encode_tools(request.tools),
+                encode_messages(request.messages, scope),
+            )
             thinking = encode_thinking(request.thinking, max_tokens)
             stream = await client.messages.create(
                 model=request.model,

@@ -3,10 +3,16 @@
 - system messages → the ``system`` parameter (one text block per part);
 - user text/data → ``text``, ``image`` (base64 or URL) and PDF ``document`` blocks; ``file_id``
   sources are not supported here → ``invalid_request``;
-- assistant → signed thinking (provider-opaque blocks of driver ``anthropic``) first, then text,
-  then ``tool_use`` blocks; plain thinking blocks and other drivers' opaque blocks are dropped;
+- assistant → signed thinking (provider-opaque blocks of driver ``anthropic`` made by this
+  endpoint for this model; see ``opaque``) first, then text, then ``tool_use`` blocks; plain
+  thinking blocks, other drivers' blocks and thinking of another endpoint or model are dropped;
 - tool results → ``tool_result`` blocks in a user message; consecutive messages of the same wire
-  role are merged into one message (tool results first), as the API requires.
+  role are merged into one message (tool results first), as the API requires;
+- prompt caching (``with_cache_breakpoints``): ``cache_control: {"type": "ephemeral"}`` on the
+  last tool definition, on the last system block and on the last block of the newest message —
+  at most three of the API's four breakpoints — so each call reads the previous call's prefix
+  from the cache. The markers exist only in the encoded parameters: the request copy the budget
+  measures is unchanged.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from typing import Literal, cast
 
 from anthropic.types import (
     AssistantMessageParam,
+    CacheControlEphemeralParam,
     ContentBlockParam,
     DocumentBlockParam,
     ImageBlockParam,
@@ -44,6 +51,7 @@ from openwork_chat_state.messages import (
     ToolResultState,
     UrlSource,
 )
+from openwork_core.models.adapters.opaque import OpaqueScope, replayable
 from openwork_core.models.port import ModelError, ThinkingConfig
 
 DRIVER = "anthropic"
@@ -53,6 +61,10 @@ DEFAULT_MAX_TOKENS = 8192
 """``max_tokens`` is required by the Messages API; used when the request sets no output cap."""
 
 MIN_THINKING_BUDGET = 1024
+
+EPHEMERAL: CacheControlEphemeralParam = {"type": "ephemeral"}
+
+_UNCACHEABLE = ("thinking", "redacted_thinking")
 
 _IMAGE_TYPES = ("image/jpeg", "image/png", "image/gif", "image/webp")
 ImageMediaType = Literal["image/jpeg", "image/png", "image/gif", "image/webp"]
@@ -99,9 +111,9 @@ def _tool_result(block: ToolResultBlock) -> ToolResultBlockParam:
     return encoded
 
 
-def _opaque(block: ProviderOpaqueBlock) -> ContentBlockParam | None:
-    payload = block.payload
-    if block.driver != DRIVER or not isinstance(payload, dict):
+def _opaque(block: ProviderOpaqueBlock, scope: OpaqueScope | None) -> ContentBlockParam | None:
+    payload = replayable(block, DRIVER, scope)
+    if payload is None:
         return None
     if block.kind == "thinking":
         thinking, signature = payload.get("thinking"), payload.get("signature")
@@ -122,12 +134,12 @@ def _tool_input(block: ToolCallBlock) -> dict[str, object]:
     return cast(dict[str, object], value)
 
 
-def _assistant_blocks(message: Message) -> list[ContentBlockParam]:
+def _assistant_blocks(message: Message, scope: OpaqueScope | None) -> list[ContentBlockParam]:
     thinking: list[ContentBlockParam] = []
     rest: list[ContentBlockParam] = []
     for block in message.content:
         if isinstance(block, ProviderOpaqueBlock):
-            encoded = _opaque(block)
+            encoded = _opaque(block, scope)
             if encoded is not None:
                 thinking.append(encoded)
         elif isinstance(block, TextBlock):
@@ -164,7 +176,10 @@ def encode_system(messages: Sequence[Message]) -> list[TextBlockParam]:
     return [{"type": "text", "text": m.text} for m in messages if m.role is Role.SYSTEM and m.text]
 
 
-def encode_messages(messages: Sequence[Message]) -> list[MessageParam]:
+def encode_messages(
+    messages: Sequence[Message], scope: OpaqueScope | None = None
+) -> list[MessageParam]:
+    """``scope``: the endpoint and model of this request (signed thinking made there goes back)."""
     encoded: list[MessageParam] = []
     merged: list[list[ContentBlockParam]] = []
     for message in messages:
@@ -172,7 +187,7 @@ def encode_messages(messages: Sequence[Message]) -> list[MessageParam]:
             continue
         if message.role is Role.ASSISTANT:
             role: Literal["user", "assistant"] = "assistant"
-            blocks = _assistant_blocks(message)
+            blocks = _assistant_blocks(message, scope)
         else:
             role = "user"
             blocks = _user_blocks(message)
@@ -217,3 +232,36 @@ def encode_thinking(thinking: ThinkingConfig | None, max_tokens: int) -> Thinkin
     if budget >= max_tokens:
         return None
     return {"type": "enabled", "budget_tokens": budget}
+
+
+def with_cache_breakpoints(
+    system: Sequence[TextBlockParam],
+    tools: Sequence[ToolParam],
+    messages: Sequence[MessageParam],
+) -> tuple[list[TextBlockParam], list[ToolParam], list[MessageParam]]:
+    """Copies of the three regions with the prompt-cache markers (see the module docstring); the
+    inputs are not modified. A newest message whose blocks cannot carry a marker (thinking only)
+    gets none."""
+    marked_tools = list(tools)
+    if marked_tools:
+        marked_tools[-1] = cast(ToolParam, {**marked_tools[-1], "cache_control": EPHEMERAL})
+    marked_system = list(system)
+    if marked_system:
+        marked_system[-1] = cast(TextBlockParam, {**marked_system[-1], "cache_control": EPHEMERAL})
+    marked_messages = list(messages)
+    if marked_messages:
+        newest = marked_messages[-1]
+        content = newest["content"]
+        blocks: list[ContentBlockParam] = (
+            [{"type": "text", "text": content}]
+            if isinstance(content, str)
+            else list(cast(Sequence[ContentBlockParam], content))
+        )
+        for position in range(len(blocks) - 1, -1, -1):
+            block = blocks[position]
+            if block["type"] in _UNCACHEABLE or (block["type"] == "text" and not block["text"]):
+                continue
+            blocks[position] = cast(ContentBlockParam, {**block, "cache_control": EPHEMERAL})
+            marked_messages[-1] = cast(MessageParam, {**newest, "content": blocks})
+            break
+    return marked_system, marked_tools, marked_messages

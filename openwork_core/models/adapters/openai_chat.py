@@ -1,6 +1,7 @@
 """The OpenAI Chat Completions adapter (covers Ollama, vLLM, llama.cpp, LM Studio, DeepSeek…).
 
-Always streaming, with ``stream_options={"include_usage": True}`` (model-providers.md §2). The
+Always streaming, with ``stream_options={"include_usage": True}`` unless ``stream_usage`` is off
+(model-providers.md §2). The
 stream is decoded into ``ModelEvent``s: ``delta.content`` → text, ``delta.reasoning_content`` (or
 ``delta.reasoning``) → reasoning, ``delta.tool_calls`` by index → tool calls; ``finish_reason``
 is the terminal event and the usage chunk that follows it is read before completing.
@@ -34,7 +35,8 @@ from openwork_core.models.port import (
     TokenUsage,
 )
 
-MaxTokensField = Literal["max_tokens", "max_completion_tokens"]
+MaxTokensField = Literal["max_tokens", "max_completion_tokens", "none"]
+ReasoningEffort = Literal["minimal", "low", "medium", "high"]
 
 _FINISH_REASONS: Mapping[str, FinishReason] = {
     "stop": FinishReason.STOP,
@@ -152,10 +154,12 @@ class OpenAIChatAdapter:
     """``ModelPort`` over ``POST {base_url}/chat/completions`` with the official SDK.
 
     ``max_tokens_field`` names the request field that carries ``max_output_tokens``:
-    ``max_tokens`` (default; understood by every OpenAI-compatible server) or
-    ``max_completion_tokens`` (OpenAI's reasoning models require it). ``include_usage=False``
-    drops ``stream_options`` for servers that reject it. Temperature and top_p are sent only
-    when the request sets them. Connection-level retries are the SDK's, before any output.
+    ``max_tokens`` (default; understood by every OpenAI-compatible server),
+    ``max_completion_tokens`` (OpenAI's reasoning models require it) or ``none`` (no token limit
+    is sent). ``stream_usage=False`` (was ``include_usage``) drops ``stream_options`` for
+    servers that reject it. ``reasoning_effort`` (None: not sent) is sent as ``reasoning_effort``;
+    ``prompt_cache_key`` is the session id. Temperature and top_p are sent only when the request
+    sets them. Connection-level retries are the SDK's, before any output.
     """
 
     def __init__(
@@ -164,7 +168,8 @@ class OpenAIChatAdapter:
         base_url: str,
         api_key: str | None,
         max_tokens_field: MaxTokensField = "max_tokens",
-        include_usage: bool = True,
+        stream_usage: bool = True,
+        reasoning_effort: ReasoningEffort | None = None,
         default_headers: Mapping[str, str] | None = None,
         http_client: httpx.AsyncClient | None = None,
     ) -> None:
@@ -175,7 +180,8 @@ class OpenAIChatAdapter:
             http_client=http_client,
         )
         self._max_tokens_field: MaxTokensField = max_tokens_field
-        self._include_usage = include_usage
+        self._stream_usage = stream_usage
+        self._reasoning_effort: ReasoningEffort | None = reasoning_effort
 
     def __repr__(self) -> str:  # never show the key
         return f"OpenAIChatAdapter(base_url={str(self._client.base_url)!r})"
@@ -194,7 +200,10 @@ class OpenAIChatAdapter:
         limit = request.max_output_tokens
         omit = openai.omit
         use_max_tokens = limit is not None and self._max_tokens_field == "max_tokens"
-        use_completion_tokens = limit is not None and not use_max_tokens
+        use_completion_tokens = limit is not None and self._max_tokens_field == (
+            "max_completion_tokens"
+        )
+        effort = self._reasoning_effort
 
         async def open_stream() -> ChunkStream[ChatCompletionChunk]:
             messages = encode_messages(request.messages)  # invalid_request before any I/O
@@ -203,12 +212,14 @@ class OpenAIChatAdapter:
                 model=request.model,
                 messages=messages,
                 stream=True,
-                stream_options={"include_usage": True} if self._include_usage else omit,
+                stream_options={"include_usage": True} if self._stream_usage else omit,
                 tools=tools or omit,
                 max_tokens=limit if use_max_tokens else omit,
                 max_completion_tokens=limit if use_completion_tokens else omit,
                 temperature=request.temperature if request.temperature is not None else omit,
                 top_p=request.top_p if request.top_p is not None else omit,
+                reasoning_effort=effort if effort is not None else omit,
+                prompt_cache_key=options.session_id if options.session_id is not None else omit,
             )
             decoder.provider_request_id = request_id(stream.response.headers)
             return stream

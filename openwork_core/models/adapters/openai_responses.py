@@ -5,14 +5,24 @@ Events: ``response.output_text.delta`` → text; ``response.reasoning_summary_te
 ``response.function_call_arguments.delta`` → a tool call. Terminal events:
 ``response.completed``, ``response.incomplete`` (finish length / content_filter / incomplete) and
 ``response.failed`` / ``error`` (classified by code, phase stream_decode; model-providers.md §3).
+
+Stateless (issue 14 points 3, 10): requests are not stored (``store: false``) and ask for
+``include: ["reasoning.encrypted_content"]``; each finished ``reasoning`` output item with encrypted
+content becomes a provider-opaque block (driver ``openai-responses``, scoped to this endpoint and
+the requested model) that goes back in later requests of that endpoint and model only. A request
+the server refuses with ``invalid_encrypted_content`` before any output is resubmitted once without
+reasoning items. ``prompt_cache_key`` is the session id; ``reasoning.effort`` is sent only when
+configured.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping
+from typing import Literal, TypeAlias
 
 import httpx
 import openai
+import structlog
 from openai.types.responses import (
     Response,
     ResponseCompletedEvent,
@@ -22,23 +32,32 @@ from openai.types.responses import (
     ResponseFunctionCallArgumentsDoneEvent,
     ResponseFunctionToolCall,
     ResponseIncompleteEvent,
+    ResponseInputItemParam,
     ResponseOutputItemAddedEvent,
     ResponseOutputItemDoneEvent,
+    ResponseReasoningItem,
     ResponseReasoningSummaryTextDeltaEvent,
     ResponseReasoningTextDeltaEvent,
     ResponseStreamEvent,
     ResponseTextDeltaEvent,
 )
 
+from openwork_core.models.adapters.opaque import OpaqueScope, scoped_block
 from openwork_core.models.adapters.openai_chat import NO_API_KEY, classify_openai_error
-from openwork_core.models.adapters.openai_responses_encode import encode_input, encode_tools
+from openwork_core.models.adapters.openai_responses_encode import (
+    DRIVER,
+    REASONING_KIND,
+    encode_input,
+    encode_tools,
+    reasoning_data,
+)
 from openwork_core.models.adapters.streaming import (
     STREAM_ENDED_EARLY,
     ChunkStream,
     EventAssembler,
     guarded_events,
 )
-from openwork_core.models.errors import request_id, stream_error
+from openwork_core.models.errors import provider_error_codes, request_id, stream_error
 from openwork_core.models.port import (
     FinishReason,
     ModelCallOptions,
@@ -47,6 +66,13 @@ from openwork_core.models.port import (
     ModelRequest,
     TokenUsage,
 )
+
+log = structlog.get_logger(__name__)
+
+ReasoningEffort: TypeAlias = Literal["minimal", "low", "medium", "high"]
+
+INVALID_ENCRYPTED_CONTENT = "invalid_encrypted_content"
+"""The provider code of a request whose reasoning items the server cannot decrypt."""
 
 _INCOMPLETE_REASONS: Mapping[str, FinishReason] = {
     "max_output_tokens": FinishReason.LENGTH,
@@ -70,8 +96,11 @@ def map_usage(response: Response) -> TokenUsage | None:
 class ResponsesStreamDecoder:
     """Decodes ``ResponseStreamEvent``s into ``ModelEvent``s (tool calls keyed by output index)."""
 
-    def __init__(self, provider_request_id: str | None = None) -> None:
+    def __init__(
+        self, provider_request_id: str | None = None, scope: OpaqueScope | None = None
+    ) -> None:
         self.provider_request_id = provider_request_id
+        self._scope = scope
         self._assembler = EventAssembler()
         self._argument_deltas: set[int] = set()
         self._terminal: list[ModelEvent] | None = None
@@ -109,6 +138,8 @@ class ResponsesStreamDecoder:
         if isinstance(event, ResponseOutputItemDoneEvent):
             if self._assembler.has_tool_call(event.output_index):
                 return self._assembler.tool_call_end(event.output_index)
+            if isinstance(event.item, ResponseReasoningItem):
+                self._keep_reasoning(event.item)
             return self._assembler.close_open_block()
         if isinstance(event, ResponseCompletedEvent | ResponseIncompleteEvent):
             self._terminal = self._complete(event.response)
@@ -120,6 +151,12 @@ class ResponsesStreamDecoder:
         if isinstance(event, ResponseErrorEvent):
             raise stream_error({"code": event.code, "message": event.message})
         return []
+
+    def _keep_reasoning(self, item: ResponseReasoningItem) -> None:
+        if self._scope is None or not item.encrypted_content:
+            return
+        data = reasoning_data([s.text for s in item.summary], item.encrypted_content)
+        self._assembler.opaque(scoped_block(DRIVER, REASONING_KIND, self._scope, data))
 
     def _complete(self, response: Response) -> list[ModelEvent]:
         raw: str | None = response.status or None
@@ -143,18 +180,30 @@ class ResponsesStreamDecoder:
         return self._terminal
 
 
+def has_reasoning(items: list[ResponseInputItemParam]) -> bool:
+    return any(item.get("type") == "reasoning" for item in items)
+
+
+def rejected_reasoning(exc: openai.APIStatusError) -> bool:
+    """The server could not decrypt the reasoning items we sent (issue 14 point 10)."""
+    return exc.status_code == 400 and INVALID_ENCRYPTED_CONTENT in provider_error_codes(exc.body)
+
+
 class OpenAIResponsesAdapter:
     """``ModelPort`` over the Responses API. ``max_output_tokens`` is sent as is; temperature and
-    top_p only when set; requests are not stored (``store: false``)."""
+    top_p only when set; ``reasoning_effort`` (None: not sent) becomes ``reasoning.effort``;
+    requests are not stored (``store: false``)."""
 
     def __init__(
         self,
         *,
         base_url: str,
         api_key: str | None,
+        reasoning_effort: ReasoningEffort | None = None,
         default_headers: Mapping[str, str] | None = None,
         http_client: httpx.AsyncClient | None = None,
     ) -> None:
+        self._reasoning_effort: ReasoningEffort | None = reasoning_effort
         self._client = openai.AsyncOpenAI(
             base_url=base_url,
             api_key=api_key or NO_API_KEY,
@@ -171,29 +220,42 @@ class OpenAIResponsesAdapter:
     def invoke(self, request: ModelRequest, options: ModelCallOptions) -> AsyncIterator[ModelEvent]:
         """Nothing happens until the first ``anext``: encoding errors (``invalid_request``,
         not_sent) surface there, like every other failure."""
-        decoder = ResponsesStreamDecoder()
+        scope = OpaqueScope(endpoint=str(self._client.base_url), model=request.model)
+        decoder = ResponsesStreamDecoder(scope=scope)
         client = self._client.with_options(
             max_retries=max(0, options.max_transport_attempts - 1),
             timeout=httpx.Timeout(options.idle_timeout_s),
         )
         omit = openai.omit
+        effort = self._reasoning_effort
 
-        async def open_stream() -> ChunkStream[ResponseStreamEvent]:
-            items = encode_input(request.messages)  # invalid_request before any I/O
-            tools = encode_tools(request.tools)
+        async def create(items: list[ResponseInputItemParam]) -> ChunkStream[ResponseStreamEvent]:
             stream = await client.responses.create(
                 model=request.model,
                 input=items,
                 stream=True,
                 store=False,
-                tools=tools or omit,
+                include=["reasoning.encrypted_content"],
+                tools=encode_tools(request.tools) or omit,
                 max_output_tokens=request.max_output_tokens
                 if request.max_output_tokens is not None
                 else omit,
                 temperature=request.temperature if request.temperature is not None else omit,
                 top_p=request.top_p if request.top_p is not None else omit,
+                reasoning={"effort": effort} if effort is not None else omit,
+                prompt_cache_key=options.session_id if options.session_id is not None else omit,
             )
             decoder.provider_request_id = request_id(stream.response.headers)
             return stream
+
+        async def open_stream() -> ChunkStream[ResponseStreamEvent]:
+            items = encode_input(request.messages, scope)  # invalid_request before any I/O
+            try:
+                return await create(items)
+            except openai.APIStatusError as exc:
+                if not has_reasoning(items) or not rejected_reasoning(exc):
+                    raise
+            log.warning("model.reasoning_rejected", model=request.model)
+            return await create(encode_input(request.messages, scope, reasoning=False))
 
         return guarded_events(open_stream, decoder, options, classify_openai_error)

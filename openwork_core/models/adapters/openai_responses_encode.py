@@ -3,8 +3,14 @@
 - system messages → input messages of role ``system`` (kept as separate parts, in order);
 - user text/data → ``input_text``, ``input_image`` (URL, ``data:`` URL or ``file_id``),
   ``input_file`` (base64 ``file_data`` or ``file_id``);
-- assistant text → an assistant input message; tool calls → ``function_call`` items;
-  thinking and provider-opaque blocks are dropped (no reasoning-item round trip);
+- assistant: encrypted reasoning (provider-opaque blocks of driver ``openai-responses``, kind
+  ``reasoning``, made by this endpoint for this model; see ``opaque``) first, as ``reasoning``
+  items, then the text as an assistant input message, then ``function_call`` items; plain thinking
+  blocks and every other opaque block are dropped;
+- no item carries an ``id``: with ``store: false`` the server keeps nothing it could look one up
+  in (a reasoning item travels by its ``encrypted_content``); a reasoning block without encrypted
+  content is never sent, nor is the reasoning of an assistant message without text or tool call
+  (the API wants each reasoning item followed by the output it led to);
 - each tool result → a ``function_call_output`` item with its text;
 - tools → ``{"type":"function","name","description","parameters","strict": false}``.
 """
@@ -12,14 +18,16 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import assert_never
+from typing import assert_never, cast
 
 from openai.types.responses import (
     EasyInputMessageParam,
     FunctionToolParam,
     ResponseInputContentParam,
     ResponseInputItemParam,
+    ResponseReasoningItemParam,
 )
+from pydantic import JsonValue
 
 from openwork_chat_state.messages import (
     Base64Source,
@@ -35,11 +43,17 @@ from openwork_chat_state.messages import (
     ToolResultBlock,
     UrlSource,
 )
+from openwork_core.models.adapters.opaque import OpaqueScope, replayable
 from openwork_core.models.adapters.openai_chat_encode import (
     EMPTY_PARAMETERS_SCHEMA,
     tool_result_text,
 )
 from openwork_core.models.port import ModelError
+
+DRIVER = "openai-responses"
+"""``ProviderOpaqueBlock.driver`` of the reasoning items this adapter keeps and sends back."""
+
+REASONING_KIND = "reasoning"
 
 
 def _data(block: DataBlock) -> ResponseInputContentParam:
@@ -72,12 +86,40 @@ def _user(message: Message) -> EasyInputMessageParam:
     return {"type": "message", "role": "user", "content": parts}
 
 
-def _assistant(message: Message) -> list[ResponseInputItemParam]:
+def reasoning_data(summary: list[str], encrypted_content: str) -> dict[str, JsonValue]:
+    """What a reasoning block stores: the summary texts and the encrypted content (no id)."""
+    texts: list[JsonValue] = list(summary)
+    return {"summary": texts, "encrypted_content": encrypted_content}
+
+
+def _reasoning(
+    block: ProviderOpaqueBlock, scope: OpaqueScope | None
+) -> ResponseInputItemParam | None:
+    payload = replayable(block, DRIVER, scope)
+    if payload is None or block.kind != REASONING_KIND:
+        return None
+    encrypted, summary = payload.get("encrypted_content"), payload.get("summary")
+    if not isinstance(encrypted, str) or not encrypted or not isinstance(summary, list):
+        return None
+    item = {
+        "type": "reasoning",
+        "summary": [{"type": "summary_text", "text": t} for t in summary if isinstance(t, str)],
+        "encrypted_content": encrypted,
+    }
+    return cast(ResponseReasoningItemParam, item)  # the SDK type insists on an id; see above
+
+
+def _assistant(message: Message, scope: OpaqueScope | None) -> list[ResponseInputItemParam]:
+    reasoning: list[ResponseInputItemParam] = []
     items: list[ResponseInputItemParam] = []
     if message.text:
         items.append({"type": "message", "role": "assistant", "content": message.text})
     for block in message.content:
-        if isinstance(block, ToolCallBlock):
+        if isinstance(block, ProviderOpaqueBlock):
+            kept = _reasoning(block, scope)
+            if kept is not None:
+                reasoning.append(kept)
+        elif isinstance(block, ToolCallBlock):
             items.append(
                 {
                     "type": "function_call",
@@ -86,9 +128,10 @@ def _assistant(message: Message) -> list[ResponseInputItemParam]:
                     "arguments": block.input or "{}",
                 }
             )
-        elif not isinstance(block, TextBlock | ThinkingBlock | ProviderOpaqueBlock):
+        elif not isinstance(block, TextBlock | ThinkingBlock):
             raise ModelError.invalid_request(f"an assistant message holds a {block.type} block")
-    return items
+    # a reasoning item must be followed by the output it led to: alone, the API refuses it
+    return reasoning + items if items else []
 
 
 def _tool_results(message: Message) -> list[ResponseInputItemParam]:
@@ -102,7 +145,12 @@ def _tool_results(message: Message) -> list[ResponseInputItemParam]:
     return items
 
 
-def encode_input(messages: Sequence[Message]) -> list[ResponseInputItemParam]:
+def encode_input(
+    messages: Sequence[Message], scope: OpaqueScope | None = None, *, reasoning: bool = True
+) -> list[ResponseInputItemParam]:
+    """``scope`` is the endpoint and model of this request: reasoning made there goes back
+    (``reasoning=False`` drops it all, the resubmission after ``invalid_encrypted_content``)."""
+    replay = scope if reasoning else None
     items: list[ResponseInputItemParam] = []
     for message in messages:
         match message.role:
@@ -111,7 +159,7 @@ def encode_input(messages: Sequence[Message]) -> list[ResponseInputItemParam]:
             case Role.USER:
                 items.append(_user(message))
             case Role.ASSISTANT:
-                items.extend(_assistant(message))
+                items.extend(_assistant(message, replay))
             case Role.TOOL:
                 items.extend(_tool_results(message))
             case _:

@@ -20,6 +20,7 @@ from openwork_core.session.input import PreparedTurnInput
 from openwork_core.session.runner.cancellation import TurnCancellation
 from openwork_core.session.runner.history import CompactionHistory
 from openwork_core.session.runner.permission import PermissionSlot
+from openwork_core.session.runner.usage_step import CallLedger
 from openwork_core.session.runner.world_state_step import WorldStateTracker
 from openwork_core.session.storage import ProviderModel, ProviderRecord, SessionStorage
 from openwork_core.session.toolset import TurnToolset
@@ -92,6 +93,8 @@ class SessionServices:
     """Agent messages not yet drained (multi-agent.md §6); in memory only."""
     agents: AgentHost | None = None
     """Root sessions only: the host of their sub-agents."""
+    call_ledger: CallLedger = field(default_factory=CallLedger)
+    """The previous submission's fingerprint, for the cache diagnostics (issue 14 point 9)."""
 
 
 @dataclass(slots=True)

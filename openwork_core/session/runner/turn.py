@@ -5,6 +5,7 @@ assistant message before any tool runs, each tool result before the next model c
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import assert_never
 
 import structlog
@@ -44,6 +45,11 @@ from openwork_core.session.runner.model_step import (
 )
 from openwork_core.session.runner.prepare import prepare_call, system_context
 from openwork_core.session.runner.tool_dispatch import ToolCallRunner
+from openwork_core.session.runner.usage_step import (
+    SubmissionFacts,
+    log_record,
+    model_call_record,
+)
 from openwork_core.session.runner.world_state_step import WorldStateStep
 from openwork_core.session.storage import (
     CompactionKind,
@@ -61,6 +67,7 @@ from openwork_core.session.updates import (
     SessionPhase,
 )
 from openwork_core.storage.errors import database_unavailable
+from openwork_core.storage.usage_records import add_usage
 from openwork_tools.faults import faultpoint
 
 __all__ = [
@@ -94,6 +101,8 @@ class TurnRunner:
         self.unwritten_closing: TurnClosing | None = None
         """The terminal state a database outage kept from being written (faults issue)."""
         self._compaction = CompactionStep(turn)
+        self.usage = TurnUsage()
+        """The provider-reported usage of this turn's submissions so far (``turn_finished``)."""
 
     async def run(self) -> TurnOutcome:
         spec = self._spec
@@ -235,7 +244,7 @@ class TurnRunner:
         attempt = f"{spec.turn_id}-model-{model_call}"
         if submission > 1:
             attempt = f"{attempt}-submission-{submission}"
-        options = ModelCallOptions(model_attempt_id=attempt)
+        options = ModelCallOptions(model_attempt_id=attempt, session_id=spec.session_id)
         span = services.trace.open_span(
             kind="model_call",
             name=f"model call {model_call}",
@@ -270,21 +279,31 @@ class TurnRunner:
         response = streamed.response
         message = assistant_message(response)
         usage = response.usage
+        record, fingerprint = model_call_record(
+            services.call_ledger.previous,
+            prepared,
+            usage,
+            SubmissionFacts(
+                model_call=model_call,
+                submission=submission,
+                provider_id=spec.model.provider.id,
+                at=datetime.now(UTC),
+            ),
+        )
         row = OutgoingMessage(id=new_message_id(), message=message)
         origin = await persisted(
             services.storage.append_assistant(
                 spec.turn_id,
                 row,
-                usage=TurnUsage(
-                    input_tokens=usage.input_tokens if usage else None,
-                    output_tokens=usage.output_tokens if usage else None,
-                    cached_input_tokens=usage.cached_input_tokens if usage else None,
-                    reasoning_tokens=usage.reasoning_tokens if usage else None,
-                ),
+                usage=record.usage,
                 tool_calls=len(message.tool_calls),
+                call=record,
             ),
             "the turn's progress",
         )
+        services.call_ledger.previous = fingerprint
+        self.usage = add_usage(self.usage, record.usage)
+        log_record(record)
         faultpoint("assistant_committed")
         services.trace.close_span(
             span,

@@ -21,7 +21,7 @@ from openwork_core.storage.records import TurnStatus
 
 _TURN = """SELECT t.id, t.sequence, t.status, t.error_code, t.started_at, t.ended_at,
         t.model_call_count, t.input_tokens, t.cached_input_tokens, t.output_tokens,
-        t.reasoning_tokens,
+        t.reasoning_tokens, t.cache_write_tokens,
         (SELECT m.content::text FROM messages m WHERE m.turn_id = t.id AND m.role = 'assistant'
          ORDER BY m.sequence DESC LIMIT 1) AS last_assistant_content
     FROM turns t"""
@@ -39,6 +39,7 @@ def _turn(row: asyncpg.Record) -> TurnHistoryRow:
         usage=TokenUsage(
             input_tokens=row["input_tokens"] or 0,
             cached_input_tokens=row["cached_input_tokens"] or 0,
+            cache_write_tokens=row["cache_write_tokens"] or 0,
             output_tokens=row["output_tokens"] or 0,
             reasoning_tokens=row["reasoning_tokens"] or 0,
         ),

@@ -17,6 +17,7 @@ from openwork_core.storage.codec import encode_content, new_message
 from openwork_core.storage.postgres import messages as message_rows
 from openwork_core.storage.postgres import sessions as session_rows
 from openwork_core.storage.postgres import turns as turn_rows
+from openwork_core.storage.postgres import usage as usage_rows
 from openwork_core.storage.postgres.agents import insert_agent_message_row
 from openwork_core.storage.postgres.compactions import (
     CheckpointRecord,
@@ -30,6 +31,11 @@ from openwork_core.storage.postgres.file_changes import FileChangeStore, rewrite
 from openwork_core.storage.postgres.ownership import check_lease
 from openwork_core.storage.postgres.plans import check_plan_commit, lock_turn, upsert_turn_plan
 from openwork_core.storage.records import NewMessage, StoredMessage, TurnUsage
+from openwork_core.storage.usage_records import (
+    ModelCallRecord,
+    SessionUsageTotals,
+    StoredModelCall,
+)
 from openwork_tools.modes import SandboxMode
 
 
@@ -104,14 +110,34 @@ class PostgresSessionStorage:
         return tuple(_origin(s) for s in stored)
 
     async def append_assistant(
-        self, turn_id: TurnId, message: OutgoingMessage, *, usage: TurnUsage, tool_calls: int
+        self,
+        turn_id: TurnId,
+        message: OutgoingMessage,
+        *,
+        usage: TurnUsage,
+        tool_calls: int,
+        call: ModelCallRecord | None = None,
     ) -> RealOrigin:
         async with self._write() as conn:
             (stored,) = await message_rows.insert_messages(
                 conn, self._session_id, turn_id, (_row(message),)
             )
             await turn_rows.add_response_counters(conn, turn_id, usage, tool_calls)
+            if call is not None:
+                await usage_rows.insert_model_call(conn, self._session_id, turn_id, stored.id, call)
         return _origin(stored)
+
+    async def last_model_call(self) -> StoredModelCall | None:
+        async with self._pool.acquire() as conn:
+            return await usage_rows.last_model_call(conn, self._session_id)
+
+    async def turn_model_calls(self, turn_id: TurnId) -> list[StoredModelCall]:
+        async with self._pool.acquire() as conn:
+            return await usage_rows.turn_model_calls(conn, turn_id)
+
+    async def usage_totals(self) -> SessionUsageTotals:
+        async with self._pool.acquire() as conn:
+            return await usage_rows.session_usage_totals(conn, self._session_id)
 
     async def commit_plan_update(
         self, turn_id: TurnId, plan: TurnPlan, message: OutgoingMessage

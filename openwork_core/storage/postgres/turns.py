@@ -122,6 +122,8 @@ async def add_response_counters(
                                           ELSE COALESCE(cached_input_tokens, 0) + $4 END,
                reasoning_tokens = CASE WHEN $5::bigint IS NULL THEN reasoning_tokens
                                        ELSE COALESCE(reasoning_tokens, 0) + $5 END,
+               cache_write_tokens = CASE WHEN $7::bigint IS NULL THEN cache_write_tokens
+                                         ELSE COALESCE(cache_write_tokens, 0) + $7 END,
                tool_call_count = tool_call_count + $6,
                updated_at = now()
            WHERE id = $1""",
@@ -131,6 +133,7 @@ async def add_response_counters(
         usage.cached_input_tokens,
         usage.reasoning_tokens,
         tool_calls,
+        usage.cache_write_tokens,
     )
 
 

@@ -68,7 +68,9 @@ async def test_a_text_answer_streams_and_completes_with_usage(
     assert response.usage.cached_input_tokens == 20
     assert response.usage.output_tokens == 4
     body = fake.bodies[0]
-    assert body["system"] == [{"type": "text", "text": "You are a test."}]
+    assert body["system"] == [
+        {"type": "text", "text": "You are a test.", "cache_control": {"type": "ephemeral"}}
+    ]
     assert body["max_tokens"] == 1000
     assert body["stream"] is True
     assert "temperature" not in body
@@ -111,7 +113,12 @@ async def test_signed_thinking_comes_back_as_reasoning_and_a_provider_opaque_blo
         ProviderOpaqueBlock(
             driver="anthropic",
             kind="thinking",
-            payload={"thinking": "Think.", "signature": "sig-1"},
+            payload={
+                "endpoint": fake.anthropic_base_url,
+                "model": "claude-fake",
+                "thinking": "Think.",
+                "signature": "sig-1",
+            },
         ),
     )
 
@@ -129,7 +136,14 @@ async def test_tool_results_merge_into_one_user_message_after_the_tool_use(
         return Message(role=Role.TOOL, content=(block,))
 
     opaque = ProviderOpaqueBlock(
-        driver="anthropic", kind="thinking", payload={"thinking": "t", "signature": "s"}
+        driver="anthropic",
+        kind="thinking",
+        payload={
+            "endpoint": fake.anthropic_base_url,
+            "model": "claude-fake",
+            "thinking": "t",
+            "signature": "s",
+        },
     )
     history = (
         user_text("read"),
@@ -158,6 +172,7 @@ async def test_tool_results_merge_into_one_user_message_after_the_tool_use(
             "tool_use_id": "t2",
             "content": [{"type": "text", "text": "t2"}],
             "is_error": True,
+            "cache_control": {"type": "ephemeral"},
         },
     ]
 

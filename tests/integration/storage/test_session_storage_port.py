@@ -37,6 +37,12 @@ from openwork_core.storage.postgres.compactions import (
     NewCheckpoint,
 )
 from openwork_core.storage.postgres.session_storage import PostgresSessionStorage
+from openwork_core.storage.usage_records import (
+    CacheMiss,
+    CacheMissCause,
+    ModelCallRecord,
+    SessionUsageTotals,
+)
 from openwork_tools import SandboxMode
 
 SID = "ses_port"
@@ -174,3 +180,78 @@ async def test_a_threshold_checkpoint_needs_its_running_trigger_turn(
     projection = await storage.compactions.load_projection(SID)
     assert projection.checkpoint == record and projection.raw == ()
     assert projection.replayed is not None and projection.replayed.id == "m1"
+
+
+def _call(model_call: int, submission: int = 1, **usage: int) -> ModelCallRecord:
+    return ModelCallRecord(
+        model_call=model_call,
+        submission=submission,
+        provider_id="p",
+        model_name="m",
+        usage=TurnUsage(**usage),
+        estimated_input_tokens=400,
+        input_truncation_suspected=model_call == 2,
+        stable_prefix_hash="abc",
+        request_bytes=1600,
+        shared_prefix_bytes=None if model_call == 1 else 1500,
+        cache_miss=None
+        if model_call == 1
+        else CacheMiss(cause=CacheMissCause.PREFIX_CHANGED, item=3),
+        idle_seconds=None if model_call == 1 else 2.5,
+    )
+
+
+async def _answer(storage: SessionStorage, message_id: str, call: ModelCallRecord) -> None:
+    await storage.append_assistant(
+        "t1",
+        OutgoingMessage(id=message_id, message=Message(role=Role.ASSISTANT, content=())),
+        usage=call.usage,
+        tool_calls=0,
+        call=call,
+    )
+
+
+async def test_each_submission_is_stored_with_its_assistant_message(
+    storage: SessionStorage,
+) -> None:
+    """Issue 14 points 5 and 9 (migration 0008): a submission's usage and cache diagnostics are
+    written with its assistant message and read back as written; the newest is the last call."""
+    await storage.start_turn(_opening("t1"), [_user("m1", "a")])
+    assert await storage.last_model_call() is None
+    assert await storage.usage_totals() == SessionUsageTotals()
+    first = _call(1, input_tokens=1000, cached_input_tokens=0, output_tokens=5)
+    second = _call(
+        2,
+        input_tokens=1200,
+        cached_input_tokens=900,
+        cache_write_tokens=300,
+        output_tokens=7,
+        reasoning_tokens=2,
+    )
+    await _answer(storage, "m2", first)
+    await _answer(storage, "m3", second)
+    last = await storage.last_model_call()
+    assert last is not None
+    assert (last.turn_id, last.message_id, last.call) == ("t1", "m3", second)
+    assert [c.call for c in await storage.turn_model_calls("t1")] == [first, second]
+    totals = await storage.usage_totals()
+    assert totals == SessionUsageTotals(
+        model_calls=2,
+        input_tokens=2200,
+        cached_input_tokens=900,
+        cache_write_tokens=300,
+        output_tokens=12,
+        reasoning_tokens=2,
+        input_truncation_suspected_calls=1,
+        cache_misses=1,
+    )
+    assert totals.cache_hit_ratio == round(900 / 2200, 4)
+
+
+async def test_a_submission_is_recorded_once(storage: SessionStorage) -> None:
+    """The same (turn, model call, submission) written again keeps the first row."""
+    await storage.start_turn(_opening("t1"), [_user("m1", "a")])
+    await _answer(storage, "m2", _call(1, input_tokens=10))
+    await _answer(storage, "m3", _call(1, input_tokens=99))
+    calls = await storage.turn_model_calls("t1")
+    assert [(c.message_id, c.call.usage.input_tokens) for c in calls] == [("m2", 10)]

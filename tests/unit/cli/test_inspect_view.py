@@ -57,3 +57,37 @@ def test_the_largest_items_come_first_across_regions() -> None:
         == "session ses_1: 40000 input tokens + 20000 reserved output of a 100000-token window"
     )
     assert "  . free              40000" in lines
+
+
+def test_the_last_calls_reported_numbers_sit_next_to_the_estimate() -> None:
+    """Issue 14 point 5, 9: the inspection's ``usage`` → lines; a miss names its cause."""
+    body = _body()
+    body["usage"] = {
+        "last_call": {
+            "turn_id": "t",
+            "message_id": "m",
+            "created_at": "2026-01-01T00:00:00Z",
+            "call": {
+                "usage": {
+                    "input_tokens": 1200,
+                    "cached_input_tokens": 0,
+                    "cache_write_tokens": None,
+                    "output_tokens": 9,
+                },
+                "estimated_input_tokens": 4000,
+                "input_truncation_suspected": True,
+                "cache_miss": {"cause": "prefix_changed", "item": 3},
+            },
+        },
+        "session": {"model_calls": 4},
+        "cache_hit_ratio": 0.25,
+    }
+    lines = inspection_lines("ses_1", read_inspection(body))
+    start = lines.index("Provider-reported usage:")
+    assert lines[start + 1 :] == [
+        "  last call: 1200 input tokens reported (cached 0, written ?), 4000 estimated, 9 output",
+        "  warning: the provider saw far fewer tokens than sent (truncated?)",
+        "  cache miss: prefix_changed at item 3",
+        "  session: 4 calls, cache hit ratio 25.0%",
+    ]
+    assert "Provider-reported usage:" not in inspection_lines("ses_1", read_inspection(_body()))

@@ -26,7 +26,8 @@ def _history() -> History:
 
 
 def test_the_inspection_has_exactly_the_daemon_api_shape() -> None:
-    """daemon-api.md §3: the keys, the provenance forms, limits and percentage."""
+    """daemon-api.md §3: the keys, the provenance forms, limits and percentage; plus ``usage``
+    (issue 14 point 5, docs/daemon-additions.md), null without recorded calls."""
     prepared = prepare(_history().view(watermark=5))
     limits = ModelContextLimits.from_capabilities(CAPS)
     document = orjson.loads(build_context_inspection(prepared, limits).to_json())
@@ -39,7 +40,9 @@ def test_the_inspection_has_exactly_the_daemon_api_shape() -> None:
         "limits",
         "auto_compact_percent",
         "projection",
+        "usage",
     ]
+    assert document["usage"] is None
     assert document["system"] == [
         {"key": "core/agent-system", "content": "You are a careful coding agent."}
     ]

@@ -24,6 +24,7 @@ from openwork_core.models.adapters.anthropic_encode import (
     encode_system,
     encode_thinking,
 )
+from openwork_core.models.adapters.opaque import OpaqueScope
 from openwork_core.models.port import FinishReason, ModelError, ModelErrorKind, ThinkingConfig
 
 
@@ -56,12 +57,14 @@ def test_unsigned_thinking_and_foreign_opaque_blocks_are_dropped() -> None:
             ThinkingBlock(thinking="plain"),
             ProviderOpaqueBlock(driver="openai-responses", kind="reasoning", payload={}),
             ProviderOpaqueBlock(
-                driver="anthropic", kind="redacted_thinking", payload={"data": "x"}
+                driver="anthropic",
+                kind="redacted_thinking",
+                payload={"endpoint": "http://a", "model": "m", "data": "x"},
             ),
             TextBlock(text="answer"),
         ),
     )
-    assert encode_messages([message]) == [
+    assert encode_messages([message], OpaqueScope(endpoint="http://a", model="m")) == [
         {
             "role": "assistant",
             "content": [

@@ -36,6 +36,7 @@ from openwork_core.session.updates import (
     ToolProgress,
     TurnFinished,
     TurnStarted,
+    TurnTokenUsage,
 )
 from openwork_core.session.wire import wire_json
 from openwork_tools import Access, GrantScope, SandboxMode
@@ -290,5 +291,24 @@ def test_snapshots_keep_their_camel_case_bytes() -> None:
         == (
             head + '{"state":"terminal","turnId":"turn_1","clientRequestId":"req_1","outcome":'
             '{"status":"failed","code":"doom_loop","message":"again"},"plan":null}}'
+        ).encode()
+    )
+
+
+def test_turn_finished_carries_the_turns_usage_in_camel_case() -> None:
+    """Issue 14 point 5: ``turn_finished`` sums the turn's provider-reported tokens."""
+    usage = TurnTokenUsage(
+        input_tokens=120,
+        cached_input_tokens=100,
+        cache_write_tokens=20,
+        output_tokens=9,
+        reasoning_tokens=3,
+    )
+    assert (
+        _envelope(TurnFinished(outcome=Completed("done"), usage=usage))
+        == (
+            _head() + '"update":{"type":"turn_finished","outcome":{"status":"completed",'
+            '"finalText":"done"},"usage":{"inputTokens":120,"cachedInputTokens":100,'
+            '"cacheWriteTokens":20,"outputTokens":9,"reasoningTokens":3}}}'
         ).encode()
     )
