@@ -24,7 +24,13 @@ from openwork_core.models.adapters.streaming import (
     EventAssembler,
     guarded_events,
 )
-from openwork_core.models.errors import http_error, request_id, stream_error
+from openwork_core.models.errors import (
+    connection_cause,
+    http_error,
+    request_id,
+    stream_error,
+    unreachable,
+)
 from openwork_core.models.port import (
     FinishReason,
     ModelCallOptions,
@@ -135,12 +141,16 @@ def classify_openai_error(exc: BaseException) -> ModelError | None:
     """model-providers.md §3 for the ``openai`` SDK's exceptions."""
     if isinstance(exc, openai.APIStatusError):
         return http_error(
-            exc.status_code, exc.body, exc.response.headers, fallback_message=exc.message
+            exc.status_code,
+            exc.body,
+            exc.response.headers,
+            fallback_message=exc.message,
+            url=str(exc.request.url),
         )
     if isinstance(exc, openai.APITimeoutError):
         return ModelError.timeout()
     if isinstance(exc, openai.APIConnectionError):
-        return ModelError.network(exc.message)
+        return unreachable(str(exc.request.url), connection_cause(exc))
     if isinstance(exc, openai.APIResponseValidationError):
         return ModelError.protocol(exc.message)
     if isinstance(exc, openai.APIError):  # an ``error`` object inside the stream

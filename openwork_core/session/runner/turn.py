@@ -17,6 +17,7 @@ from openwork_core.context.engine import PreparedModelCall
 from openwork_core.context.errors import ContextAssemblyError
 from openwork_core.context.limits import ModelContextLimits
 from openwork_core.ids import new_message_id
+from openwork_core.models.errors import turn_failure_code
 from openwork_core.models.port import ModelCallOptions, ModelError
 from openwork_core.plan import unfinished_step_count
 from openwork_core.session.compaction import overflow_due, threshold_due
@@ -257,7 +258,7 @@ class TurnRunner:
             )
             if submission == 1 and overflow_due(exc):
                 raise _Overflow(exc) from exc
-            raise TurnFailure(FailureCode.MODEL_ERROR, exc.message) from exc
+            raise TurnFailure(turn_failure_code(exc), exc.message) from exc
         except ModelProtocolViolation as exc:
             services.trace.close_span(
                 span,
