@@ -54,6 +54,7 @@ from openwork_core.models.port import (
     ModelRequest,
     TokenUsage,
 )
+from openwork_core.storage.records import ReasoningEffort
 
 NO_API_KEY = "no-key"
 """Sent when the provider has no key, so the SDK never reads ``ANTHROPIC_API_KEY`` itself."""
@@ -221,6 +222,7 @@ class AnthropicAdapter:
         *,
         base_url: str | None,
         api_key: str | None,
+        reasoning_effort: ReasoningEffort | None = None,
         default_headers: Mapping[str, str] | None = None,
     ) -> None:
         self._client = anthropic.AsyncAnthropic(
@@ -228,6 +230,9 @@ class AnthropicAdapter:
             api_key=api_key or NO_API_KEY,
             default_headers=default_headers,
         )
+
+        self.reasoning_effort: ReasoningEffort | None = reasoning_effort
+        """Stored for the request encoding (issue 14 point 3; None: not sent)."""
 
     def __repr__(self) -> str:  # never show the key
         return f"AnthropicAdapter(base_url={str(self._client.base_url)!r})"

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import AsyncIterator, Mapping
-from typing import Literal
 
 import httpx
 import openai
@@ -39,8 +38,7 @@ from openwork_core.models.port import (
     ModelRequest,
     TokenUsage,
 )
-
-MaxTokensField = Literal["max_tokens", "max_completion_tokens"]
+from openwork_core.storage.records import MaxTokensField, ReasoningEffort
 
 _FINISH_REASONS: Mapping[str, FinishReason] = {
     "stop": FinishReason.STOP,
@@ -161,11 +159,12 @@ def classify_openai_error(exc: BaseException) -> ModelError | None:
 class OpenAIChatAdapter:
     """``ModelPort`` over ``POST {base_url}/chat/completions`` with the official SDK.
 
-    ``max_tokens_field`` names the request field that carries ``max_output_tokens``:
-    ``max_tokens`` (default; understood by every OpenAI-compatible server) or
-    ``max_completion_tokens`` (OpenAI's reasoning models require it). ``include_usage=False``
-    drops ``stream_options`` for servers that reject it. Temperature and top_p are sent only
-    when the request sets them. Connection-level retries are the SDK's, before any output.
+        ``max_tokens_field`` names the request field that carries ``max_output_tokens``:
+        ``max_tokens`` (default; understood by every OpenAI-compatible server) or
+        ``max_completion_tokens`` (OpenAI's reasoning models require it) or ``none`` (no limit is
+    sent; for servers that reject both). ``include_usage=False``
+        drops ``stream_options`` for servers that reject it. Temperature and top_p are sent only
+        when the request sets them. Connection-level retries are the SDK's, before any output.
     """
 
     def __init__(
@@ -175,6 +174,7 @@ class OpenAIChatAdapter:
         api_key: str | None,
         max_tokens_field: MaxTokensField = "max_tokens",
         include_usage: bool = True,
+        reasoning_effort: ReasoningEffort | None = None,
         default_headers: Mapping[str, str] | None = None,
         http_client: httpx.AsyncClient | None = None,
     ) -> None:
@@ -186,6 +186,8 @@ class OpenAIChatAdapter:
         )
         self._max_tokens_field: MaxTokensField = max_tokens_field
         self._include_usage = include_usage
+        self.reasoning_effort: ReasoningEffort | None = reasoning_effort
+        """Stored for the request encoding (issue 14 point 3; None: not sent)."""
 
     def __repr__(self) -> str:  # never show the key
         return f"OpenAIChatAdapter(base_url={str(self._client.base_url)!r})"
@@ -204,7 +206,9 @@ class OpenAIChatAdapter:
         limit = request.max_output_tokens
         omit = openai.omit
         use_max_tokens = limit is not None and self._max_tokens_field == "max_tokens"
-        use_completion_tokens = limit is not None and not use_max_tokens
+        use_completion_tokens = limit is not None and self._max_tokens_field == (
+            "max_completion_tokens"
+        )
 
         async def open_stream() -> ChunkStream[ChatCompletionChunk]:
             messages = encode_messages(request.messages)  # invalid_request before any I/O

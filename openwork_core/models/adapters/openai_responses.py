@@ -47,6 +47,7 @@ from openwork_core.models.port import (
     ModelRequest,
     TokenUsage,
 )
+from openwork_core.storage.records import ReasoningEffort
 
 _INCOMPLETE_REASONS: Mapping[str, FinishReason] = {
     "max_output_tokens": FinishReason.LENGTH,
@@ -152,6 +153,7 @@ class OpenAIResponsesAdapter:
         *,
         base_url: str,
         api_key: str | None,
+        reasoning_effort: ReasoningEffort | None = None,
         default_headers: Mapping[str, str] | None = None,
         http_client: httpx.AsyncClient | None = None,
     ) -> None:
@@ -161,6 +163,9 @@ class OpenAIResponsesAdapter:
             default_headers=default_headers,
             http_client=http_client,
         )
+
+        self.reasoning_effort: ReasoningEffort | None = reasoning_effort
+        """Stored for the request encoding (issue 14 point 3; None: not sent)."""
 
     def __repr__(self) -> str:  # never show the key
         return f"OpenAIResponsesAdapter(base_url={str(self._client.base_url)!r})"

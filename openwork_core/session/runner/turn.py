@@ -17,8 +17,9 @@ from openwork_core.context.engine import PreparedModelCall
 from openwork_core.context.errors import ContextAssemblyError
 from openwork_core.context.limits import ModelContextLimits
 from openwork_core.ids import new_message_id
+from openwork_core.models.call_options import call_options
 from openwork_core.models.errors import turn_failure_code
-from openwork_core.models.port import ModelCallOptions, ModelError
+from openwork_core.models.port import ModelError
 from openwork_core.plan import unfinished_step_count
 from openwork_core.session.compaction import overflow_due, threshold_due
 from openwork_core.session.outcome import (
@@ -236,7 +237,7 @@ class TurnRunner:
         attempt = f"{spec.turn_id}-model-{model_call}"
         if submission > 1:
             attempt = f"{attempt}-submission-{submission}"
-        options = ModelCallOptions(model_attempt_id=attempt)
+        options = call_options(spec.model.provider.settings, attempt)
         span = services.trace.open_span(
             kind="model_call",
             name=f"model call {model_call}",
