@@ -165,7 +165,10 @@ def provider_error_codes(body: object) -> tuple[str, ...]:
 
 
 def provider_error_message(body: object) -> str | None:
-    """The human message of an error body (``error.message`` or top-level ``message``)."""
+    """The human message of an error body (``error.message`` or top-level ``message``; a body
+    or ``error`` that is a plain string, as LM Studio sends, is the message itself)."""
+    if isinstance(body, str) and body:
+        return body
     if not isinstance(body, Mapping):
         return None
     error = body.get("error")
