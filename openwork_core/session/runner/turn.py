@@ -20,6 +20,7 @@ from openwork_core.ids import new_message_id
 from openwork_core.models.call_options import call_options
 from openwork_core.models.errors import turn_failure_code
 from openwork_core.models.port import ModelError
+from openwork_core.models.truncation import silently_truncated
 from openwork_core.plan import unfinished_step_count
 from openwork_core.session.compaction import overflow_due, threshold_due
 from openwork_core.session.outcome import (
@@ -96,6 +97,8 @@ class TurnRunner:
         self.unwritten_closing: TurnClosing | None = None
         """The terminal state a database outage kept from being written (faults issue)."""
         self._compaction = CompactionStep(turn)
+        self.silent_truncations = 0
+        """Submissions whose reported prompt tokens fell far below the estimate (issue 14)."""
 
     async def run(self) -> TurnOutcome:
         spec = self._spec
@@ -288,13 +291,27 @@ class TurnRunner:
             "the turn's progress",
         )
         faultpoint("assistant_committed")
+        reported = usage.input_tokens if usage else None
+        estimated = prepared.budget.estimated_input_tokens
+        truncated = silently_truncated(reported, estimated)
+        if truncated:  # counted: the span's attribute (trace_spans) and the turn's tally
+            self.silent_truncations += 1
+            log.warning(
+                "model.silent_truncation",
+                reported_input_tokens=reported,
+                estimated_input_tokens=estimated,
+                count=self.silent_truncations,
+            )
         services.trace.close_span(
             span,
             SpanFinish(
                 "succeeded",
-                input_tokens=usage.input_tokens if usage else None,
+                input_tokens=reported,
                 output_tokens=usage.output_tokens if usage else None,
                 response_message_id=origin.message_id,
+                attributes={"silent_truncation": True, "estimated_input_tokens": estimated}
+                if truncated
+                else {},
             ),
         )
         await in_chat_state(services.chat.commit_draft(committed(row, origin)))
