@@ -12,10 +12,12 @@ import pytest
 from openwork_chat_state.messages import user_text
 from openwork_core.failure_codes import FailureCode
 from openwork_core.models.adapters import build_model_port
+from openwork_core.models.call_options import call_options
 from openwork_core.models.errors import turn_failure_code
 from openwork_core.models.port import ModelCallOptions, ModelErrorKind, ModelRequest
+from openwork_core.storage.records import ProviderSettings
 from tests.fakes.fake_provider import FakeProvider
-from tests.fakes.fake_script import ErrorReply, Reply
+from tests.fakes.fake_script import ErrorReply, Gate, Held, Reply
 from tests.fakes.provider_error_fixtures import error_fixture, fixture_names
 from tests.integration.models.loopback import SYSTEM, completed, failure, outcome
 
@@ -107,3 +109,30 @@ async def test_a_rate_limit_that_outlasts_the_retries_is_provider_rate_limited(
     assert len(fake.requests) == 3
     assert error.kind is K.RATE_LIMITED
     assert turn_failure_code(error) is FailureCode.PROVIDER_RATE_LIMITED
+
+
+@pytest.mark.parametrize("protocol", ["openai-chat", "openai-responses", "anthropic"])
+async def test_a_providers_idle_timeout_bounds_a_silent_server(
+    fake: FakeProvider, protocol: str
+) -> None:
+    """Issue 14 point 6: the per-provider idle timeout (``ProviderSettings``) ends the call."""
+    gate = Gate()
+    fake.push(Held(Reply(text="too late"), gate))
+    port = build_model_port(protocol, fake.url, "sk-test")  # type: ignore[arg-type]
+    settings = ProviderSettings(idle_timeout_s=0.3, total_timeout_s=60, max_retries=0)
+    try:
+        _, error = await failure(port, _request(), call_options(settings, "a"))
+    finally:
+        gate.release()
+    assert error.kind is K.TIMEOUT
+    assert len(fake.requests) == 1, "max_retries 0: one attempt"
+
+
+def test_provider_settings_become_the_call_options() -> None:
+    settings = ProviderSettings(idle_timeout_s=7, total_timeout_s=70, max_retries=4)
+    options = call_options(settings, "t-model-1")
+    assert (options.idle_timeout_s, options.total_timeout_s, options.max_transport_attempts) == (
+        7,
+        70,
+        5,
+    )
