@@ -4,9 +4,9 @@ A provider error becomes a ``ModelError`` by its provider error code first (the 
 across vendors), then by HTTP status. Context overflow is recognised by code (the
 ``CONTEXT_OVERFLOW`` group) or, for the vendors that send no code of their own (Anthropic, vLLM,
 LM Studio, Ollama; issue 14 point 1), by one of the closed list of anchored vendor sentences in
-``OVERFLOW_SHAPES`` on a 400/413/422/500 answer or a stream error; loose text such as "maximum context length exceeded" is not an overflow.
-``Retry-After`` (seconds or HTTP date) and ``retry-after-ms`` become ``retry_after_ms``.
-``turn_failure_code`` maps a kind to the turn failure code a user can act on.
+``OVERFLOW_SHAPES`` on a 400/413/422/500 answer or a stream error; loose text such as "maximum
+context length exceeded" is not an overflow. ``Retry-After`` (seconds or HTTP date) and
+``retry-after-ms`` become ``retry_after_ms``. ``turn_failure_code`` maps a kind to the turn failure code a user can act on.
 """
 
 from __future__ import annotations
@@ -105,7 +105,8 @@ OVERFLOW_SHAPES: tuple[re.Pattern[str], ...] = tuple(
         # OpenAI-compatible servers (vLLM, older OpenAI): "This model's maximum context length is
         # 4096 tokens. However, you requested 4610 tokens …"
         r"\bmaximum context length is \d+ tokens\b",
-        # vLLM V1: "The decoder prompt (length 5000) is longer than the maximum model length of 4096"
+        # vLLM V1: "The decoder prompt (length 5000) is longer than the maximum model length of
+        # 4096"
         r"\bis longer than the maximum model length of \d+\b",
         # llama.cpp (also when only the message survives a proxy)
         r"\bexceeds the available context size \(\d+ tokens\)",
@@ -193,8 +194,9 @@ def classify(
     status: int | None, codes: tuple[str, ...], message: str
 ) -> tuple[ModelErrorKind, str | None]:
     """The kind of an error answer and the code that decided it: an overflow code or shape first
-    (on a 400/413/422/500 answer or a stream error), then the code tables, then a model-not-found shape on
-    a 400/404, then the HTTP status; an in-stream error with no known code is ``unknown``."""
+    (on a 400/413/422/500 answer or a stream error), then the code tables, then a
+    model-not-found shape on a 400/404, then the HTTP status; an in-stream error with no known
+    code is ``unknown``."""
     code = codes[0] if codes else None
     matched = kind_for_codes(codes)
     if matched is not None and matched[0] is _K.CONTEXT_OVERFLOW:
@@ -328,7 +330,8 @@ def http_error(
 
 
 def stream_error(body: object, *, fallback_message: str = "") -> ModelError:
-    """An ``error`` event inside an accepted stream: classified by code only (no status)."""
+    """An ``error`` event inside an accepted stream: classified like an HTTP error without a
+    status (codes, then the overflow and model-not-found shapes)."""
     message = provider_error_message(body) or fallback_message or "error event in the stream"
     kind, code = classify(None, provider_error_codes(body), message)
     return ModelError(

@@ -230,7 +230,6 @@ class AnthropicAdapter:
             api_key=api_key or NO_API_KEY,
             default_headers=default_headers,
         )
-
         self.reasoning_effort: ReasoningEffort | None = reasoning_effort
         """Stored for the request encoding (issue 14 point 3; None: not sent)."""
 

@@ -159,12 +159,12 @@ def classify_openai_error(exc: BaseException) -> ModelError | None:
 class OpenAIChatAdapter:
     """``ModelPort`` over ``POST {base_url}/chat/completions`` with the official SDK.
 
-        ``max_tokens_field`` names the request field that carries ``max_output_tokens``:
-        ``max_tokens`` (default; understood by every OpenAI-compatible server) or
-        ``max_completion_tokens`` (OpenAI's reasoning models require it) or ``none`` (no limit is
-    sent; for servers that reject both). ``include_usage=False``
-        drops ``stream_options`` for servers that reject it. Temperature and top_p are sent only
-        when the request sets them. Connection-level retries are the SDK's, before any output.
+    ``max_tokens_field`` names the request field that carries ``max_output_tokens``:
+    ``max_tokens`` (default; understood by every OpenAI-compatible server),
+    ``max_completion_tokens`` (OpenAI's reasoning models require it) or ``none`` (no limit is
+    sent; for servers that reject both). ``include_usage=False`` drops ``stream_options`` for
+    servers that reject it. Temperature and top_p are sent only when the request sets them.
+    Connection-level retries are the SDK's, before any output.
     """
 
     def __init__(

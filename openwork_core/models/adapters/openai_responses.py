@@ -163,7 +163,6 @@ class OpenAIResponsesAdapter:
             default_headers=default_headers,
             http_client=http_client,
         )
-
         self.reasoning_effort: ReasoningEffort | None = reasoning_effort
         """Stored for the request encoding (issue 14 point 3; None: not sent)."""
 
