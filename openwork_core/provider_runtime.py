@@ -94,7 +94,11 @@ class ProviderRuntime:
     async def _probe_models(self, provider: ProviderRecord) -> None:
         assert provider.base_url is not None
         for model in provider.models:
-            served = await self._prober(provider.base_url, model.name)
+            try:
+                served = await self._prober(provider.base_url, model.name)
+            except Exception as exc:  # a probe never fails anything
+                log.warning("window_probe.failed", provider=provider.id, error=repr(exc))
+                continue
             if served is None:
                 continue
             self._served[(provider.id, model.name)] = served

@@ -39,7 +39,12 @@ def probes_window(provider: ProviderRecord) -> bool:
         return False
     if provider.kind is ProviderKind.ANTHROPIC:
         return False
-    return urlsplit(server_root(provider.base_url)).hostname not in PUBLIC_HOSTS
+    try:
+        parts = urlsplit(server_root(provider.base_url))
+        host = parts.hostname
+    except ValueError:  # not a URL (the PUT stores it as given): nothing to ask
+        return False
+    return parts.scheme in ("http", "https") and bool(host) and host not in PUBLIC_HOSTS
 
 
 async def probe_served_window(
@@ -58,7 +63,7 @@ async def probe_served_window(
                 if response.status_code != 200:
                     return None
                 tokens = parse(response.json())
-            except (httpx.HTTPError, ValueError) as exc:
+            except Exception as exc:  # any failure (HTTP, an invalid URL, a bad body): unknown
                 log.debug("window_probe.no_answer", server=server, error=type(exc).__name__)
                 return None
             return ServedWindow(server, tokens) if tokens is not None else None
