@@ -20,8 +20,13 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
-from openwork_core.models.capabilities import CapabilityError, ModelCapabilities
-from openwork_core.storage.records import ProviderKind, ProviderModel, ProviderRecord
+from openwork_core.models.capabilities import CapabilityError, resolve_capabilities
+from openwork_core.storage.records import (
+    ProviderKind,
+    ProviderModel,
+    ProviderRecord,
+    ProviderSettings,
+)
 
 DEFAULT_PROVIDER_ID = "default"
 DEFAULT_PROVIDER_KEY_ENV = "OPENWORK_PROVIDER_API_KEY"
@@ -87,10 +92,11 @@ class OpenWorkSettings(BaseSettings):
     provider_base_url: str | None = None
     provider_api_key: str | None = Field(default=None, repr=False)
     model: str | None = None
-    model_context_window: int = 128_000
-    model_max_output_tokens: int = 16_384
+    model_context_window: int | None = None
+    """None: the built-in catalog's window for a well-known model, else 128,000 (issue 14)."""
+    model_max_output_tokens: int | None = None
     model_max_reasoning_tokens: int = 0
-    model_accepts_data_blocks: bool = True
+    model_accepts_data_blocks: bool | None = None
 
     @field_validator(
         "provider",
@@ -152,20 +158,16 @@ class OpenWorkSettings(BaseSettings):
             return None
         models: tuple[ProviderModel, ...] = ()
         if self.model:
-            ModelCapabilities(  # fail at start, not at the first turn (model-providers.md §4)
-                context_window_tokens=self.model_context_window,
+            model = ProviderModel(
+                name=self.model,
+                context_window=self.model_context_window,
                 max_output_tokens=self.model_max_output_tokens,
-                max_reasoning_tokens=self.model_max_reasoning_tokens or None,
+                max_reasoning_tokens=self.model_max_reasoning_tokens,
+                accepts_data_blocks=self.model_accepts_data_blocks,
             )
-            models = (
-                ProviderModel(
-                    name=self.model,
-                    context_window=self.model_context_window,
-                    max_output_tokens=self.model_max_output_tokens,
-                    max_reasoning_tokens=self.model_max_reasoning_tokens,
-                    accepts_data_blocks=self.model_accepts_data_blocks,
-                ),
-            )
+            # fail at start, not at the first turn (model-providers.md §4)
+            resolve_capabilities(model, ProviderSettings())
+            models = (model,)
         return ProviderRecord(
             id=DEFAULT_PROVIDER_ID,
             kind=self.provider,

@@ -10,6 +10,10 @@ import enum
 class FailureCode(enum.StrEnum):
     MODEL_ERROR = "model_error"
     MODEL_PROTOCOL_ERROR = "model_protocol_error"
+    PROVIDER_AUTH_FAILED = "provider_auth_failed"
+    PROVIDER_UNREACHABLE = "provider_unreachable"
+    PROVIDER_RATE_LIMITED = "provider_rate_limited"
+    MODEL_NOT_FOUND = "model_not_found"
     PERSISTENCE_ERROR = "persistence_error"
     CHAT_STATE_ERROR = "chat_state_error"
     COMPACTION_ERROR = "compaction_error"

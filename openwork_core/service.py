@@ -31,6 +31,7 @@ from openwork_core.ids import (
     new_session_id,
     new_turn_id,
 )
+from openwork_core.provider_runtime import KeyUpdate, ProviderRuntime
 from openwork_core.session.approval import PermissionDecision
 from openwork_core.session.build import SessionDeps
 from openwork_core.session.commands import TurnAccepted
@@ -67,6 +68,7 @@ from openwork_core.storage.postgres.file_changes import FileChangeStore
 from openwork_core.storage.postgres.ownership import PostgresOwnership
 from openwork_core.storage.postgres.session_storage import PostgresSessionStorage
 from openwork_core.storage.postgres.skills import SkillStatusStore
+from openwork_core.storage.provider_keys import ProviderKeys, keys_path
 from openwork_core.storage.records import ProviderRecord, SessionRecord, StoredMessage
 from openwork_core.storage.spill_retention import sweep_spill_dirs
 from openwork_tools import FileChange, SandboxMode, SandboxStatus, builtin_registry
@@ -115,6 +117,8 @@ class OpenWorkCore:
         self._compactions = CompactionStore(store.pool)
         self._file_changes = FileChangeStore(store.pool)
         self._agent_store = agent_store = AgentStore(store.pool)
+        self.providers = providers = ProviderRuntime(store, ProviderKeys(keys_path(home)))
+        """Keys, served windows and the session-choice check (issue 14)."""
         self._sessions = sessions = SessionRegistry(
             deps=SessionDeps(
                 storage_for=self._session_storage,
@@ -134,6 +138,8 @@ class OpenWorkCore:
             model_ports=model_ports,
             ownership=self._ownership,
             limits=load_limits,
+            api_key=providers.api_key,
+            served_window=providers.served_window,
         )
         self.desktop = DesktopQueries(store.pool, home, sessions)
         """The desktop app's reads and the session lifecycle (issue 16); never loads an actor."""
@@ -190,6 +196,7 @@ class OpenWorkCore:
         if removed:
             log.info("spill.swept", directories=len(removed))
         self._trace.start()
+        self.providers.start()  # in the background: never delays the start
         self._renewals = asyncio.get_running_loop().create_task(
             self._upkeep(), name="session-upkeep"
         )
@@ -223,6 +230,7 @@ class OpenWorkCore:
             self._renewals.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._renewals
+        await self.providers.close()
         await self._sessions.shutdown()
         try:
             await self._ownership.stop()
@@ -239,7 +247,11 @@ class OpenWorkCore:
         provider: str | None = "default",
         model: str | None = None,
         permission_mode: SandboxMode = SandboxMode.AUTO,
+        provider_named: bool = False,
     ) -> SessionRecord:
+        """``provider_named``: the request named its provider; an unknown one (or a model it
+        does not list) is refused 400 before anything is written. The implicit ``default`` may
+        be configured later (a turn then fails ``no_provider`` until it is)."""
         path = Path(workspace)
         if not path.is_absolute() or not await asyncio.to_thread(is_directory, path):
             raise InvalidWorkspace(f"workspace is not an existing absolute directory: {workspace}")
@@ -248,6 +260,8 @@ class OpenWorkCore:
             raise InvalidWorkspace(refusal)
         if agent not in AGENTS:
             raise UnknownAgent(f"unknown agent: {agent}")
+        if provider is not None and (provider_named or model is not None):
+            await self.providers.check_choice(provider, model)
         return await self._store.create_session(
             session_id=new_session_id(),
             working_directory=str(await asyncio.to_thread(path.resolve)),
@@ -428,8 +442,11 @@ class OpenWorkCore:
     async def list_providers(self) -> list[ProviderRecord]:
         return await self._store.list_providers()
 
-    async def put_provider(self, record: ProviderRecord) -> ProviderRecord:
-        return await self._store.upsert_provider(record)
+    async def put_provider(
+        self, record: ProviderRecord, key: KeyUpdate | None = None
+    ) -> ProviderRecord:
+        """The row, then the runtime key when the PUT carried one, then a new window probe."""
+        return await self.providers.put(record, key)
 
     async def skill_listing(self) -> SkillListing:
         return await self._skills.listing()

@@ -92,7 +92,7 @@ def reachable(base_url: str) -> str | None:
 def provider_checks(provider: ProviderRecord | None, key_value: str | None) -> list[Check]:
     from openwork_core.context.limits import ModelContextLimits
     from openwork_core.daemon.startup import key_required
-    from openwork_core.models.capabilities import CapabilityError, ModelCapabilities
+    from openwork_core.models.capabilities import CapabilityError, resolve_capabilities
 
     if provider is None:
         return [
@@ -130,13 +130,8 @@ def provider_checks(provider: ProviderRecord | None, key_value: str | None) -> l
         return checks
     model = provider.models[0]
     try:
-        limits = ModelContextLimits.from_capabilities(
-            ModelCapabilities(
-                context_window_tokens=model.context_window,
-                max_output_tokens=model.max_output_tokens,
-                max_reasoning_tokens=model.max_reasoning_tokens or None,
-            )
-        )
+        capabilities = resolve_capabilities(model, provider.settings).capabilities
+        limits = ModelContextLimits.from_capabilities(capabilities)
     except CapabilityError as exc:
         checks.append(Check("model", "fail", f"{model.name}: {exc}"))
         return checks
@@ -144,7 +139,8 @@ def provider_checks(provider: ProviderRecord | None, key_value: str | None) -> l
         Check(
             "model",
             "ok",
-            f"{model.name}: window {limits.context_window}, output {model.max_output_tokens}, "
+            f"{model.name}: window {limits.context_window}, "
+            f"output {capabilities.max_output_tokens}, "
             f"reasoning {model.max_reasoning_tokens}, input {limits.effective_input_tokens}, "
             f"auto-compact at {limits.compaction_threshold}",
         )

@@ -18,8 +18,8 @@ from openwork_core.daemon.validation import (
     RequestModel,
     TokenCount,
 )
-from openwork_core.models.capabilities import ModelCapabilities
-from openwork_core.storage.records import ProviderKind
+from openwork_core.models.capabilities import resolve_capabilities
+from openwork_core.storage.records import ProviderKind, ProviderModel, ProviderSettings
 from openwork_tools import SandboxMode
 
 
@@ -143,25 +143,43 @@ class MessagePageBody(BaseModel):
 
 
 class ProviderModelBody(RequestModel):
+    """A model of the provider; numbers left out (null) come from the built-in catalog (or the
+    fallback) — docs/providers.md "The window"."""
+
     model_config = ConfigDict(extra="forbid")
     name: Name
-    context_window: TokenCount = 128_000
-    max_output_tokens: TokenCount = 16_384
+    context_window: TokenCount | None = None
+    max_output_tokens: TokenCount | None = None
     max_reasoning_tokens: int = Field(default=0, ge=0, le=2**31 - 1)
-    accepts_data_blocks: bool = True
+    accepts_data_blocks: bool | None = None
 
-    @model_validator(mode="after")
-    def _reserve_fits_the_window(self) -> ProviderModelBody:
-        """model-providers.md §4: output + reasoning must leave room in the window."""
-        ModelCapabilities(
-            context_window_tokens=self.context_window,
-            max_output_tokens=self.max_output_tokens,
-            max_reasoning_tokens=self.max_reasoning_tokens or None,
-        )
-        return self
+    def record(self) -> ProviderModel:
+        return ProviderModel(**self.model_dump())
+
+
+class ProviderSettingsBody(RequestModel):
+    """``ProviderSettings`` (docs/providers.md "Settings"); every field optional."""
+
+    model_config = ConfigDict(extra="forbid")
+    idle_timeout_s: float = Field(default=120.0, gt=0, le=3600)
+    total_timeout_s: float = Field(default=1800.0, gt=0, le=86_400)
+    max_retries: int = Field(default=2, ge=0, le=10)
+    context_window: TokenCount | None = None
+    max_output_tokens: TokenCount | None = None
+    max_tokens_field: Literal["max_tokens", "max_completion_tokens", "none"] = "max_tokens"
+    stream_usage: bool = True
+    reasoning_effort: Literal["minimal", "low", "medium", "high"] | None = None
+    probe_served_window: bool = True
+
+    def record(self) -> ProviderSettings:
+        return ProviderSettings(**self.model_dump())
 
 
 class ProviderBody(RequestModel):
+    """A provider. ``api_key`` is write-only: a string stores (or rotates) the key in the
+    daemon's 0600 key file, ``null`` deletes it, absent leaves it; it is never returned —
+    ``has_key`` (read-only) says whether the daemon has a key for the provider."""
+
     model_config = ConfigDict(extra="forbid")
     id: str | None = Field(default=None, max_length=256)
     kind: ProviderKind
@@ -170,6 +188,24 @@ class ProviderBody(RequestModel):
         default=None, max_length=200, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$"
     )
     models: list[ProviderModelBody] = Field(default_factory=list, max_length=200)
+    settings: ProviderSettingsBody = Field(default_factory=ProviderSettingsBody)
+    api_key: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=4096,
+        pattern=r"^[\x21-\x7e]+$",
+        json_schema_extra={"writeOnly": True},
+    )
+    has_key: bool = Field(default=False, json_schema_extra={"readOnly": True})
+
+    @model_validator(mode="after")
+    def _reserve_fits_the_window(self) -> ProviderBody:
+        """model-providers.md §4: output + reasoning must leave room in the window, with the
+        numbers each model will really get (settings, its row, the catalog)."""
+        settings = self.settings.record()
+        for model in self.models:
+            resolve_capabilities(model.record(), settings)
+        return self
 
 
 class ProviderList(BaseModel):

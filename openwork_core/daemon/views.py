@@ -10,6 +10,7 @@ from openwork_core.daemon.schemas import (
     MessageBody,
     ProviderBody,
     ProviderModelBody,
+    ProviderSettingsBody,
     SessionBody,
     SkillBody,
     SkillListBody,
@@ -21,7 +22,6 @@ from openwork_core.session.compaction import CompactionResult
 from openwork_core.session.input import SkillInput, TextInput, UserInput
 from openwork_core.skills.enablement import SkillListing
 from openwork_core.storage.records import (
-    ProviderModel,
     ProviderRecord,
     SessionRecord,
     StoredMessage,
@@ -40,7 +40,8 @@ def session_body(record: SessionRecord) -> SessionBody:
     )
 
 
-def provider_body(provider: ProviderRecord) -> ProviderBody:
+def provider_body(provider: ProviderRecord, *, has_key: bool = False) -> ProviderBody:
+    settings = provider.settings
     return ProviderBody(
         id=provider.id,
         kind=provider.kind,
@@ -56,6 +57,18 @@ def provider_body(provider: ProviderRecord) -> ProviderBody:
             )
             for m in provider.models
         ],
+        settings=ProviderSettingsBody(
+            idle_timeout_s=settings.idle_timeout_s,
+            total_timeout_s=settings.total_timeout_s,
+            max_retries=settings.max_retries,
+            context_window=settings.context_window,
+            max_output_tokens=settings.max_output_tokens,
+            max_tokens_field=settings.max_tokens_field,
+            stream_usage=settings.stream_usage,
+            reasoning_effort=settings.reasoning_effort,
+            probe_served_window=settings.probe_served_window,
+        ),
+        has_key=has_key,
     )
 
 
@@ -65,7 +78,8 @@ def provider_record(provider_id: str, body: ProviderBody) -> ProviderRecord:
         kind=body.kind,
         base_url=body.base_url,
         api_key_env=body.api_key_env,
-        models=tuple(ProviderModel(**m.model_dump()) for m in body.models),
+        models=tuple(m.record() for m in body.models),
+        settings=body.settings.record(),
     )
 
 

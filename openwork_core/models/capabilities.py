@@ -1,11 +1,14 @@
-"""Model capabilities: vendor facts and our chosen output budget (model-providers.md §4)."""
+"""Model capabilities: vendor facts and our chosen output budget (model-providers.md §4), and
+their resolution from settings, the model row, the catalog and a served window."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import ClassVar, Literal
 
 from openwork_chat_state.error_root import OpenWorkError
+from openwork_core.models.catalog import catalog_entry
+from openwork_core.storage.records import ProviderModel, ProviderSettings
 
 
 class CapabilityError(OpenWorkError, ValueError):
@@ -42,3 +45,55 @@ class ModelCapabilities:
 FALLBACK_CAPABILITIES = ModelCapabilities(
     context_window_tokens=128_000, max_output_tokens=8_192, accepts_data_blocks=False
 )
+
+
+CapabilitySource = Literal["configured", "catalog", "fallback"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ResolvedCapabilities:
+    capabilities: ModelCapabilities
+    source: CapabilitySource
+    """Where the window came from (model-providers.md §4 ``CapabilitySource``)."""
+    served_window_tokens: int | None
+    """The window a local server reported serving, when it was asked."""
+    limited_by_server: bool
+    """The served window was smaller than the configured / catalog one and won."""
+
+
+def resolve_capabilities(
+    model: ProviderModel, settings: ProviderSettings, served_window: int | None = None
+) -> ResolvedCapabilities:
+    """model-providers.md §4 resolution, with issue 14 point 8: provider settings, then the
+    model row, then the catalog (exact, then longest prefix), then ``FALLBACK_CAPABILITIES``;
+    a smaller served window wins, and the output budget then shrinks to a quarter of what is
+    left when it would no longer fit (``CapabilityError`` only for impossible configured rows)."""
+    entry = catalog_entry(model.name)
+    configured = settings.context_window or model.context_window
+    source: CapabilitySource = (
+        "configured" if configured is not None else "catalog" if entry is not None else "fallback"
+    )
+    fallback = FALLBACK_CAPABILITIES
+    window = configured or (entry.context_window if entry else fallback.context_window_tokens)
+    chosen_output = settings.max_output_tokens or model.max_output_tokens
+    output = chosen_output or (entry.max_output_tokens if entry else fallback.max_output_tokens)
+    data_blocks = model.accepts_data_blocks
+    if data_blocks is None:
+        data_blocks = entry.images if entry else fallback.accepts_data_blocks
+    reasoning = model.max_reasoning_tokens or 0
+    limited = served_window is not None and 0 < served_window < window
+    if limited and served_window is not None:
+        window = served_window
+    if output + reasoning >= window and (limited or chosen_output is None):
+        output = max(1, (window - reasoning) // 4)
+    return ResolvedCapabilities(
+        capabilities=ModelCapabilities(
+            context_window_tokens=window,
+            max_output_tokens=output,
+            max_reasoning_tokens=reasoning or None,
+            accepts_data_blocks=data_blocks,
+        ),
+        source=source,
+        served_window_tokens=served_window,
+        limited_by_server=limited,
+    )

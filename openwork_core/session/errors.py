@@ -110,3 +110,25 @@ class UnknownAgent(AgentUnknownAgent, SessionError):
     code, as ``spawn_agent``'s (multi-agent.md §5); 400 like every session refusal."""
 
     code = AgentErrorCode.UNKNOWN_AGENT
+
+
+class ProviderNotFound(SessionError):
+    """``POST /v1/sessions`` naming a provider that is not configured (issue 14 point 6)."""
+
+    code = "provider_not_found"
+
+    def __init__(self, provider_id: str) -> None:
+        super().__init__(f"unknown model provider: {provider_id[:200]}")
+
+
+class ModelNotFound(SessionError):
+    """``POST /v1/sessions`` naming a model its provider does not list (issue 14 point 6)."""
+
+    code = "model_not_found"
+
+    def __init__(self, provider_id: str, model: str | None, listed: tuple[str, ...]) -> None:
+        names = ", ".join(listed[:20]) or "none"
+        super().__init__(
+            f"provider {provider_id[:200]} has no model {(model or '(default)')[:200]} "
+            f"(it lists: {names})"
+        )

@@ -15,7 +15,7 @@ import structlog
 
 from openwork_core.agents import AgentControl
 from openwork_core.ids import SessionId
-from openwork_core.models.capabilities import ModelCapabilities
+from openwork_core.models.capabilities import resolve_capabilities
 from openwork_core.models.port import ModelPort
 from openwork_core.session.build import SessionDeps, build_session_handle
 from openwork_core.session.errors import NoProvider, ReloadRequired
@@ -29,6 +29,7 @@ from openwork_core.session.ownership import (
 from openwork_core.session.runner import ResolvedModel
 from openwork_core.session.storage import (
     ChildSessionStorage,
+    ProviderModel,
     ProviderRecord,
     RecordNotFound,
     SessionRecord,
@@ -42,6 +43,20 @@ ModelPortFactory = Callable[[ProviderRecord, str | None], ModelPort]
 
 ProviderLookup = Callable[[str], Awaitable[ProviderRecord]]
 """Reads one provider row; ``RecordNotFound`` when there is none."""
+
+ApiKeyLookup = Callable[[ProviderRecord], str | None]
+"""The provider's key now: the runtime key file, else its environment variable."""
+
+ServedWindowLookup = Callable[[str, str], int | None]
+"""The window a local server reported serving for (provider id, model name), if probed."""
+
+
+def environment_key(provider: ProviderRecord) -> str | None:
+    return os.environ.get(provider.api_key_env) if provider.api_key_env else None
+
+
+def _not_probed(_provider_id: str, _model: str) -> int | None:
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +88,8 @@ class SessionRegistry:
         model_ports: ModelPortFactory,
         ownership: OwnershipStorage,
         limits: LoadLimits | None = None,
+        api_key: ApiKeyLookup = environment_key,
+        served_window: ServedWindowLookup = _not_probed,
     ) -> None:
         self._limits = limits or LoadLimits()
         self._last_used: dict[str, float] = {}
@@ -82,7 +99,9 @@ class SessionRegistry:
         self._children = children
         self._get_provider = get_provider
         self._model_ports = model_ports
-        self._ports: dict[ProviderRecord, ModelPort] = {}
+        self._api_key = api_key
+        self._served_window = served_window
+        self._ports: dict[ProviderRecord, tuple[str | None, ModelPort]] = {}
         self._handles: dict[SessionId, SessionHandle] = {}
         self._load_locks: dict[SessionId, asyncio.Lock] = {}
         self._hosts: dict[str, SubAgentHost] = {}
@@ -269,19 +288,21 @@ class SessionRegistry:
         except RecordNotFound as exc:
             raise NoProvider(f"unknown model provider: {record.provider_id}") from exc
         model = provider.model(record.model_name)
+        if model is None and not provider.models and record.model_name is not None:
+            model = ProviderModel(name=record.model_name)  # numbers from the catalog or fallback
         if model is None:
             raise NoProvider(
                 f"provider {provider.id} has no model {record.model_name or '(default)'}"
             )
-        capabilities = ModelCapabilities(
-            context_window_tokens=model.context_window,
-            max_output_tokens=model.max_output_tokens,
-            max_reasoning_tokens=model.max_reasoning_tokens or None,
-            accepts_data_blocks=model.accepts_data_blocks,
+        resolved = resolve_capabilities(
+            model, provider.settings, self._served_window(provider.id, model.name)
         )
-        port = self._ports.get(provider)
-        if port is None:
-            key = os.environ.get(provider.api_key_env) if provider.api_key_env else None
+        capabilities = resolved.capabilities
+        key = self._api_key(provider)
+        cached = self._ports.get(provider)
+        if cached is not None and cached[0] == key:
+            port = cached[1]
+        else:  # a new or rotated key builds a new port (a running turn keeps its old one)
             port = self._model_ports(provider, key)
-            self._ports[provider] = port
+            self._ports[provider] = (key, port)
         return ResolvedModel(provider=provider, model=model, capabilities=capabilities, port=port)

@@ -52,7 +52,9 @@ class Migration:
 
 
 def discover_migrations(directory: Path | None = None) -> tuple[Migration, ...]:
-    """Read ``NNNN_name.sql`` files in order; gaps, duplicates and none at all are layout errors."""
+    """Read ``NNNN_name.sql`` files in order; duplicates and none at all are layout errors. A gap
+    is allowed: a number reserved by a change on another branch (0009 lands before 0008); each
+    file is applied once whenever it appears, so a later 0008 is applied after 0009."""
     found: list[Migration] = []
     folder = migrations_dir() if directory is None else directory
     for path in sorted(folder.glob("*.sql")):
@@ -64,11 +66,14 @@ def discover_migrations(directory: Path | None = None) -> tuple[Migration, ...]:
         found.append(Migration(int(match.group(1)), path.name, path.read_text(encoding="utf-8")))
     if not found:
         raise MigrationLayoutError(f"no migration files (NNNN_name.sql) in {folder}")
-    for expected, migration in enumerate(found, start=1):
-        if migration.version != expected:
+    previous = 0
+    for migration in found:
+        if migration.version <= previous:
             raise MigrationLayoutError(
-                f"migrations must be numbered 0001, 0002, … without gaps: found {migration.name}"
+                f"migration numbers must be unique and ascending: found {migration.name} "
+                f"after version {previous:04d}"
             )
+        previous = migration.version
     return tuple(found)
 
 

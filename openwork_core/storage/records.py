@@ -5,6 +5,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Literal, TypeAlias
 
 from openwork_chat_state.item import MessageKind
 from openwork_chat_state.messages import Role
@@ -28,11 +29,44 @@ class ProviderKind(enum.StrEnum):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ProviderModel:
+    """A model the provider offers. ``None`` numbers come from the built-in catalog (or the
+    fallback; model-providers.md §4 resolution order)."""
+
     name: str
-    context_window: int = 128_000
-    max_output_tokens: int = 16_384
+    context_window: int | None = None
+    max_output_tokens: int | None = None
     max_reasoning_tokens: int = 0
-    accepts_data_blocks: bool = True
+    accepts_data_blocks: bool | None = None
+
+
+MaxTokensField: TypeAlias = Literal["max_tokens", "max_completion_tokens", "none"]
+ReasoningEffort: TypeAlias = Literal["minimal", "low", "medium", "high"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ProviderSettings:
+    """Per-provider settings (``providers.settings``, migration 0009; docs/providers.md).
+
+    ``idle_timeout_s`` bounds the wait for the next stream chunk, ``total_timeout_s`` a whole
+    submission; ``max_retries`` are the SDK's transport retries before any output (backoff,
+    ``Retry-After`` / ``retry-after-ms`` honoured). ``context_window`` / ``max_output_tokens``
+    override the catalog and the model rows for every model of the provider (the served window
+    of a local server still wins when smaller). Wire options, passed to the adapters:
+    ``max_tokens_field`` (which field carries the output limit, or none), ``stream_usage``
+    (Chat Completions ``stream_options.include_usage``), ``reasoning_effort`` (None: not sent).
+    A key is never a setting (``storage.provider_keys``).
+    """
+
+    idle_timeout_s: float = 120.0
+    total_timeout_s: float = 30 * 60.0
+    max_retries: int = 2
+    context_window: int | None = None
+    max_output_tokens: int | None = None
+    max_tokens_field: MaxTokensField = "max_tokens"
+    stream_usage: bool = True
+    reasoning_effort: ReasoningEffort | None = None
+    probe_served_window: bool = True
+    """Ask a local server for the window it serves (Ollama, llama.cpp, vLLM, LM Studio)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -42,6 +76,7 @@ class ProviderRecord:
     base_url: str | None
     api_key_env: str | None
     models: tuple[ProviderModel, ...]
+    settings: ProviderSettings = ProviderSettings()
 
     def model(self, name: str | None) -> ProviderModel | None:
         """The named model, or the first one when no name is given."""

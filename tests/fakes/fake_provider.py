@@ -43,6 +43,10 @@ from tests.fakes.wire_invariants import (
     responses_violations,
 )
 
+MODEL_PATHS = ("/chat/completions", "/responses", "/messages")
+"""The model endpoints; any other path (a local server's ``/props``, ``/api/show``, ``/models``
+that the daemon's window probe asks) is answered 404 and neither recorded nor scripted."""
+
 HOLD_LIMIT_S = 30.0
 """A held response gives up (the connection is cut) after this long without a release."""
 
@@ -196,6 +200,9 @@ class FakeProvider:
             request = await _read_request(reader)
             if request is None:
                 return
+            if not request.path.endswith(MODEL_PATHS):  # e.g. the daemon's window probe
+                await _not_found(writer)
+                return
             step = self._record(request)
             if isinstance(step, Held):
                 released = await asyncio.get_running_loop().run_in_executor(
@@ -230,6 +237,13 @@ async def _read_request(reader: asyncio.StreamReader) -> RecordedRequest | None:
         headers=headers,
         body=body if isinstance(body, dict) else {"_": body},
     )
+
+
+async def _not_found(writer: asyncio.StreamWriter) -> None:
+    data = b'{"error": {"message": "not found", "type": "not_found"}}'
+    headers = {"Content-Type": "application/json", "Content-Length": str(len(data))}
+    writer.write(_head(404, headers) + data)
+    await writer.drain()
 
 
 def _head(status: int, headers: Mapping[str, str]) -> bytes:

@@ -8,7 +8,9 @@ from openwork_core.daemon.errors import InvalidBody
 from openwork_core.daemon.schemas import ProviderBody, ProviderList
 from openwork_core.daemon.validation import MAX_ID_CHARS, StorableStr
 from openwork_core.daemon.views import provider_body, provider_record
+from openwork_core.provider_runtime import KeyUpdate
 from openwork_core.service import OpenWorkCore
+from openwork_core.storage.records import ProviderRecord
 
 
 class InvalidProviderId(InvalidBody):
@@ -21,14 +23,28 @@ class InvalidProviderId(InvalidBody):
 def providers_router(core: OpenWorkCore) -> APIRouter:
     router = APIRouter()
 
-    @router.get("/v1/providers", response_model=ProviderList)
-    async def list_providers() -> ProviderList:
-        return ProviderList(providers=[provider_body(p) for p in await core.list_providers()])
+    def view(provider: ProviderRecord) -> ProviderBody:
+        return provider_body(provider, has_key=core.providers.has_key(provider))
 
-    @router.put("/v1/providers/{provider_id}", response_model=ProviderBody)
+    @router.get(
+        "/v1/providers",
+        response_model=ProviderList,
+        response_model_exclude={"providers": {"__all__": {"api_key"}}},
+    )
+    async def list_providers() -> ProviderList:
+        return ProviderList(providers=[view(p) for p in await core.list_providers()])
+
+    @router.put(
+        "/v1/providers/{provider_id}",
+        response_model=ProviderBody,
+        response_model_exclude={"api_key"},
+    )
     async def put_provider(provider_id: StorableStr, body: ProviderBody) -> ProviderBody:
+        """``api_key``: a string stores or rotates the runtime key, ``null`` deletes it, absent
+        keeps it (docs/api.md)."""
         if "/" in provider_id or not provider_id.strip() or len(provider_id) > MAX_ID_CHARS:
             raise InvalidProviderId(provider_id)
-        return provider_body(await core.put_provider(provider_record(provider_id, body)))
+        key = KeyUpdate(body.api_key) if "api_key" in body.model_fields_set else None
+        return view(await core.put_provider(provider_record(provider_id, body), key))
 
     return router

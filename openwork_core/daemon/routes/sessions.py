@@ -33,6 +33,7 @@ def sessions_router(core: OpenWorkCore) -> APIRouter:
             provider=body.provider,
             model=body.model,
             permission_mode=body.permission_mode,
+            provider_named="provider" in body.model_fields_set,
         )
         return session_body(record)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Literal, TypeAlias, assert_never
 
 from openwork_core.models.adapters.anthropic import AnthropicAdapter
-from openwork_core.models.adapters.openai_chat import MaxTokensField, OpenAIChatAdapter
+from openwork_core.models.adapters.openai_chat import OpenAIChatAdapter
 from openwork_core.models.adapters.openai_responses import OpenAIResponsesAdapter
 from openwork_core.models.adapters.request_invariants import (
     conversation_violations,
@@ -21,28 +21,44 @@ from openwork_core.models.adapters.scripted import (
     ScriptExhausted,
     scripted_events,
 )
+from openwork_core.models.endpoints import sdk_base_url
 from openwork_core.models.port import ModelPort
-from openwork_core.storage.records import ProviderRecord
+from openwork_core.storage.records import MaxTokensField, ProviderRecord, ProviderSettings
 
 AdapterKind: TypeAlias = Literal["openai-chat", "openai-responses", "anthropic", "scripted"]
 
 OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
+DEFAULT_SETTINGS = ProviderSettings()
 
-def build_model_port(kind: AdapterKind, base_url: str | None, api_key: str | None) -> ModelPort:
-    """The adapter for ``OPENWORK_PROVIDER`` (daemon-api.md §1). ``base_url`` includes the
-    version path for OpenAI (``…/v1``) and excludes it for Anthropic (the SDK adds ``/v1``);
-    ``None`` uses the vendor's default. ``scripted`` returns an empty ``ScriptedModel`` (tests
-    push steps into it)."""
+
+def build_model_port(
+    kind: AdapterKind,
+    base_url: str | None,
+    api_key: str | None,
+    settings: ProviderSettings = DEFAULT_SETTINGS,
+) -> ModelPort:
+    """The adapter for ``OPENWORK_PROVIDER`` (daemon-api.md §1). ``base_url`` may end in
+    ``/v1`` or not, with or without trailing slashes: ``endpoints.sdk_base_url`` gives each SDK
+    its form; ``None`` uses the vendor's default. ``scripted`` returns an empty
+    ``ScriptedModel`` (tests push steps into it)."""
     match kind:
         case "openai-chat":
-            return OpenAIChatAdapter(base_url=base_url or OPENAI_DEFAULT_BASE_URL, api_key=api_key)
+            return OpenAIChatAdapter(
+                base_url=sdk_base_url(kind, base_url),
+                api_key=api_key,
+                max_tokens_field=settings.max_tokens_field,
+                stream_usage=settings.stream_usage,
+                reasoning_effort=settings.reasoning_effort,
+            )
         case "openai-responses":
             return OpenAIResponsesAdapter(
-                base_url=base_url or OPENAI_DEFAULT_BASE_URL, api_key=api_key
+                base_url=sdk_base_url(kind, base_url),
+                api_key=api_key,
+                reasoning_effort=settings.reasoning_effort,
             )
         case "anthropic":
-            return AnthropicAdapter(base_url=base_url, api_key=api_key)
+            return AnthropicAdapter(base_url=sdk_base_url(kind, base_url), api_key=api_key)
         case "scripted":
             return ScriptedModel()
         case _:
@@ -51,7 +67,7 @@ def build_model_port(kind: AdapterKind, base_url: str | None, api_key: str | Non
 
 def model_port_for(provider: ProviderRecord, api_key: str | None) -> ModelPort:
     """The model port of a stored provider: its kind picks the official-SDK adapter."""
-    return build_model_port(provider.kind.value, provider.base_url, api_key)
+    return build_model_port(provider.kind.value, provider.base_url, api_key, provider.settings)
 
 
 __all__ = [

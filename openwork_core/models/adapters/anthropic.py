@@ -44,7 +44,13 @@ from openwork_core.models.adapters.streaming import (
     EventAssembler,
     guarded_events,
 )
-from openwork_core.models.errors import http_error, request_id, stream_error
+from openwork_core.models.errors import (
+    connection_cause,
+    http_error,
+    request_id,
+    stream_error,
+    unreachable,
+)
 from openwork_core.models.port import (
     FinishReason,
     ModelCallOptions,
@@ -195,12 +201,16 @@ def classify_anthropic_error(exc: BaseException) -> ModelError | None:
         if exc.status_code < 400:  # an ``error`` event inside an accepted stream
             return stream_error(exc.body, fallback_message=exc.message)
         return http_error(
-            exc.status_code, exc.body, exc.response.headers, fallback_message=exc.message
+            exc.status_code,
+            exc.body,
+            exc.response.headers,
+            fallback_message=exc.message,
+            url=str(exc.request.url),
         )
     if isinstance(exc, anthropic.APITimeoutError | httpx2.TimeoutException):
         return ModelError.timeout()
     if isinstance(exc, anthropic.APIConnectionError):
-        return ModelError.network(exc.message)
+        return unreachable(str(exc.request.url), connection_cause(exc))
     if isinstance(exc, httpx2.HTTPError):
         return ModelError.network(f"stream interrupted ({type(exc).__name__})")
     if isinstance(exc, anthropic.APIResponseValidationError):

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import AsyncIterator, Mapping
-from typing import Literal
 
 import httpx
 import openai
@@ -25,7 +24,13 @@ from openwork_core.models.adapters.streaming import (
     EventAssembler,
     guarded_events,
 )
-from openwork_core.models.errors import http_error, request_id, stream_error
+from openwork_core.models.errors import (
+    connection_cause,
+    http_error,
+    request_id,
+    stream_error,
+    unreachable,
+)
 from openwork_core.models.port import (
     FinishReason,
     ModelCallOptions,
@@ -34,9 +39,7 @@ from openwork_core.models.port import (
     ModelRequest,
     TokenUsage,
 )
-
-MaxTokensField = Literal["max_tokens", "max_completion_tokens", "none"]
-ReasoningEffort = Literal["minimal", "low", "medium", "high"]
+from openwork_core.storage.records import MaxTokensField, ReasoningEffort
 
 _FINISH_REASONS: Mapping[str, FinishReason] = {
     "stop": FinishReason.STOP,
@@ -137,12 +140,16 @@ def classify_openai_error(exc: BaseException) -> ModelError | None:
     """model-providers.md §3 for the ``openai`` SDK's exceptions."""
     if isinstance(exc, openai.APIStatusError):
         return http_error(
-            exc.status_code, exc.body, exc.response.headers, fallback_message=exc.message
+            exc.status_code,
+            exc.body,
+            exc.response.headers,
+            fallback_message=exc.message,
+            url=str(exc.request.url),
         )
     if isinstance(exc, openai.APITimeoutError):
         return ModelError.timeout()
     if isinstance(exc, openai.APIConnectionError):
-        return ModelError.network(exc.message)
+        return unreachable(str(exc.request.url), connection_cause(exc))
     if isinstance(exc, openai.APIResponseValidationError):
         return ModelError.protocol(exc.message)
     if isinstance(exc, openai.APIError):  # an ``error`` object inside the stream

@@ -18,7 +18,6 @@ configured.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping
-from typing import Literal, TypeAlias
 
 import httpx
 import openai
@@ -66,10 +65,9 @@ from openwork_core.models.port import (
     ModelRequest,
     TokenUsage,
 )
+from openwork_core.storage.records import ReasoningEffort
 
 log = structlog.get_logger(__name__)
-
-ReasoningEffort: TypeAlias = Literal["minimal", "low", "medium", "high"]
 
 INVALID_ENCRYPTED_CONTENT = "invalid_encrypted_content"
 """The provider code of a request whose reasoning items the server cannot decrypt."""

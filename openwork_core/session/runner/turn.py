@@ -18,7 +18,9 @@ from openwork_core.context.engine import PreparedModelCall
 from openwork_core.context.errors import ContextAssemblyError
 from openwork_core.context.limits import ModelContextLimits
 from openwork_core.ids import new_message_id
-from openwork_core.models.port import ModelCallOptions, ModelError
+from openwork_core.models.call_options import call_options
+from openwork_core.models.errors import turn_failure_code
+from openwork_core.models.port import ModelError
 from openwork_core.plan import unfinished_step_count
 from openwork_core.session.compaction import overflow_due, threshold_due
 from openwork_core.session.outcome import (
@@ -244,7 +246,9 @@ class TurnRunner:
         attempt = f"{spec.turn_id}-model-{model_call}"
         if submission > 1:
             attempt = f"{attempt}-submission-{submission}"
-        options = ModelCallOptions(model_attempt_id=attempt, session_id=spec.session_id)
+        options = call_options(
+            spec.model.provider.settings, attempt, session_id=spec.session_id
+        )
         span = services.trace.open_span(
             kind="model_call",
             name=f"model call {model_call}",
@@ -266,7 +270,7 @@ class TurnRunner:
             )
             if submission == 1 and overflow_due(exc):
                 raise _Overflow(exc) from exc
-            raise TurnFailure(FailureCode.MODEL_ERROR, exc.message) from exc
+            raise TurnFailure(turn_failure_code(exc), exc.message) from exc
         except ModelProtocolViolation as exc:
             services.trace.close_span(
                 span,

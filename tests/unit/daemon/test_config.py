@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from openwork_core.config import OpenWorkSettings
-from openwork_core.models.capabilities import CapabilityError
+from openwork_core.models.capabilities import CapabilityError, resolve_capabilities
 from openwork_core.storage.records import ProviderKind
 
 
@@ -24,9 +24,11 @@ def test_the_default_provider_names_the_key_variable_and_never_holds_the_key(
     )
     assert "secret-value" not in repr(provider)
     assert (provider.models[0].context_window, provider.models[0].max_output_tokens) == (
-        128_000,
-        16_384,
-    )
+        None,
+        None,
+    ), "no numbers given: the catalog decides (issue 14 point 8)"
+    caps = resolve_capabilities(provider.models[0], provider.settings).capabilities
+    assert (caps.context_window_tokens, caps.max_output_tokens) == (40_960, 16_384)
 
 
 def test_without_openwork_provider_there_is_no_default_provider(

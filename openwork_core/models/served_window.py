@@ -1,0 +1,89 @@
+"""The window a local server really serves (issue 14 point 8), read from its own answers. Pure
+parsers; the requests are made by ``window_probe``.
+
+- Ollama ``POST /api/show {"model": …}``: ``num_ctx`` in ``parameters`` (what a request gets)
+  wins over ``model_info["<arch>.context_length"]`` (what the model was trained for).
+- llama.cpp ``GET /props``: ``default_generation_settings.n_ctx`` is one slot's window; an older
+  server reporting the total ``n_ctx`` with ``total_slots`` > 1 (``--parallel``) is divided.
+- vLLM ``GET /v1/models``: ``max_model_len`` of the model's entry.
+- LM Studio ``GET /api/v0/models``: ``loaded_context_length`` of the loaded model's entry.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal, TypeAlias
+
+ServerKind: TypeAlias = Literal["ollama", "llama.cpp", "vllm", "lm-studio"]
+
+_NUM_CTX = re.compile(r"^\s*num_ctx\s+(\d+)\s*$", re.MULTILINE)
+
+
+@dataclass(frozen=True, slots=True)
+class ServedWindow:
+    server: ServerKind
+    tokens: int
+
+
+def _positive(value: object) -> int | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    number = int(value)
+    return number if 0 < number < 2**31 else None
+
+
+def ollama_window(show: object) -> int | None:
+    if not isinstance(show, Mapping):
+        return None
+    parameters = show.get("parameters")
+    if isinstance(parameters, str):
+        match = _NUM_CTX.search(parameters)
+        if match is not None:
+            return _positive(int(match.group(1)))
+    info = show.get("model_info")
+    if isinstance(info, Mapping):
+        for key, value in info.items():
+            if isinstance(key, str) and key.endswith(".context_length"):
+                found = _positive(value)
+                if found is not None:
+                    return found
+    return None
+
+
+def llamacpp_window(props: object) -> int | None:
+    if not isinstance(props, Mapping):
+        return None
+    settings = props.get("default_generation_settings")
+    slot = _positive(settings.get("n_ctx")) if isinstance(settings, Mapping) else None
+    total = _positive(props.get("n_ctx"))
+    slots = _positive(props.get("total_slots")) or 1
+    if slot is None and total is not None:
+        return max(1, total // slots)
+    if slot is not None and total is not None and slots > 1 and slot == total:
+        return max(1, total // slots)
+    return slot
+
+
+def _entries(listing: object) -> Sequence[Mapping[str, object]]:
+    if not isinstance(listing, Mapping):
+        return ()
+    data = listing.get("data")
+    if not isinstance(data, list):
+        return ()
+    return [entry for entry in data if isinstance(entry, Mapping)]
+
+
+def vllm_window(models: object, model: str) -> int | None:
+    for entry in _entries(models):
+        if entry.get("id") == model or entry.get("root") == model:
+            return _positive(entry.get("max_model_len"))
+    return None
+
+
+def lmstudio_window(models: object, model: str) -> int | None:
+    for entry in _entries(models):
+        if entry.get("id") == model and entry.get("state", "loaded") == "loaded":
+            return _positive(entry.get("loaded_context_length"))
+    return None

@@ -1,0 +1,89 @@
+"""Asks a local server which window it serves (issue 14 point 8): the four servers' endpoints
+(``served_window``) at once, each bounded by a short timeout; the first in the order llama.cpp,
+Ollama, LM Studio, vLLM that answers a window wins. Any failure is "not known" (debug log):
+a probe never fails anything. Runs in the background (``ProviderRuntime``), never on the start
+path."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from urllib.parse import urlsplit
+
+import httpx
+import structlog
+
+from openwork_core.models.endpoints import server_root
+from openwork_core.models.served_window import (
+    ServedWindow,
+    ServerKind,
+    llamacpp_window,
+    lmstudio_window,
+    ollama_window,
+    vllm_window,
+)
+from openwork_core.storage.records import ProviderKind, ProviderRecord
+
+log = structlog.get_logger(__name__)
+
+PROBE_TIMEOUT_S = 2.0
+
+PUBLIC_HOSTS = frozenset({"api.openai.com", "api.anthropic.com", "api.deepseek.com"})
+"""Vendor APIs: never probed (their windows are in the catalog)."""
+
+
+def probes_window(provider: ProviderRecord) -> bool:
+    """A provider whose server is asked: an OpenAI-compatible kind with a base URL that is not
+    a vendor's public API, and ``probe_served_window`` on."""
+    if not provider.settings.probe_served_window or provider.base_url is None:
+        return False
+    if provider.kind is ProviderKind.ANTHROPIC:
+        return False
+    try:
+        parts = urlsplit(server_root(provider.base_url))
+        host = parts.hostname
+    except ValueError:  # not a URL (the PUT stores it as given): nothing to ask
+        return False
+    return parts.scheme in ("http", "https") and bool(host) and host not in PUBLIC_HOSTS
+
+
+async def probe_served_window(
+    base_url: str, model: str, *, timeout_s: float = PROBE_TIMEOUT_S
+) -> ServedWindow | None:
+    root = server_root(base_url)
+    async with httpx.AsyncClient(timeout=timeout_s, follow_redirects=False) as client:
+
+        async def ask(
+            server: ServerKind,
+            call: Callable[[], Awaitable[httpx.Response]],
+            parse: Callable[[object], int | None],
+        ) -> ServedWindow | None:
+            try:
+                response = await call()
+                if response.status_code != 200:
+                    return None
+                tokens = parse(response.json())
+            except Exception as exc:  # any failure (HTTP, an invalid URL, a bad body): unknown
+                log.debug("window_probe.no_answer", server=server, error=type(exc).__name__)
+                return None
+            return ServedWindow(server, tokens) if tokens is not None else None
+
+        answers = await asyncio.gather(
+            ask("llama.cpp", lambda: client.get(f"{root}/props"), llamacpp_window),
+            ask(
+                "ollama",
+                lambda: client.post(f"{root}/api/show", json={"model": model}),
+                ollama_window,
+            ),
+            ask(
+                "lm-studio",
+                lambda: client.get(f"{root}/api/v0/models"),
+                lambda body: lmstudio_window(body, model),
+            ),
+            ask(
+                "vllm",
+                lambda: client.get(f"{root}/v1/models"),
+                lambda body: vllm_window(body, model),
+            ),
+        )
+    return next((answer for answer in answers if answer is not None), None)
