@@ -172,7 +172,12 @@ async def test_inspect_shows_the_window_bar_world_state_sections_and_largest_ite
     assert f"  T Tools         {budget['tool_surface_tokens']:>9}" in lines
     world = lines[lines.index("World State:") + 1 : lines.index("Largest items:")]
     assert any("user-project-context" in line for line in world)
-    assert len(lines) - lines.index("Largest items:") - 1 == 5
+    usage_at = lines.index("Provider-reported usage:")
+    assert usage_at - lines.index("Largest items:") - 1 == 5
+    last = body["usage"]["last_call"]["call"]
+    assert lines[usage_at + 1].startswith(
+        f"  last call: {last['usage']['input_tokens']} input tokens reported"
+    )
 
 
 async def test_inspect_open_prints_the_context_page_with_the_token_in_the_fragment(

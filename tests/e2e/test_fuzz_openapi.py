@@ -105,6 +105,9 @@ def _fuzz(operation: schemathesis.APIOperation, mode: GenerationMode) -> None:
     run()
 
 
+@pytest.mark.timeout(
+    360
+)  # 50 examples per operation; CPU-bound, it shares the cores with the workers
 def test_no_generated_request_gets_a_server_error_or_an_undocumented_answer(
     daemon_url: str,
 ) -> None:

@@ -246,9 +246,7 @@ class TurnRunner:
         attempt = f"{spec.turn_id}-model-{model_call}"
         if submission > 1:
             attempt = f"{attempt}-submission-{submission}"
-        options = call_options(
-            spec.model.provider.settings, attempt, session_id=spec.session_id
-        )
+        options = call_options(spec.model.provider.settings, attempt, session_id=spec.session_id)
         span = services.trace.open_span(
             kind="model_call",
             name=f"model call {model_call}",
