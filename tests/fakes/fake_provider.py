@@ -53,6 +53,8 @@ class RecordedRequest:
     path: str
     headers: Mapping[str, str]
     body: Mapping[str, object]
+    raw: bytes = b""
+    """The body exactly as received."""
 
 
 class FakeProvider:
@@ -229,6 +231,7 @@ async def _read_request(reader: asyncio.StreamReader) -> RecordedRequest | None:
         path=target.split("?", 1)[0],
         headers=headers,
         body=body if isinstance(body, dict) else {"_": body},
+        raw=raw,
     )
 
 

@@ -32,6 +32,7 @@ from openai.types.responses import (
 
 from openwork_core.models.adapters.openai_chat import NO_API_KEY, classify_openai_error
 from openwork_core.models.adapters.openai_responses_encode import encode_input, encode_tools
+from openwork_core.models.adapters.raw_body import dump_body, openai_stream
 from openwork_core.models.adapters.streaming import (
     STREAM_ENDED_EARLY,
     ChunkStream,
@@ -176,22 +177,28 @@ class OpenAIResponsesAdapter:
             max_retries=max(0, options.max_transport_attempts - 1),
             timeout=httpx.Timeout(options.idle_timeout_s),
         )
-        omit = openai.omit
 
         async def open_stream() -> ChunkStream[ResponseStreamEvent]:
             items = encode_input(request.messages)  # invalid_request before any I/O
             tools = encode_tools(request.tools)
-            stream = await client.responses.create(
-                model=request.model,
-                input=items,
-                stream=True,
-                store=False,
-                tools=tools or omit,
-                max_output_tokens=request.max_output_tokens
-                if request.max_output_tokens is not None
-                else omit,
-                temperature=request.temperature if request.temperature is not None else omit,
-                top_p=request.top_p if request.top_p is not None else omit,
+            fields: dict[str, object] = {"input": items}  # the SDK's key order
+            if request.max_output_tokens is not None:
+                fields["max_output_tokens"] = request.max_output_tokens
+            fields["model"] = request.model
+            fields["store"] = False
+            fields["stream"] = True
+            if request.temperature is not None:
+                fields["temperature"] = request.temperature
+            if tools:
+                fields["tools"] = tools
+            if request.top_p is not None:
+                fields["top_p"] = request.top_p
+            stream = await openai_stream(
+                client,
+                "/responses",
+                dump_body(fields),
+                cast_to=Response,
+                stream_cls=openai.AsyncStream[ResponseStreamEvent],
             )
             decoder.provider_request_id = request_id(stream.response.headers)
             return stream
