@@ -18,7 +18,7 @@ from openai.types import CompletionUsage
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
 from openwork_core.models.adapters.openai_chat_encode import encode_messages, encode_tools
-from openwork_core.models.adapters.raw_body import dump_body, openai_stream
+from openwork_core.models.adapters.raw_body import MessageFragments, dump_body, openai_stream
 from openwork_core.models.adapters.streaming import (
     STREAM_ENDED_EARLY,
     ChunkStream,
@@ -176,6 +176,7 @@ class OpenAIChatAdapter:
             http_client=http_client,
         )
         self._max_tokens_field: MaxTokensField = max_tokens_field
+        self._messages = MessageFragments(encode_messages)
         self._include_usage = include_usage
 
     def __repr__(self) -> str:  # never show the key
@@ -195,7 +196,7 @@ class OpenAIChatAdapter:
         limit = request.max_output_tokens
 
         async def open_stream() -> ChunkStream[ChatCompletionChunk]:
-            messages = encode_messages(request.messages)  # invalid_request before any I/O
+            messages = self._messages.array(request.messages)  # invalid_request before any I/O
             tools = encode_tools(request.tools)
             fields: dict[str, object] = {"messages": messages, "model": request.model}
             if limit is not None:  # the SDK's key order, so the bytes are the ones it would send

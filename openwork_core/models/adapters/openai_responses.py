@@ -32,7 +32,7 @@ from openai.types.responses import (
 
 from openwork_core.models.adapters.openai_chat import NO_API_KEY, classify_openai_error
 from openwork_core.models.adapters.openai_responses_encode import encode_input, encode_tools
-from openwork_core.models.adapters.raw_body import dump_body, openai_stream
+from openwork_core.models.adapters.raw_body import MessageFragments, dump_body, openai_stream
 from openwork_core.models.adapters.streaming import (
     STREAM_ENDED_EARLY,
     ChunkStream,
@@ -162,6 +162,7 @@ class OpenAIResponsesAdapter:
             default_headers=default_headers,
             http_client=http_client,
         )
+        self._input = MessageFragments(encode_input)
 
     def __repr__(self) -> str:  # never show the key
         return f"OpenAIResponsesAdapter(base_url={str(self._client.base_url)!r})"
@@ -179,7 +180,7 @@ class OpenAIResponsesAdapter:
         )
 
         async def open_stream() -> ChunkStream[ResponseStreamEvent]:
-            items = encode_input(request.messages)  # invalid_request before any I/O
+            items = self._input.array(request.messages)  # invalid_request before any I/O
             tools = encode_tools(request.tools)
             fields: dict[str, object] = {"input": items}  # the SDK's key order
             if request.max_output_tokens is not None:

@@ -14,26 +14,75 @@ separators and UTF-8 (no ``\\u`` escapes), like the SDK's ``openapi_dumps``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import weakref
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 import anthropic
 import openai
 import orjson
 
+from openwork_chat_state.messages import Message
 from openwork_core.models.port import ModelError
 
 OpenAIStreamT = TypeVar("OpenAIStreamT", bound="openai.AsyncStream[Any]")
 AnthropicStreamT = TypeVar("AnthropicStreamT", bound="anthropic.AsyncStream[Any]")
 
 
-def dump_body(fields: Mapping[str, object]) -> bytes:
+def dump_body(fields: object) -> bytes:
     """The request body as JSON bytes, one orjson pass. A value JSON cannot carry (a lone
     surrogate, a non-string key, NaN…) is ``invalid_request`` before anything is sent."""
     try:
         return orjson.dumps(fields)
     except (TypeError, orjson.JSONEncodeError) as exc:
         raise ModelError.invalid_request(f"the request is not valid JSON: {exc}") from exc
+
+
+class MessageFragments:
+    """The JSON array an encoder makes of a history, one message's fragment at a time.
+
+    For encoders that map each message on its own (``encode(history)`` is the concatenation
+    of ``encode((message,))`` over the history — OpenAI Chat Completions and Responses): each
+    message's encoded items are dumped once and kept while the ``Message`` object lives (a weak
+    reference; a session's messages keep their identity from one call to the next), so a call
+    encodes only the messages it has not seen and the history is joined as bytes. The result is
+    byte for byte ``orjson.dumps(encode(history))``. One per adapter, shared by its sessions.
+    """
+
+    def __init__(self, encode: Callable[[Sequence[Message]], Sequence[object]]) -> None:
+        self._encode = encode
+        self._fragments: dict[int, tuple[weakref.ref[Message], bytes]] = {}
+
+    def __len__(self) -> int:
+        return len(self._fragments)
+
+    def array(self, messages: Sequence[Message]) -> orjson.Fragment:
+        """``encode(messages)`` as a JSON array, ready to embed in ``dump_body``. Encoding
+        errors (``invalid_request``) surface as from the encoder itself."""
+        fragments = self._fragments
+        parts: list[bytes] = []
+        for message in messages:
+            key = id(message)
+            entry = fragments.get(key)
+            if entry is None or entry[0]() is not message:
+                entry = (weakref.ref(message, self._forgetter(key)), self._dump(message))
+                fragments[key] = entry
+            if entry[1]:
+                parts.append(entry[1])
+        return orjson.Fragment(b"[" + b",".join(parts) + b"]")
+
+    def _dump(self, message: Message) -> bytes:
+        return b",".join(dump_body(item) for item in self._encode((message,)))
+
+    def _forgetter(self, key: int) -> Callable[[weakref.ref[Message]], None]:
+        fragments = self._fragments
+
+        def forget(ref: weakref.ref[Message]) -> None:
+            entry = fragments.get(key)
+            if entry is not None and entry[0] is ref:  # not a newer message at the same id
+                del fragments[key]
+
+        return forget
 
 
 async def openai_stream(
