@@ -16,14 +16,16 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-import anthropic
-import openai
 import orjson
 
 from openwork_chat_state.messages import Message
 from openwork_core.models.port import ModelError
+
+if TYPE_CHECKING:  # each adapter imports its own SDK; this module must not import both
+    import anthropic
+    import openai
 
 OpenAIStreamT = TypeVar("OpenAIStreamT", bound="openai.AsyncStream[Any]")
 AnthropicStreamT = TypeVar("AnthropicStreamT", bound="anthropic.AsyncStream[Any]")
