@@ -133,6 +133,10 @@ async def serve_times(root: Path, database_url: str, rounds: int) -> list[float]
     return times
 
 
+def warmed_up(log_lines: list[str]) -> bool:
+    return any("models.warmed_up" in line for line in log_lines)
+
+
 async def first_and_second_call(root: Path, database_url: str) -> tuple[float, float]:
     workspace = root / "ws"
     workspace.mkdir(exist_ok=True)
@@ -142,7 +146,7 @@ async def first_and_second_call(root: Path, database_url: str) -> tuple[float, f
         try:
             with contextlib.suppress(TimeoutError):  # a daemon without the warm-up: 10 s
                 async with asyncio.timeout(10):
-                    while not any("models.warmed_up" in line for line in daemon.log_lines):
+                    while not warmed_up(daemon.log_lines):  # noqa: ASYNC110 - its log
                         await asyncio.sleep(0.01)
             figures = []
             async with daemon.client() as client:
