@@ -3,6 +3,8 @@
 Run: ``.venv/bin/python bench/startup.py``. In the same run it measures, each the median of
 ``--rounds`` fresh processes:
 
+Every daemon runs with its bytecode written and read (``BYTECODE``), as an installed one does.
+
 - bare: a Python process that imports asyncio and answers ``GET /v1/health`` on a socket (the
   physical floor of "a Python daemon answers");
 - empty: ``openwork serve`` on a freshly migrated database;
@@ -111,25 +113,37 @@ async def time_to_health(argv: list[str], env: Mapping[str, str], port: int) -> 
             await process.wait()
 
 
+BYTECODE = {"PYTHONDONTWRITEBYTECODE": ""}
+"""An installed package starts from compiled bytecode (pip compiles it at install); a shell with
+``PYTHONDONTWRITEBYTECODE`` set would make every start compile the daemon's own modules again."""
+
+
 def daemon_env(home: Path, database_url: str, port: int) -> dict[str, str]:
     base = {k: v for k, v in os.environ.items() if not k.startswith("OPENWORK_")}
-    return base | {
-        "OPENWORK_HOME": str(home),
-        "OPENWORK_LISTEN": f"127.0.0.1:{port}",
-        "OPENWORK_TOKEN": TOKEN,
-        "OPENWORK_LOG_FORMAT": "json",
-        "HOME": str(home / "user-home"),
-        "OPENWORK_DATABASE_URL": database_url,
-    }
+    return (
+        base
+        | BYTECODE
+        | {
+            "OPENWORK_HOME": str(home),
+            "OPENWORK_LISTEN": f"127.0.0.1:{port}",
+            "OPENWORK_TOKEN": TOKEN,
+            "OPENWORK_LOG_FORMAT": "json",
+            "HOME": str(home / "user-home"),
+            "OPENWORK_DATABASE_URL": database_url,
+        }
+    )
 
 
 async def serve_times(root: Path, database_url: str, rounds: int) -> list[float]:
+    """``rounds`` starts after one uncounted start (it writes the bytecode)."""
     times = []
-    for number in range(rounds):
+    for number in range(-1, rounds):
         port = free_port()
         env = daemon_env(root / f"home-{number}", database_url, port)
         argv = [sys.executable, "-m", "openwork_core.daemon", "serve"]
-        times.append(await time_to_health(argv, env, port))
+        elapsed = await time_to_health(argv, env, port)
+        if number >= 0:
+            times.append(elapsed)
     return times
 
 
@@ -142,7 +156,8 @@ async def first_and_second_call(root: Path, database_url: str) -> tuple[float, f
     workspace.mkdir(exist_ok=True)
     with FakeProvider([Reply(text="one"), Reply(text="two")]) as fake:
         home = root / f"home-calls-{time.monotonic_ns()}"
-        daemon = await start_daemon(home=home, database_url=database_url, env=provider_env(fake))
+        env = provider_env(fake) | BYTECODE
+        daemon = await start_daemon(home=home, database_url=database_url, env=env)
         try:
             with contextlib.suppress(TimeoutError):  # a daemon without the warm-up: 10 s
                 async with asyncio.timeout(10):
