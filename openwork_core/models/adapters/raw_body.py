@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import orjson
@@ -40,20 +41,36 @@ def dump_body(fields: object) -> bytes:
         raise ModelError.invalid_request(f"the request is not valid JSON: {exc}") from exc
 
 
+@dataclass(frozen=True, slots=True)
+class _Run:
+    """A history already joined: the ids of its messages (all alive while ``deaths`` is
+    current, so an equal id is the same object) and their fragments joined with commas."""
+
+    ids: tuple[int, ...]
+    joined: bytes
+    deaths: int
+
+
 class MessageFragments:
     """The JSON array an encoder makes of a history, one message's fragment at a time.
 
     For encoders that map each message on its own (``encode(history)`` is the concatenation
     of ``encode((message,))`` over the history — OpenAI Chat Completions and Responses): each
     message's encoded items are dumped once and kept while the ``Message`` object lives (a weak
-    reference; a session's messages keep their identity from one call to the next), so a call
-    encodes only the messages it has not seen and the history is joined as bytes. The result is
-    byte for byte ``orjson.dumps(encode(history))``. One per adapter, shared by its sessions.
+    reference; a session's messages keep their identity from one call to the next). The last
+    few joined histories are kept too: a call whose history extends one of them (the same
+    message objects first) joins only the fragments of the new messages to it. The result is
+    byte for byte ``orjson.dumps(encode(history))``. One per adapter, shared by its sessions;
+    a message's death forgets its fragment and every joined history.
     """
+
+    RUNS = 4
 
     def __init__(self, encode: Callable[[Sequence[Message]], Sequence[object]]) -> None:
         self._encode = encode
         self._fragments: dict[int, tuple[weakref.ref[Message], bytes]] = {}
+        self._runs: list[_Run] = []
+        self._deaths = 0
 
     def __len__(self) -> int:
         return len(self._fragments)
@@ -61,9 +78,11 @@ class MessageFragments:
     def array(self, messages: Sequence[Message]) -> orjson.Fragment:
         """``encode(messages)`` as a JSON array, ready to embed in ``dump_body``. Encoding
         errors (``invalid_request``) surface as from the encoder itself."""
+        ids = tuple(map(id, messages))
+        base = self._longest_run(ids)
+        parts: list[bytes] = [base.joined] if base is not None and base.joined else []
         fragments = self._fragments
-        parts: list[bytes] = []
-        for message in messages:
+        for message in messages[len(base.ids) if base is not None else 0 :]:
             key = id(message)
             entry = fragments.get(key)
             if entry is None or entry[0]() is not message:
@@ -71,18 +90,35 @@ class MessageFragments:
                 fragments[key] = entry
             if entry[1]:
                 parts.append(entry[1])
-        return orjson.Fragment(b"[" + b",".join(parts) + b"]")
+        joined = b",".join(parts)
+        runs = [r for r in self._runs if r is not base and r.deaths == self._deaths]
+        self._runs = [_Run(ids, joined, self._deaths), *runs][: self.RUNS]
+        return orjson.Fragment(b"[" + joined + b"]")
+
+    def _longest_run(self, ids: tuple[int, ...]) -> _Run | None:
+        best: _Run | None = None
+        for run in self._runs:
+            size = len(run.ids)
+            if (
+                run.deaths == self._deaths
+                and size <= len(ids)
+                and (best is None or size > len(best.ids))
+                and ids[:size] == run.ids
+            ):
+                best = run
+        return best
 
     def _dump(self, message: Message) -> bytes:
         return b",".join(dump_body(item) for item in self._encode((message,)))
 
     def _forgetter(self, key: int) -> Callable[[weakref.ref[Message]], None]:
-        fragments = self._fragments
-
         def forget(ref: weakref.ref[Message]) -> None:
-            entry = fragments.get(key)
+            """The message died: ``key`` may name another object from now on."""
+            self._deaths += 1
+            self._runs = []
+            entry = self._fragments.get(key)
             if entry is not None and entry[0] is ref:  # not a newer message at the same id
-                del fragments[key]
+                del self._fragments[key]
 
         return forget
 

@@ -139,3 +139,31 @@ def test_an_encoding_error_surfaces_and_is_not_remembered() -> None:
             memo.array([user_text("fine"), bad])
         assert raised.value.kind is ModelErrorKind.INVALID_REQUEST
     assert len(memo) == 1
+
+
+@ENCODERS
+def test_interleaved_histories_and_reused_ids_stay_byte_for_byte(encode: object) -> None:
+    """issue 13 §1: two sessions calling in turn through one adapter, and histories whose
+    messages died (their ids free for new objects), still give one dump of the encoding."""
+    assert callable(encode)
+    memo = MessageFragments(encode)
+    first, second = history(1), history(2)
+    for turn in range(3, 7):
+        for messages in (first, second):
+            assert dump_body(memo.array(messages)) == orjson.dumps(encode(messages))
+        first = [*first, *history(turn)]
+        second = [*second[:-2], *history(turn + 10)]  # a rewritten tail: no longer a prefix
+        gc.collect()
+
+
+def test_an_extended_history_encodes_only_its_new_messages() -> None:
+    """issue 13 §1: the joined history is reused, so the fragments of the new messages are the
+    only ones computed."""
+    counting = CountingEncoder(encode_messages)
+    memo = MessageFragments(counting)
+    messages = history(1)
+    memo.array(messages)
+    counting.encoded = 0
+    longer = [*messages, user_text("more"), user_text("and more")]
+    assert dump_body(memo.array(longer)) == orjson.dumps(encode_messages(longer))
+    assert counting.encoded == 2
