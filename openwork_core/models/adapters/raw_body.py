@@ -34,7 +34,7 @@ AnthropicStreamT = TypeVar("AnthropicStreamT", bound="anthropic.AsyncStream[Any]
 
 def dump_body(fields: object) -> bytes:
     """The request body as JSON bytes, one orjson pass. A value JSON cannot carry (a lone
-    surrogate, a non-string key, NaN…) is ``invalid_request`` before anything is sent."""
+    surrogate, a non-string key) is ``invalid_request`` before anything is sent."""
     try:
         return orjson.dumps(fields)
     except (TypeError, orjson.JSONEncodeError) as exc:
@@ -78,6 +78,7 @@ class MessageFragments:
     def array(self, messages: Sequence[Message]) -> orjson.Fragment:
         """``encode(messages)`` as a JSON array, ready to embed in ``dump_body``. Encoding
         errors (``invalid_request``) surface as from the encoder itself."""
+        deaths = self._deaths  # before anything: a death during this call voids the new run
         ids = tuple(map(id, messages))
         base = self._longest_run(ids)
         parts: list[bytes] = [base.joined] if base is not None and base.joined else []
@@ -91,8 +92,8 @@ class MessageFragments:
             if entry[1]:
                 parts.append(entry[1])
         joined = b",".join(parts)
-        runs = [r for r in self._runs if r is not base and r.deaths == self._deaths]
-        self._runs = [_Run(ids, joined, self._deaths), *runs][: self.RUNS]
+        runs = [r for r in self._runs if r is not base and r.deaths == deaths]
+        self._runs = [_Run(ids, joined, deaths), *runs][: self.RUNS]
         return orjson.Fragment(b"[" + joined + b"]")
 
     def _longest_run(self, ids: tuple[int, ...]) -> _Run | None:
