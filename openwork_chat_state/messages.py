@@ -122,8 +122,10 @@ ContentBlock: TypeAlias = Annotated[
 ]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(frozen=True, slots=True, kw_only=True, weakref_slot=True)
 class Message:
+    """``weakref_slot``: adapters keep per-message encodings only as long as the message lives."""
+
     role: Role
     content: tuple[ContentBlock, ...]
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import functools
 from abc import ABC, abstractmethod
 from typing import Generic, Protocol, TypeVar
 
@@ -11,6 +12,14 @@ from openwork_tools.context import ToolCallContext, ToolSessionContext
 from openwork_tools.prepared import PreparedCall
 from openwork_tools.results import ToolErrorCode, ToolResult
 from openwork_tools.schema import ToolInput, input_schema, parse_input
+
+
+@functools.cache
+def _definition(
+    tool_id: str, description: str, input_model: type[ToolInput], escalation: bool
+) -> ToolDefinition:
+    schema = input_schema(input_model, escalation=escalation)
+    return ToolDefinition(name=tool_id, description=description, parameters=schema)
 
 
 class RiskHint(enum.StrEnum):
@@ -65,8 +74,10 @@ class Tool(ABC, Generic[InputT]):
         return self._risk
 
     def definition(self, *, sandbox_available: bool) -> ToolDefinition:
-        schema = input_schema(self.input_model, escalation=self.escalation and sandbox_available)
-        return ToolDefinition(name=self._id, description=self._description, parameters=schema)
+        """Built once per process for each (id, description, input model, escalation): the
+        pydantic schema generation is not repeated on every session load."""
+        escalation = self.escalation and sandbox_available
+        return _definition(self._id, self._description, self.input_model, escalation)
 
     def inspect(self, session: ToolSessionContext, tool_input: InputT) -> PreparedCall | None:
         """Pre-execution facts; read-only tools report nothing."""

@@ -8,6 +8,7 @@ do the work; the runner dispatches ``ResolvedTurnTool::Agent`` here.
 from __future__ import annotations
 
 import enum
+import functools
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
@@ -196,9 +197,11 @@ def agent_tool_description(
     return _DESCRIPTIONS[name].format(n=max_active_turns)
 
 
+@functools.cache
 def agent_tool_definition(
     name: AgentToolName, max_active_turns: int = DEFAULT_MAX_ACTIVE_SUB_AGENT_TURNS
 ) -> ToolDefinition:
+    """Built once per process for each (name, limit)."""
     return ToolDefinition(
         name=name.value,
         description=agent_tool_description(name, max_active_turns),

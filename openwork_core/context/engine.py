@@ -11,6 +11,7 @@ none of its inputs (``item._memo`` caches aside). Same inputs → byte-identical
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -62,7 +63,10 @@ def validate_system_context(system: ResolvedSystemContext) -> None:
         check_system_context_part(part)
 
 
+@functools.lru_cache(maxsize=64)
 def system_messages(system: ResolvedSystemContext) -> tuple[Message, ...]:
+    """The same objects for an equal System Context: every request of a session then starts
+    with identical ``Message`` objects, which the adapters' per-message encodings rely on."""
     return tuple(
         Message(role=Role.SYSTEM, content=(TextBlock(text=part.content),)) for part in system.parts
     )

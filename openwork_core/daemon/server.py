@@ -34,7 +34,7 @@ from openwork_core.daemon.startup import (
     provider_warnings,
 )
 from openwork_core.logs import LogSetup, configure_logging
-from openwork_core.models.adapters import model_port_for
+from openwork_core.models.adapters import model_port_for, warm_up
 from openwork_core.service import OpenWorkCore
 from openwork_core.session.ownership import daemon_identity
 from openwork_core.session.registry import LoadLimits
@@ -165,8 +165,9 @@ async def _serve_on(
             max_body_bytes=settings.max_body_bytes,
             max_input_chars=settings.max_input_chars,
         )
+        providers = await store.list_providers()
         warnings = provider_warnings(
-            default_provider, await store.list_providers(), settings.provider_api_key is not None
+            default_provider, providers, settings.provider_api_key is not None
         )
 
         def on_listening() -> None:
@@ -190,6 +191,9 @@ async def _serve_on(
             for warning in warnings:
                 log.warning("daemon.configuration_warning", warning=warning)
             log.info("daemon.listening", url=url, pid=os.getpid())
+            threading.Thread(  # the SDKs' import and first-call costs, off the event loop
+                target=warm_up, args=([p.kind for p in providers],), name="sdk-warm-up", daemon=True
+            ).start()
 
         config = uvicorn.Config(
             AccessLog(app),

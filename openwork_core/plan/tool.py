@@ -3,6 +3,7 @@ advertised with it, argument parsing and the rule checks. Pure; the runner commi
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from datetime import datetime
 
@@ -77,7 +78,9 @@ def update_plan_parameters() -> JsonObject:
     }
 
 
+@functools.cache
 def update_plan_definition() -> ToolDefinition:
+    """Built once per process."""
     return ToolDefinition(
         name=UPDATE_PLAN_TOOL_NAME,
         description=UPDATE_PLAN_DESCRIPTION,

@@ -12,6 +12,7 @@ ordered selection, so every advertised name resolves and nothing else does.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import ClassVar, Literal, TypeAlias, assert_never
@@ -181,7 +182,9 @@ def conversation_history_parameters() -> JsonObject:
     }
 
 
+@functools.cache
 def conversation_history_definition() -> ToolDefinition:
+    """Built once per process."""
     return ToolDefinition(
         name=CONVERSATION_HISTORY_TOOL_NAME,
         description=CONVERSATION_HISTORY_DESCRIPTION,
@@ -238,7 +241,7 @@ def _control_entries(surface: ControlToolSurface) -> Iterator[_Entry]:
 class TurnToolset:
     """Immutable after ``new``; the advertised definitions and ``resolve`` share one selection."""
 
-    __slots__ = ("_by_name", "_entries", "_registry_tools", "_surface")
+    __slots__ = ("_by_name", "_definitions", "_entries", "_registry_tools", "_surface")
 
     def __init__(
         self,
@@ -250,6 +253,7 @@ class TurnToolset:
         self._surface = surface
         self._entries = entries
         self._by_name = {e.definition.name: e.resolved for e in entries}
+        self._definitions = tuple(e.definition for e in entries)
 
     @staticmethod
     def new(
@@ -286,8 +290,9 @@ class TurnToolset:
 
     @property
     def definitions(self) -> tuple[ToolDefinition, ...]:
-        """Registry tools, then ``conversation_history``, then the control tools."""
-        return tuple(e.definition for e in self._entries)
+        """Registry tools, then ``conversation_history``, then the control tools (one tuple,
+        the same object for every call)."""
+        return self._definitions
 
     @property
     def names(self) -> tuple[str, ...]:

@@ -20,6 +20,7 @@ import asyncio
 import contextlib
 import json
 import threading
+import time
 from collections import deque
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -57,6 +58,10 @@ class RecordedRequest:
     path: str
     headers: Mapping[str, str]
     body: Mapping[str, object]
+    raw: bytes = b""
+    """The body exactly as received."""
+    received_at: float = 0.0
+    """``time.perf_counter()`` when the whole body had arrived (before it was parsed)."""
 
 
 class FakeProvider:
@@ -71,6 +76,7 @@ class FakeProvider:
         self._thread = threading.Thread(target=self._loop.run_forever, name="fake-provider")
         self._server: asyncio.Server | None = None
         self._gates: list[Held] = []
+        self._answered_at: dict[int, float] = {}
         self.port = 0
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -149,6 +155,13 @@ class FakeProvider:
         return [request.body for request in self.requests]
 
     @property
+    def answered_at(self) -> dict[int, float]:
+        """Request number (1-based) → ``time.perf_counter()`` when its answer was fully
+        written (benchmarks: the daemon's gap is from here to the next ``received_at``)."""
+        with self._changed:
+            return dict(self._answered_at)
+
+    @property
     def violations(self) -> list[str]:
         with self._changed:
             return list(self._violations)
@@ -176,7 +189,7 @@ class FakeProvider:
         return await asyncio.to_thread(self.wait_for_requests_blocking, count, timeout)
 
     # -- the server's side -------------------------------------------------------------------
-    def _record(self, request: RecordedRequest) -> Step | None:
+    def _record(self, request: RecordedRequest) -> tuple[int, Step | None]:
         if request.path.endswith("/messages"):
             problems = anthropic_violations(request.body)
         elif request.path.endswith("/responses"):
@@ -193,7 +206,7 @@ class FakeProvider:
             if isinstance(step, Held):
                 self._gates.append(step)
             self._changed.notify_all()
-            return step
+            return number, step
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
@@ -203,7 +216,7 @@ class FakeProvider:
             if not request.path.endswith(MODEL_PATHS):  # e.g. the daemon's window probe
                 await _not_found(writer)
                 return
-            step = self._record(request)
+            number, step = self._record(request)
             if isinstance(step, Held):
                 released = await asyncio.get_running_loop().run_in_executor(
                     None, step.gate.wait, HOLD_LIMIT_S
@@ -212,6 +225,8 @@ class FakeProvider:
                     return
                 step = step.step
             await _answer(writer, request, step)
+            with self._changed:
+                self._answered_at[number] = time.perf_counter()
         except (ConnectionError, asyncio.IncompleteReadError):
             pass
         finally:
@@ -230,12 +245,15 @@ async def _read_request(reader: asyncio.StreamReader) -> RecordedRequest | None:
             headers[name.strip().lower()] = value.strip()
     length = int(headers.get("content-length", "0"))
     raw = await reader.readexactly(length) if length else b"{}"
+    received_at = time.perf_counter()
     body = json.loads(raw)
     return RecordedRequest(
         method=method,
         path=target.split("?", 1)[0],
         headers=headers,
         body=body if isinstance(body, dict) else {"_": body},
+        raw=raw,
+        received_at=received_at,
     )
 
 

@@ -38,6 +38,7 @@ from openwork_core.models.adapters.anthropic_encode import (
     with_cache_breakpoints,
 )
 from openwork_core.models.adapters.opaque import OpaqueScope, scoped_block
+from openwork_core.models.adapters.raw_body import anthropic_stream, dump_body
 from openwork_core.models.adapters.streaming import (
     STREAM_ENDED_EARLY,
     ChunkStream,
@@ -256,7 +257,6 @@ class AnthropicAdapter:
             max_retries=max(0, options.max_transport_attempts - 1),
             timeout=options.idle_timeout_s,
         )
-        omit = anthropic.omit
         sampling = {  # not in this SDK's signature; sent only when the request sets them
             name: value
             for name, value in (("temperature", request.temperature), ("top_p", request.top_p))
@@ -270,15 +270,24 @@ class AnthropicAdapter:
                 encode_messages(request.messages, scope),
             )
             thinking = encode_thinking(request.thinking, max_tokens)
-            stream = await client.messages.create(
-                model=request.model,
-                messages=messages,
-                max_tokens=max_tokens,
-                stream=True,
-                system=system or omit,
-                tools=tools or omit,
-                thinking=thinking if thinking is not None else omit,
-                extra_body=sampling or None,
+            fields: dict[str, object] = {  # the SDK's key order, extra fields last
+                "max_tokens": max_tokens,
+                "messages": messages,
+                "model": request.model,
+                "stream": True,
+            }
+            if system:
+                fields["system"] = system
+            if thinking is not None:
+                fields["thinking"] = thinking
+            if tools:
+                fields["tools"] = tools
+            stream = await anthropic_stream(
+                client,
+                "/v1/messages",
+                dump_body(fields | sampling),
+                cast_to=wire.Message,
+                stream_cls=anthropic.AsyncStream[RawMessageStreamEvent],
             )
             decoder.provider_request_id = request_id(stream.response.headers)
             return stream

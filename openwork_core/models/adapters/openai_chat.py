@@ -15,9 +15,10 @@ from collections.abc import AsyncIterator, Mapping
 import httpx
 import openai
 from openai.types import CompletionUsage
-from openai.types.chat import ChatCompletionChunk
+from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
 from openwork_core.models.adapters.openai_chat_encode import encode_messages, encode_tools
+from openwork_core.models.adapters.raw_body import MessageFragments, dump_body, openai_stream
 from openwork_core.models.adapters.streaming import (
     STREAM_ENDED_EARLY,
     ChunkStream,
@@ -187,6 +188,7 @@ class OpenAIChatAdapter:
             http_client=http_client,
         )
         self._max_tokens_field: MaxTokensField = max_tokens_field
+        self._messages = MessageFragments(encode_messages)
         self._stream_usage = stream_usage
         self._reasoning_effort: ReasoningEffort | None = reasoning_effort
 
@@ -205,28 +207,35 @@ class OpenAIChatAdapter:
             timeout=httpx.Timeout(options.idle_timeout_s),
         )
         limit = request.max_output_tokens
-        omit = openai.omit
-        use_max_tokens = limit is not None and self._max_tokens_field == "max_tokens"
-        use_completion_tokens = limit is not None and self._max_tokens_field == (
-            "max_completion_tokens"
-        )
         effort = self._reasoning_effort
 
         async def open_stream() -> ChunkStream[ChatCompletionChunk]:
-            messages = encode_messages(request.messages)  # invalid_request before any I/O
+            messages = self._messages.array(request.messages)  # invalid_request before any I/O
             tools = encode_tools(request.tools)
-            stream = await client.chat.completions.create(
-                model=request.model,
-                messages=messages,
-                stream=True,
-                stream_options={"include_usage": True} if self._stream_usage else omit,
-                tools=tools or omit,
-                max_tokens=limit if use_max_tokens else omit,
-                max_completion_tokens=limit if use_completion_tokens else omit,
-                temperature=request.temperature if request.temperature is not None else omit,
-                top_p=request.top_p if request.top_p is not None else omit,
-                reasoning_effort=effort if effort is not None else omit,
-                prompt_cache_key=options.session_id if options.session_id is not None else omit,
+            fields: dict[str, object] = {"messages": messages, "model": request.model}
+            # the SDK's key order (alphabetical after these two), so the bytes are the ones it
+            # would send
+            if limit is not None and self._max_tokens_field != "none":
+                fields[self._max_tokens_field] = limit
+            if options.session_id is not None:
+                fields["prompt_cache_key"] = options.session_id
+            if effort is not None:
+                fields["reasoning_effort"] = effort
+            fields["stream"] = True
+            if self._stream_usage:
+                fields["stream_options"] = {"include_usage": True}
+            if request.temperature is not None:
+                fields["temperature"] = request.temperature
+            if tools:
+                fields["tools"] = tools
+            if request.top_p is not None:
+                fields["top_p"] = request.top_p
+            stream = await openai_stream(
+                client,
+                "/chat/completions",
+                dump_body(fields),
+                cast_to=ChatCompletion,
+                stream_cls=openai.AsyncStream[ChatCompletionChunk],
             )
             decoder.provider_request_id = request_id(stream.response.headers)
             return stream

@@ -18,9 +18,11 @@ configured.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping
+from functools import partial
 
 import httpx
 import openai
+import orjson
 import structlog
 from openai.types.responses import (
     Response,
@@ -50,6 +52,7 @@ from openwork_core.models.adapters.openai_responses_encode import (
     encode_tools,
     reasoning_data,
 )
+from openwork_core.models.adapters.raw_body import MessageFragments, dump_body, openai_stream
 from openwork_core.models.adapters.streaming import (
     STREAM_ENDED_EARLY,
     ChunkStream,
@@ -208,6 +211,16 @@ class OpenAIResponsesAdapter:
             default_headers=default_headers,
             http_client=http_client,
         )
+        self._inputs: dict[tuple[str, bool], MessageFragments] = {}
+        """Per requested model (the reasoning scope) and with or without its reasoning."""
+
+    def _input(self, scope: OpaqueScope, *, reasoning: bool = True) -> MessageFragments:
+        key = (scope.model, reasoning)
+        fragments = self._inputs.get(key)
+        if fragments is None:
+            fragments = MessageFragments(partial(encode_input, scope=scope, reasoning=reasoning))
+            self._inputs[key] = fragments
+        return fragments
 
     def __repr__(self) -> str:  # never show the key
         return f"OpenAIResponsesAdapter(base_url={str(self._client.base_url)!r})"
@@ -224,36 +237,50 @@ class OpenAIResponsesAdapter:
             max_retries=max(0, options.max_transport_attempts - 1),
             timeout=httpx.Timeout(options.idle_timeout_s),
         )
-        omit = openai.omit
         effort = self._reasoning_effort
+        tools = encode_tools(request.tools)
 
-        async def create(items: list[ResponseInputItemParam]) -> ChunkStream[ResponseStreamEvent]:
-            stream = await client.responses.create(
-                model=request.model,
-                input=items,
-                stream=True,
-                store=False,
-                include=["reasoning.encrypted_content"],
-                tools=encode_tools(request.tools) or omit,
-                max_output_tokens=request.max_output_tokens
-                if request.max_output_tokens is not None
-                else omit,
-                temperature=request.temperature if request.temperature is not None else omit,
-                top_p=request.top_p if request.top_p is not None else omit,
-                reasoning={"effort": effort} if effort is not None else omit,
-                prompt_cache_key=options.session_id if options.session_id is not None else omit,
+        async def create(items: orjson.Fragment) -> ChunkStream[ResponseStreamEvent]:
+            fields: dict[str, object] = {  # the SDK's key order (alphabetical)
+                "include": ["reasoning.encrypted_content"],
+                "input": items,
+            }
+            if request.max_output_tokens is not None:
+                fields["max_output_tokens"] = request.max_output_tokens
+            fields["model"] = request.model
+            if options.session_id is not None:
+                fields["prompt_cache_key"] = options.session_id
+            if effort is not None:
+                fields["reasoning"] = {"effort": effort}
+            fields["store"] = False
+            fields["stream"] = True
+            if request.temperature is not None:
+                fields["temperature"] = request.temperature
+            if tools:
+                fields["tools"] = tools
+            if request.top_p is not None:
+                fields["top_p"] = request.top_p
+            stream = await openai_stream(
+                client,
+                "/responses",
+                dump_body(fields),
+                cast_to=Response,
+                stream_cls=openai.AsyncStream[ResponseStreamEvent],
             )
             decoder.provider_request_id = request_id(stream.response.headers)
             return stream
 
         async def open_stream() -> ChunkStream[ResponseStreamEvent]:
-            items = encode_input(request.messages, scope)  # invalid_request before any I/O
+            items = self._input(scope).array(request.messages)  # invalid_request before any I/O
             try:
                 return await create(items)
             except openai.APIStatusError as exc:
-                if not has_reasoning(items) or not rejected_reasoning(exc):
+                # the full encoding only on this rare path: did we send any reasoning at all?
+                if not rejected_reasoning(exc) or not has_reasoning(
+                    encode_input(request.messages, scope)
+                ):
                     raise
             log.warning("model.reasoning_rejected", model=request.model)
-            return await create(encode_input(request.messages, scope, reasoning=False))
+            return await create(self._input(scope, reasoning=False).array(request.messages))
 
         return guarded_events(open_stream, decoder, options, classify_openai_error)

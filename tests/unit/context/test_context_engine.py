@@ -222,3 +222,15 @@ def test_chat_state_receives_no_model_system_prompt_or_tool_definitions() -> Non
         for parameter in inspect.signature(method).parameters.values():
             assert parameter.name not in forbidden_names, (name, parameter.name)
             assert not any(t in str(parameter.annotation) for t in forbidden_types), name
+
+
+def test_successive_requests_repeat_the_same_message_objects() -> None:
+    """§6 (same inputs → byte-identical request) and issue 13 §1: the System messages of an
+    equal System Context, and the Conversation's messages, are the very objects of the previous
+    request, so per-message encodings are reused instead of redone."""
+    h = _history()
+    first = prepare(h.view()).request
+    h.user("one more")
+    second = prepare(h.view()).request
+    assert all(a is b for a, b in zip(first.messages, second.messages, strict=False))
+    assert len(second.messages) == len(first.messages) + 1

@@ -1,0 +1,167 @@
+"""A request body serialized once, sent through the official SDKs' own request machinery.
+
+The SDKs' typed ``create`` methods walk the whole request on every call (the openai SDK's
+``async_maybe_transform`` visits every message and content part; both then re-encode it with
+``json.dumps``): on a long session that costs hundreds of times one ``orjson.dumps`` of the same
+request. Here the adapter's encoded request is dumped once with orjson and handed to the SDK's
+lower-level ``post(path, content=bytes, stream=True, stream_cls=...)``, which sends the bytes
+as they are and keeps everything else of the SDK: headers and authentication, retries with
+backoff (the bytes are re-sent unchanged), status-error classes and the SSE stream decoding.
+
+The bytes are what the SDK itself would have sent, modulo the JSON text form: compact
+separators and UTF-8 (no ``\\u`` escapes), like the SDK's ``openapi_dumps``.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import orjson
+
+from openwork_chat_state.messages import Message
+from openwork_core.models.port import ModelError
+
+if TYPE_CHECKING:  # each adapter imports its own SDK; this module must not import both
+    import anthropic
+    import openai
+
+OpenAIStreamT = TypeVar("OpenAIStreamT", bound="openai.AsyncStream[Any]")
+AnthropicStreamT = TypeVar("AnthropicStreamT", bound="anthropic.AsyncStream[Any]")
+
+
+def dump_body(fields: object) -> bytes:
+    """The request body as JSON bytes, one orjson pass. A value JSON cannot carry (a lone
+    surrogate, a non-string key) is ``invalid_request`` before anything is sent."""
+    try:
+        return orjson.dumps(fields)
+    except (TypeError, orjson.JSONEncodeError) as exc:
+        raise ModelError.invalid_request(f"the request is not valid JSON: {exc}") from exc
+
+
+@dataclass(frozen=True, slots=True)
+class _Run:
+    """A history already joined: the ids of its messages (all alive while ``deaths`` is
+    current, so an equal id is the same object) and their fragments joined with commas."""
+
+    ids: tuple[int, ...]
+    joined: bytes
+    deaths: int
+
+
+class MessageFragments:
+    """The JSON array an encoder makes of a history, one message's fragment at a time.
+
+    For encoders that map each message on its own (``encode(history)`` is the concatenation
+    of ``encode((message,))`` over the history — OpenAI Chat Completions and Responses): each
+    message's encoded items are dumped once and kept while the ``Message`` object lives (a weak
+    reference; a session's messages keep their identity from one call to the next). The last
+    few joined histories are kept too: a call whose history extends one of them (the same
+    message objects first) joins only the fragments of the new messages to it. The result is
+    byte for byte ``orjson.dumps(encode(history))``. One per adapter, shared by its sessions;
+    a message's death forgets its fragment and every joined history.
+    """
+
+    RUNS = 4
+
+    def __init__(self, encode: Callable[[Sequence[Message]], Sequence[object]]) -> None:
+        self._encode = encode
+        self._fragments: dict[int, tuple[weakref.ref[Message], bytes]] = {}
+        self._runs: list[_Run] = []
+        self._deaths = 0
+
+    def __len__(self) -> int:
+        return len(self._fragments)
+
+    def array(self, messages: Sequence[Message]) -> orjson.Fragment:
+        """``encode(messages)`` as a JSON array, ready to embed in ``dump_body``. Encoding
+        errors (``invalid_request``) surface as from the encoder itself."""
+        deaths = self._deaths  # before anything: a death during this call voids the new run
+        ids = tuple(map(id, messages))
+        base = self._longest_run(ids)
+        parts: list[bytes] = [base.joined] if base is not None and base.joined else []
+        fragments = self._fragments
+        for message in messages[len(base.ids) if base is not None else 0 :]:
+            key = id(message)
+            entry = fragments.get(key)
+            if entry is None or entry[0]() is not message:
+                entry = (weakref.ref(message, self._forgetter(key)), self._dump(message))
+                fragments[key] = entry
+            if entry[1]:
+                parts.append(entry[1])
+        joined = b",".join(parts)
+        runs = [r for r in self._runs if r is not base and r.deaths == deaths]
+        self._runs = [_Run(ids, joined, deaths), *runs][: self.RUNS]
+        return orjson.Fragment(b"[" + joined + b"]")
+
+    def _longest_run(self, ids: tuple[int, ...]) -> _Run | None:
+        best: _Run | None = None
+        for run in self._runs:
+            size = len(run.ids)
+            if (
+                run.deaths == self._deaths
+                and size <= len(ids)
+                and (best is None or size > len(best.ids))
+                and ids[:size] == run.ids
+            ):
+                best = run
+        return best
+
+    def _dump(self, message: Message) -> bytes:
+        return b",".join(dump_body(item) for item in self._encode((message,)))
+
+    def _forgetter(self, key: int) -> Callable[[weakref.ref[Message]], None]:
+        def forget(ref: weakref.ref[Message]) -> None:
+            """The message died: ``key`` may name another object from now on."""
+            self._deaths += 1
+            self._runs = []
+            entry = self._fragments.get(key)
+            if entry is not None and entry[0] is ref:  # not a newer message at the same id
+                del self._fragments[key]
+
+        return forget
+
+
+async def openai_stream(
+    client: openai.AsyncOpenAI,
+    path: str,
+    body: bytes,
+    *,
+    cast_to: type[object],
+    stream_cls: type[OpenAIStreamT],
+) -> OpenAIStreamT:
+    """``POST {base_url}{path}`` with ``body`` as it is, streaming into ``stream_cls``
+    (``openai.AsyncStream[...]``); bearer authentication as the typed methods ask for it."""
+    return await client.post(
+        path,
+        cast_to=cast_to,
+        content=body,
+        options={
+            "headers": {"Content-Type": "application/json"},
+            "security": {"bearer_auth": True},
+        },
+        stream=True,
+        stream_cls=stream_cls,
+    )
+
+
+async def anthropic_stream(
+    client: anthropic.AsyncAnthropic,
+    path: str,
+    body: bytes,
+    *,
+    cast_to: type[object],
+    stream_cls: type[AnthropicStreamT],
+) -> AnthropicStreamT:
+    """``POST {base_url}{path}`` with ``body`` as it is, streaming into ``stream_cls``
+    (``anthropic.AsyncStream[...]``)."""
+    return await client.post(
+        path,
+        cast_to=cast_to,
+        content=body,
+        options={"headers": {"Content-Type": "application/json"}},
+        stream=True,
+        stream_cls=stream_cls,
+    )

@@ -1,0 +1,74 @@
+"""The provider SDKs are imported on first use, and the warm-up pays their first-call costs
+off the event loop (issue 13 §3: start → first 200 on /v1/health; the first model call no
+slower than the second). Each check runs in a fresh interpreter, so nothing here is cached."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+SDKS = ("openai", "anthropic", "httpx2")
+
+
+def _run(code: str) -> dict[str, object]:
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert isinstance(result, dict)
+    return result
+
+
+def test_importing_the_daemon_imports_no_provider_sdk() -> None:
+    """The daemon's whole start path (server, app, adapters package) leaves the SDKs alone."""
+    loaded = _run(
+        "import json, sys\n"
+        "import openwork_core.daemon.server, openwork_core.models.adapters\n"
+        f"print(json.dumps({{m: m in sys.modules for m in {SDKS!r}}}))"
+    )
+    assert loaded == dict.fromkeys(SDKS, False)
+
+
+def test_an_adapter_is_imported_when_first_built_or_named() -> None:
+    """``build_model_port`` and attribute access import exactly the SDK that is needed."""
+    loaded = _run(
+        "import json, sys\n"
+        "from openwork_core.models import adapters\n"
+        "adapters.build_model_port('openai-chat', 'http://127.0.0.1:9/v1', 'k')\n"
+        "chat = {m: m in sys.modules for m in ('openai', 'anthropic')}\n"
+        "adapters.AnthropicAdapter\n"
+        "print(json.dumps({'chat': chat, 'anthropic': 'anthropic' in sys.modules}))"
+    )
+    assert loaded == {"chat": {"openai": True, "anthropic": False}, "anthropic": True}
+
+
+def test_the_warm_up_runs_one_canned_call_per_kind_over_loopback() -> None:
+    """Every kind's adapter completes a streaming call against the private loopback server
+    (the SDK's connection backend and stream-event models are then ready); nothing fails."""
+    loaded = _run(
+        "import json, sys, logging\n"
+        "import structlog\n"
+        "events = []\n"
+        "structlog.configure(processors=[lambda _l, _m, e: events.append(e) or ''],"
+        " logger_factory=structlog.ReturnLoggerFactory())\n"
+        "from openwork_core.models.adapters import warm_up\n"
+        "from openwork_core.storage.records import ProviderKind\n"
+        "warm_up(list(ProviderKind))\n"
+        "print(json.dumps({'events': [e['event'] for e in events],"
+        " 'kinds': [e.get('kinds') for e in events],"
+        " 'backend': 'anyio._backends._asyncio' in sys.modules}))"
+    )
+    assert loaded["events"] == ["models.warmed_up"]
+    assert loaded["kinds"] == [["openai-chat", "openai-responses", "anthropic"]]
+    assert loaded["backend"] is True
+
+
+def test_a_warm_up_of_no_kind_does_nothing() -> None:
+    loaded = _run(
+        "import json, sys\n"
+        "from openwork_core.models.adapters import warm_up\n"
+        "warm_up([])\n"
+        f"print(json.dumps({{m: m in sys.modules for m in {SDKS!r}}}))"
+    )
+    assert loaded == dict.fromkeys(SDKS, False)
