@@ -24,8 +24,8 @@ from openwork_core.models.adapters.scripted import (
     ScriptExhausted,
     scripted_events,
 )
-from openwork_core.models.endpoints import sdk_base_url
 from openwork_core.models.adapters.warm_up import warm_up
+from openwork_core.models.endpoints import sdk_base_url
 from openwork_core.models.port import ModelPort
 from openwork_core.storage.records import MaxTokensField, ProviderRecord, ProviderSettings
 

@@ -5,6 +5,8 @@ re-send the same bytes; a body JSON cannot carry is ``invalid_request`` before a
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import anthropic
 import openai
 import orjson
@@ -75,6 +77,10 @@ REQUEST = ModelRequest(
 )
 
 
+SESSION_OPTIONS = replace(OPTIONS, session_id="ses_preserialized")
+"""With a session id: the OpenAI protocols send it as ``prompt_cache_key``."""
+
+
 def _headers(request: RecordedRequest) -> dict[str, str]:
     """The request's headers but the read timeout (the adapter sets its own)."""
     return {k: v for k, v in request.headers.items() if k != "x-stainless-read-timeout"}
@@ -89,13 +95,17 @@ async def test_chat_body_is_byte_for_byte_what_the_sdk_create_sent() -> None:
     """issue 13 §1: the same bytes as the typed ``chat.completions.create`` path, which are one
     orjson dump of the encoder's output."""
     with FakeProvider([Reply(text="a"), Reply(text="b")]) as fake:
-        adapter = OpenAIChatAdapter(base_url=fake.openai_base_url, api_key="sk-test")
-        completed((await outcome(adapter, REQUEST))[0])
+        adapter = OpenAIChatAdapter(
+            base_url=fake.openai_base_url, api_key="sk-test", reasoning_effort="low"
+        )
+        completed((await outcome(adapter, REQUEST, SESSION_OPTIONS))[0])
         await adapter.aclose()
         sdk = openai.AsyncOpenAI(base_url=fake.openai_base_url, api_key="sk-test")
         stream = await sdk.chat.completions.create(
             model="fake-model",
             messages=openai_chat_encode.encode_messages(HISTORY),
+            prompt_cache_key="ses_preserialized",
+            reasoning_effort="low",
             stream=True,
             stream_options={"include_usage": True},
             tools=openai_chat_encode.encode_tools(TOOLS),
@@ -112,6 +122,8 @@ async def test_chat_body_is_byte_for_byte_what_the_sdk_create_sent() -> None:
         "messages": openai_chat_encode.encode_messages(HISTORY),
         "model": "fake-model",
         "max_tokens": 4096,
+        "prompt_cache_key": "ses_preserialized",
+        "reasoning_effort": "low",
         "stream": True,
         "stream_options": {"include_usage": True},
         "temperature": 0.25,
@@ -126,13 +138,18 @@ async def test_chat_body_is_byte_for_byte_what_the_sdk_create_sent() -> None:
 async def test_responses_body_is_byte_for_byte_what_the_sdk_create_sent() -> None:
     """issue 13 §1, for the Responses API (``store: false``)."""
     with FakeProvider([Reply(text="a"), Reply(text="b")]) as fake:
-        adapter = OpenAIResponsesAdapter(base_url=fake.openai_base_url, api_key="sk-test")
-        completed((await outcome(adapter, REQUEST))[0])
+        adapter = OpenAIResponsesAdapter(
+            base_url=fake.openai_base_url, api_key="sk-test", reasoning_effort="low"
+        )
+        completed((await outcome(adapter, REQUEST, SESSION_OPTIONS))[0])
         await adapter.aclose()
         sdk = openai.AsyncOpenAI(base_url=fake.openai_base_url, api_key="sk-test")
         stream = await sdk.responses.create(
             model="fake-model",
             input=responses_encode.encode_input(HISTORY),
+            include=["reasoning.encrypted_content"],
+            prompt_cache_key="ses_preserialized",
+            reasoning={"effort": "low"},
             stream=True,
             store=False,
             tools=responses_encode.encode_tools(TOOLS),
@@ -166,13 +183,18 @@ async def test_anthropic_body_is_byte_for_byte_what_the_sdk_create_sent() -> Non
         completed((await outcome(adapter, request))[0])
         await adapter.aclose()
         sdk = anthropic.AsyncAnthropic(base_url=fake.anthropic_base_url, api_key="sk-ant")
+        system, tools, messages = anthropic_encode.with_cache_breakpoints(
+            anthropic_encode.encode_system(HISTORY),
+            anthropic_encode.encode_tools(TOOLS),
+            anthropic_encode.encode_messages(HISTORY),
+        )
         stream = await sdk.messages.create(
             model="fake-model",
-            messages=anthropic_encode.encode_messages(HISTORY),
+            messages=messages,
             max_tokens=4096,
             stream=True,
-            system=anthropic_encode.encode_system(HISTORY),
-            tools=anthropic_encode.encode_tools(TOOLS),
+            system=system,
+            tools=tools,
             thinking={"type": "enabled", "budget_tokens": 2048},
             extra_body={"temperature": 0.25, "top_p": 0.9},
         )
