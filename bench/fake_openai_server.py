@@ -11,6 +11,7 @@ found in the body (``load-session-<n>``)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
 import socket
 import sys
@@ -51,7 +52,10 @@ def _tool_call(n: int) -> bytes:
         "index": 0,
         "id": f"call_load_{n}",
         "type": "function",
-        "function": {"name": "read", "arguments": orjson.dumps({"path": f"notes-{n}.txt"}).decode()},
+        "function": {
+            "name": "read",
+            "arguments": orjson.dumps({"path": f"notes-{n}.txt"}).decode(),
+        },
     }
     return _sse(
         _chunk({"role": "assistant", "tool_calls": [call]}, None),
@@ -60,7 +64,9 @@ def _tool_call(n: int) -> bytes:
     )
 
 
-_FINAL = _sse(_chunk({"role": "assistant", "content": "All done."}, None), _chunk({}, "stop"), _USAGE)
+_FINAL = _sse(
+    _chunk({"role": "assistant", "content": "All done."}, None), _chunk({}, "stop"), _USAGE
+)
 
 
 def _response(body: bytes) -> bytes:
@@ -119,7 +125,5 @@ async def main(port: int, log_path: str, calls: int) -> None:
 
 
 if __name__ == "__main__":
-    try:
+    with contextlib.suppress(KeyboardInterrupt):  # SIGINT is how bench/load.py stops us
         asyncio.run(main(int(sys.argv[1]), sys.argv[2], int(sys.argv[3])))
-    except KeyboardInterrupt:
-        pass

@@ -41,7 +41,7 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.support.daemon import Daemon, start_daemon
+from tests.support.daemon import TOKEN, Daemon, start_daemon
 from tests.support.postgres import find_cluster
 from tests.support.sse import open_events
 
@@ -145,12 +145,19 @@ class RunResult:
 
 
 async def _drive(client: httpx.AsyncClient, workspace: Path, n: int, errors: list[str]) -> None:
+    try:
+        await _drive_one(client, workspace, n, errors)
+    except Exception as exc:  # an error of this session, counted; the others go on
+        errors.append(f"session {n}: {exc!r}")
+
+
+async def _drive_one(client: httpx.AsyncClient, workspace: Path, n: int, errors: list[str]) -> None:
     created = await client.post("/v1/sessions", json={"workspace": str(workspace)})
     if created.status_code != 201 and created.status_code != 200:
         errors.append(f"session {n}: create {created.status_code}")
         return
     sid = created.json()["session_id"]
-    async with open_events(client, f"/v1/sessions/{sid}/events") as events:
+    async with open_events(client, f"/v1/sessions/{sid}/events", timeout=600) as events:
         response = await client.post(
             f"/v1/sessions/{sid}/turns",
             json={
@@ -187,14 +194,20 @@ def _gaps(fakes: Fakes) -> tuple[list[float], dict[str, int]]:
     return gaps, counts
 
 
-async def _run(
-    daemons: list[Daemon], fakes: Fakes, workspace: Path, sessions: int
-) -> RunResult:
+async def _run(daemons: list[Daemon], fakes: Fakes, workspace: Path, sessions: int) -> RunResult:
     fakes.reset_log()
     errors: list[str] = []
-    clients = [d.client() for d in daemons]
-    for c in clients:
-        c.timeout = httpx.Timeout(600)
+    # one SSE stream per session stays open beside its requests: no connection limit
+    limits = httpx.Limits(max_connections=None, max_keepalive_connections=None)
+    clients = [
+        httpx.AsyncClient(
+            base_url=d.url,
+            headers={"Authorization": f"Bearer {TOKEN}"},
+            timeout=600,
+            limits=limits,
+        )
+        for d in daemons
+    ]
     try:
         start = time.monotonic()
         async with asyncio.TaskGroup() as group:

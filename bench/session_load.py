@@ -172,9 +172,7 @@ async def main(count: int) -> None:
     finally:
         await pool.close()
         await cluster.drop_all()
-    select, json_floor, raw, load = (
-        statistics.median(x) for x in (selects, jsons, raws, loads)
-    )
+    select, json_floor, raw, load = (statistics.median(x) for x in (selects, jsons, raws, loads))
     print(f"session load: {written} messages (median of {ROUNDS})")
     print(f"  raw SELECT                      {select * 1000:8.1f} ms")
     print(f"  raw SELECT + orjson.loads       {json_floor * 1000:8.1f} ms")

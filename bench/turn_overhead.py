@@ -132,10 +132,17 @@ class TurnCost:
     wall_s: float
 
 
+async def _settled(rt: Any) -> None:
+    """The trace writer has written what the turn queued, and asyncpg's query-logger callbacks
+    (scheduled with ``call_soon``) have run."""
+    await rt.core.trace.flushed()
+    for _ in range(3):
+        await asyncio.sleep(0)
+
+
 async def _turn(rt: Any, model: ScriptedModel, sid: str, calls: int, tag: str) -> TurnCost:
     model.push(*_script(calls, tag))
-    await rt.core.trace.flushed()
-    await asyncio.sleep(0)  # let pending query-logger callbacks land
+    await _settled(rt)
     before, storage_before = Counter(TALLY.counts), TALLY.storage_s
     start = time.perf_counter()
     _, updates = await rt.run_turn(sid, f"turn {tag}", client_request_id=tag, timeout=60)
@@ -143,8 +150,7 @@ async def _turn(rt: Any, model: ScriptedModel, sid: str, calls: int, tag: str) -
     if outcome.status != "completed":
         raise RuntimeError(f"turn {tag} ended {outcome}")
     wall = time.perf_counter() - start
-    await rt.core.trace.flushed()
-    await asyncio.sleep(0)
+    await _settled(rt)
     return TurnCost(TALLY.counts - before, TALLY.storage_s - storage_before, wall)
 
 
@@ -209,6 +215,7 @@ async def main() -> None:
                     (rt.workspace / f"notes-{i}.txt").write_text(f"some notes {i}\n" * 20)
                 for r in range(ROUNDS + 1):
                     sid = await rt.new_session()
+                    await _turn(rt, model, sid, 1, f"load-{r}")  # the session's load and lease
                     short = await _turn(rt, model, sid, SHORT, f"short-{r}")
                     long = await _turn(rt, model, sid, LONG, f"long-{r}")
                     if r == 0:
