@@ -8,7 +8,9 @@ writes them (``encode_content``): the user's request, then assistant messages wi
 Then, in the same run, medians of ``ROUNDS``:
 
 * raw: one ``SELECT`` of the rows on a plain asyncpg connection and the decode of each row's
-  content into a ``Message`` (``CONTENT_BLOCKS.validate_json``) — the physical floor;
+  content into a ``Message`` (``CONTENT_BLOCKS.validate_json``) — the physical floor, decoded
+  with the cyclic garbage collector off (as the load decodes); ``orjson.loads`` of the same
+  contents for scale;
 * load: ``SessionRegistry.load`` (lease, records, projection, Chat State load with its
   invariants, Tool Surface, actor) on the real ``OpenWorkCore``, closed again after each round.
 
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import statistics
 import sys
 import tempfile
@@ -126,16 +129,22 @@ async def _raw(url: str, sid: str) -> tuple[float, float, float]:
                FROM messages WHERE session_id = $1 ORDER BY sequence""",
             sid,
         )
-        selected = time.perf_counter()
-        parsed = [orjson.loads(r["content"]) for r in rows]
-        json_s = time.perf_counter() - selected
-        assert len(parsed) == len(rows)
-        selected = time.perf_counter()
-        decoded = [
-            Message(role=Role(r["role"]), content=tuple(CONTENT_BLOCKS.validate_json(r["content"])))
-            for r in rows
-        ]
-        done = time.perf_counter()
+        gc.disable()  # the floors without the cyclic collector (the load pauses it too)
+        try:
+            selected = time.perf_counter()
+            parsed = [orjson.loads(r["content"]) for r in rows]
+            json_s = time.perf_counter() - selected
+            assert len(parsed) == len(rows)
+            selected = time.perf_counter()
+            decoded = [
+                Message(
+                    role=Role(r["role"]), content=tuple(CONTENT_BLOCKS.validate_json(r["content"]))
+                )
+                for r in rows
+            ]
+            done = time.perf_counter()
+        finally:
+            gc.enable()
         assert len(decoded) == len(rows)
         select_s = selected - start - json_s
         return select_s, select_s + json_s, select_s + (done - selected)
