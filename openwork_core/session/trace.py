@@ -1,6 +1,6 @@
 """TraceRecorder: best-effort spans on a side channel (session-runtime.md §1, §11). Span events go
-through a bounded queue to one writer task, which writes everything queued since its last write as
-one batch in one statement on its own connection (so a trace write never rolls back a business
+through a bounded queue to one writer task, which gathers what arrives within ``LINGER_S`` of a
+first event and writes it as one batch in one statement on its own connection (so a trace write never rolls back a business
 write, storage.md §4): a span opened and closed within a batch is one finished row, a closing of an
 earlier span one update. A full queue or a database error drops the signal and counts it — the
 turn never waits for, or depends on, a trace write. ``close`` writes what is queued (clean
