@@ -66,12 +66,13 @@ class ConversationState:
         """Replace everything with persisted items. A System message → PersistedSystemMessage;
         nothing changes when any item is rejected."""
         fresh = ConversationState()
-        for item in items:
+        batch = list(items)
+        for item in batch:
             if item.message.role is Role.SYSTEM:
                 raise PersistedSystemMessage(
                     f"the persisted Conversation contains a system message: {item.message_id}"
                 )
-            fresh.append(item)
+        fresh.append_all(batch)  # one trial ledger: linear in the items (issue 13, point 4)
         self._items, self._ledger = fresh._items, fresh._ledger
         self._watermark = watermark
         self._draft = None

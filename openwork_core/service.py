@@ -214,7 +214,8 @@ class OpenWorkCore:
             if now - last_renewal >= renew_every:
                 last_renewal = now
                 try:
-                    await self._sessions.leases_renewed(await self._ownership.renew())
+                    held = self._sessions.held_leases()
+                    await self._sessions.leases_renewed(await self._ownership.renew(), held)
                 except Exception as exc:
                     log.warning("lease.renewal_failed", error=str(exc))
             if now - last_idle_check >= self._idle_check_s:

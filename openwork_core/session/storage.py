@@ -128,6 +128,11 @@ class TurnClosing:
     error_code: str | None = None
     error_message: str | None = None
     plan_unfinished_step_count: int | None = None
+    model_call_count: int | None = None
+    model_submission_count: int | None = None
+    """The turn's exact counters as its runner counted them (``None`` keeps the stored ones): a
+    submission counted ahead with the last tool result of a step (``append(submission=…)``) that
+    then never went out is taken back here."""
 
 
 class CompactionStorage(Protocol):
@@ -191,10 +196,16 @@ class SessionStorage(Protocol):
         ...
 
     async def append(
-        self, turn_id: TurnId, messages: Sequence[OutgoingMessage]
+        self,
+        turn_id: TurnId,
+        messages: Sequence[OutgoingMessage],
+        *,
+        submission: int | None = None,
     ) -> tuple[RealOrigin, ...]:
         """Messages in order with the next sequences; an id already stored is not written again
-        and its stored origin is returned (deterministic World State ids are idempotent)."""
+        and its stored origin is returned (deterministic World State ids are idempotent).
+        ``submission``: also count the submission of that model call (``record_submission``)
+        in the same write."""
         ...
 
     async def append_assistant(

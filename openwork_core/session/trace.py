@@ -1,15 +1,19 @@
-"""TraceRecorder: best-effort spans on a side channel (session-runtime.md §1, §11). Writes go
-through a bounded queue to one writer task; a full queue or a database error drops the signal and
-counts it — the turn never waits for, or depends on, a trace write."""
+"""TraceRecorder: best-effort spans on a side channel (session-runtime.md §1, §11). Span events go
+through a bounded queue to one writer task, which gathers what arrives within ``LINGER_S`` of a
+first event and writes it as one batch in one statement on its own connection (so a trace write never rolls back a business
+write, storage.md §4): a span opened and closed within a batch is one finished row, a closing of an
+earlier span one update. A full queue or a database error drops the signal and counts it — the
+turn never waits for, or depends on, a trace write. ``close`` writes what is queued (clean
+shutdown); ``flushed`` waits until what was queued so far was attempted."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import time
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import assert_never
 
 import asyncpg
 import structlog
@@ -17,11 +21,48 @@ from pydantic import JsonValue
 
 from openwork_core.ids import MessageId, SessionId, SpanId, TurnId, new_span_id
 from openwork_core.storage.postgres import traces
+from openwork_core.storage.postgres.traces import SpanClosed, SpanOpened
 
 log = structlog.get_logger(__name__)
 _QUEUE_CAPACITY = 1024
+BATCH_LIMIT = 256
+"""At most this many span events per statement."""
+LINGER_S = 0.05
+"""How long the writer gathers events after the first one before it writes them."""
 
-Write = Callable[[asyncpg.Pool], Awaitable[None]]
+
+@dataclass(frozen=True, slots=True)
+class _Flush:
+    done: asyncio.Future[None]
+
+
+_Event = SpanOpened | SpanClosed | _Flush
+
+
+@dataclass(slots=True)
+class _Batch:
+    """Queued events in order: each open with its closing when it came in the same batch."""
+
+    opened: dict[SpanId, tuple[SpanOpened, SpanClosed | None]] = field(default_factory=dict)
+    closed: list[SpanClosed] = field(default_factory=list)
+    flushes: list[_Flush] = field(default_factory=list)
+    size: int = 0
+
+    def add(self, event: _Event) -> None:
+        match event:
+            case SpanOpened():
+                self.opened[event.span_id] = (event, None)
+                self.size += 1
+            case SpanClosed():
+                if event.span_id in self.opened:
+                    self.opened[event.span_id] = (self.opened[event.span_id][0], event)
+                else:
+                    self.closed.append(event)
+                self.size += 1
+            case _Flush():
+                self.flushes.append(event)
+            case _:
+                assert_never(event)
 
 
 def _now() -> datetime:
@@ -73,23 +114,25 @@ def _log_span(span: _OpenSpan, finish: SpanFinish) -> None:
 
 
 class TraceRecorder:
-    def __init__(self, pool: asyncpg.Pool) -> None:
+    def __init__(self, pool: asyncpg.Pool, *, linger_s: float = LINGER_S) -> None:
         self._pool = pool
-        self._queue: asyncio.Queue[Write | None] = asyncio.Queue(_QUEUE_CAPACITY)
+        self._linger_s = linger_s
+        self._queue: asyncio.Queue[_Event | None] = asyncio.Queue(_QUEUE_CAPACITY)
         self._task: asyncio.Task[None] | None = None
         self.dropped_signals = 0
+        self.batches_written = 0
         self._open: dict[str, _OpenSpan] = {}
 
     def start(self) -> None:
         self._task = asyncio.get_running_loop().create_task(self._run(), name="trace-writer")
 
     async def close(self, timeout: float = 5) -> None:  # noqa: ASYNC109 - bounded drain
+        """Write what is queued, then stop (bounded: a dead database drops the rest)."""
         if self._task is None:
             return
-        with contextlib.suppress(asyncio.QueueFull):
-            self._queue.put_nowait(None)
         try:
             async with asyncio.timeout(timeout):
+                await self._queue.put(None)
                 await self._task
         except TimeoutError:
             self._task.cancel()
@@ -98,18 +141,45 @@ class TraceRecorder:
 
     async def _run(self) -> None:
         while True:
-            write = await self._queue.get()
-            if write is None:
+            batch = _Batch()
+            stop = await self._collect(batch)
+            await self._write(batch)
+            for flush in batch.flushes:
+                if not flush.done.done():
+                    flush.done.set_result(None)
+            if stop:
                 return
-            try:
-                await write(self._pool)
-            except Exception as exc:  # best effort: count and go on
-                self.dropped_signals += 1
-                log.warning("trace.write_failed", error=str(exc), dropped=self.dropped_signals)
 
-    def _offer(self, write: Write) -> None:
+    async def _collect(self, batch: _Batch) -> bool:
+        """Wait for one event, then gather what comes within ``LINGER_S`` (a flush, the stop
+        or ``BATCH_LIMIT`` events end the window early). True when the recorder stops."""
+        first = await self._queue.get()
+        if first is None:
+            return True
+        batch.add(first)
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(self._linger_s):
+                while batch.size < BATCH_LIMIT and not batch.flushes:
+                    event = await self._queue.get()
+                    if event is None:
+                        return True
+                    batch.add(event)
+        return False
+
+    async def _write(self, batch: _Batch) -> None:
+        if not batch.size:
+            return
         try:
-            self._queue.put_nowait(write)
+            async with self._pool.acquire() as conn:
+                await traces.write_span_batch(conn, list(batch.opened.values()), batch.closed)
+            self.batches_written += 1
+        except Exception as exc:  # best effort: count and go on
+            self.dropped_signals += batch.size
+            log.warning("trace.write_failed", error=str(exc), dropped=self.dropped_signals)
+
+    def _offer(self, event: SpanOpened | SpanClosed) -> None:
+        try:
+            self._queue.put_nowait(event)
         except asyncio.QueueFull:
             self.dropped_signals += 1
 
@@ -128,28 +198,23 @@ class TraceRecorder:
         requested_tool_name: str | None = None,
     ) -> SpanId:
         span_id = new_span_id()
-        started_at = _now()
         self._open[span_id] = _OpenSpan(kind, name, model_id, time.monotonic())
-
-        async def write(pool: asyncpg.Pool) -> None:
-            async with pool.acquire() as conn:
-                await traces.insert_span(
-                    conn,
-                    span_id=span_id,
-                    trace_id=trace_id,
-                    session_id=session_id,
-                    turn_id=turn_id,
-                    parent_span_id=parent_span_id,
-                    kind=kind,
-                    name=name,
-                    started_at=started_at,
-                    model_id=model_id,
-                    resolved_model_name=resolved_model_name,
-                    provider_call_id=provider_call_id,
-                    requested_tool_name=requested_tool_name,
-                )
-
-        self._offer(write)
+        self._offer(
+            SpanOpened(
+                span_id=span_id,
+                trace_id=trace_id,
+                session_id=session_id,
+                turn_id=turn_id,
+                parent_span_id=parent_span_id,
+                kind=kind,
+                name=name,
+                started_at=_now(),
+                model_id=model_id,
+                resolved_model_name=resolved_model_name,
+                provider_call_id=provider_call_id,
+                requested_tool_name=requested_tool_name,
+            )
+        )
         return span_id
 
     def close_span(self, span_id: SpanId, finish: SpanFinish) -> None:
@@ -157,31 +222,23 @@ class TraceRecorder:
         opened = self._open.pop(span_id, None)
         if opened is not None:
             _log_span(opened, finish)
-
-        async def write(pool: asyncpg.Pool) -> None:
-            async with pool.acquire() as conn:
-                await traces.finish_span(
-                    conn,
-                    span_id=span_id,
-                    status=finish.status,
-                    ended_at=ended_at,
-                    error_code=finish.error_code,
-                    error_message=finish.error_message,
-                    attributes=finish.attributes,
-                    input_tokens=finish.input_tokens,
-                    output_tokens=finish.output_tokens,
-                    resolved_tool_name=finish.resolved_tool_name,
-                    response_message_id=finish.response_message_id,
-                )
-
-        self._offer(write)
+        self._offer(
+            SpanClosed(
+                span_id=span_id,
+                status=finish.status,
+                ended_at=ended_at,
+                error_code=finish.error_code,
+                error_message=finish.error_message,
+                attributes=finish.attributes,
+                input_tokens=finish.input_tokens,
+                output_tokens=finish.output_tokens,
+                resolved_tool_name=finish.resolved_tool_name,
+                response_message_id=finish.response_message_id,
+            )
+        )
 
     async def flushed(self) -> None:
         """Wait until everything queued so far was attempted (tests and shutdown)."""
-        done = asyncio.get_running_loop().create_future()
-
-        async def marker(_pool: asyncpg.Pool) -> None:
-            done.set_result(None)
-
-        await self._queue.put(marker)
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        await self._queue.put(_Flush(done))
         await done

@@ -128,9 +128,15 @@ class InMemorySessionStorage:
         return await self.append(opening.turn_id, messages)
 
     async def append(
-        self, turn_id: TurnId, messages: Sequence[OutgoingMessage]
+        self,
+        turn_id: TurnId,
+        messages: Sequence[OutgoingMessage],
+        *,
+        submission: int | None = None,
     ) -> tuple[RealOrigin, ...]:
         stored = [self._insert(turn_id, m) for m in messages]
+        if submission is not None:
+            await self.record_submission(turn_id, submission)
         return tuple(RealOrigin(message_id=s.id, sequence=s.sequence) for s in stored)
 
     async def append_assistant(
@@ -199,6 +205,10 @@ class InMemorySessionStorage:
         turn.status = closing.status
         turn.error_code = closing.error_code
         turn.error_message = closing.error_message
+        if closing.model_call_count is not None:
+            turn.model_call_count = closing.model_call_count
+        if closing.model_submission_count is not None:
+            turn.model_submission_count = closing.model_submission_count
 
     async def turn_for_client_request(self, client_request_id: ClientRequestId) -> TurnId | None:
         return next(

@@ -110,15 +110,25 @@ class ToolCallRunner(ToolResultWriter):
         self.current_plan: TurnPlan | None = None
         self._previous_denial: str | None = None
 
-    async def run_calls(self, calls: tuple[ToolCallBlock, ...]) -> TurnOutcome | None:
+    async def run_calls(
+        self, calls: tuple[ToolCallBlock, ...], next_submission: int | None = None
+    ) -> TurnOutcome | None:
         """Serially, in provider order. After a terminating call, the rest get the fixed
-        ``cancelled`` result (§4)."""
+        ``cancelled`` result (§4). ``next_submission``: the model call that follows, whose
+        submission the last result's write counts (one write instead of two; the runner's
+        closing corrects the count when that call never goes out)."""
         terminal: TurnOutcome | None = None
-        for call in calls:
-            if terminal is not None:
-                await self._terminated(call, new_tool_call_id(), start=True)
-                continue
-            terminal = await self._run(call)
+        self.counted_ahead = None
+        try:
+            for index, call in enumerate(calls):
+                if index == len(calls) - 1:
+                    self._submission_ahead = next_submission
+                if terminal is not None:
+                    await self._terminated(call, new_tool_call_id(), start=True)
+                    continue
+                terminal = await self._run(call)
+        finally:
+            self._submission_ahead = None
         return terminal
 
     # -- one call ----------------------------------------------------------------------------

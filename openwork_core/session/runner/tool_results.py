@@ -45,6 +45,11 @@ class ToolResultWriter:
 
     def __init__(self, turn: TurnContext) -> None:
         self._turn = turn
+        self._submission_ahead: int | None = None
+        """The next model call's submission, to count in the next result write (the step's
+        last): storage.md §3 wants it committed before that submission, and this write is."""
+        self.counted_ahead: int | None = None
+        """The model call whose submission a committed result write already counted."""
 
     def _started(self, call: ToolCallBlock, tool_call_id: ToolCallId) -> None:
         self._turn.emit(
@@ -153,9 +158,13 @@ class ToolResultWriter:
         message = Message(role=Role.TOOL, content=(block,))
         row = OutgoingMessage(id=new_message_id(), message=message, artifacts=artifacts)
         faultpoint("tool_result_before_commit")
+        submission, self._submission_ahead = self._submission_ahead, None
         (origin,) = await persisted(
-            turn.services.storage.append(turn.spec.turn_id, (row,)), "a tool result"
+            turn.services.storage.append(turn.spec.turn_id, (row,), submission=submission),
+            "a tool result",
         )
+        if submission is not None:
+            self.counted_ahead = submission
         faultpoint("tool_result_committed")
         await in_chat_state(turn.services.chat.append(committed(row, origin)))
         self._finished_update(call, tool_call_id, block, status, artifacts)

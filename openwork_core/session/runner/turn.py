@@ -105,6 +105,9 @@ class TurnRunner:
         self._compaction = CompactionStep(turn)
         self.usage = TurnUsage()
         """The provider-reported usage of this turn's submissions so far (``turn_finished``)."""
+        self._model_calls = 0
+        self._submissions = 0
+        """What this turn really submitted (the closing writes them exactly)."""
 
     async def run(self) -> TurnOutcome:
         spec = self._spec
@@ -149,7 +152,8 @@ class TurnRunner:
             if not calls:
                 return Completed(message.text)
             self._emit(PhaseChanged(phase=SessionPhase.RUNNING_TOOLS))
-            terminal = await self._tools.run_calls(calls)
+            more = model_call < services.agent.max_model_calls
+            terminal = await self._tools.run_calls(calls, model_call + 1 if more else None)
             if terminal is not None:
                 return terminal
         limit = services.agent.max_model_calls
@@ -240,9 +244,14 @@ class TurnRunner:
     ) -> Message:
         spec = self._spec
         services = self._services
-        await persisted(
-            services.storage.record_submission(spec.turn_id, model_call), "the turn's progress"
-        )
+        if submission > 1 or self._tools.counted_ahead != model_call:
+            await persisted(
+                services.storage.record_submission(spec.turn_id, model_call),
+                "the turn's progress",
+            )
+        self._tools.counted_ahead = None
+        self._model_calls = max(self._model_calls, model_call)
+        self._submissions += 1
         attempt = f"{spec.turn_id}-model-{model_call}"
         if submission > 1:
             attempt = f"{attempt}-submission-{submission}"
@@ -348,6 +357,8 @@ class TurnRunner:
             error_code=code,
             error_message=message,
             plan_unfinished_step_count=unfinished_step_count(self._tools.current_plan),
+            model_call_count=self._model_calls,
+            model_submission_count=self._submissions,
         )
         try:
             await self._services.storage.finish_turn(self._spec.turn_id, closing)

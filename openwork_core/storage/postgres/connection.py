@@ -1,11 +1,85 @@
-"""Pool creation: JSON columns travel as text, decoded where they are used."""
+"""Pool creation: JSON columns travel as text, decoded where they are used; and no reset round
+trip when a connection goes back to the pool provably clean (issue 13, point 2).
+
+asyncpg resets every released connection with one query (``pg_advisory_unlock_all(); CLOSE ALL;
+UNLISTEN *; RESET ALL``) — a round trip per acquire. ``TrackedConnection`` notes every statement
+that could leave session state behind (``SET``/``RESET``/``set_config``, session advisory
+locks, ``LISTEN``, cursors held past a transaction, ``PREPARE``, temporary tables, ``DISCARD``,
+``LOAD``) and every listener added; only such a connection gets the reset query when released.
+An open transaction is rolled back by asyncpg itself before the reset callback runs, whatever
+the callback decides. Statements asyncpg prepares for its own cache need no reset (the reset
+query never touched them)."""
 
 from __future__ import annotations
 
-from typing import TypeAlias
+import functools
+import re
+from typing import Any, TypeAlias
 
 import asyncpg
 from asyncpg.pool import PoolConnectionProxy
+
+_SESSION_STATE = re.compile(
+    r"(?:^|;)\s*(?:SET|RESET|LISTEN|DECLARE|PREPARE|DISCARD|LOAD|CREATE\s+(?:GLOBAL\s+|LOCAL\s+)?TEMP)"
+    r"|set_config\s*\(|pg_(?:try_)?advisory_lock|\bWITH\s+HOLD\b",
+    re.IGNORECASE,
+)
+
+
+@functools.lru_cache(maxsize=4096)
+def leaves_session_state(query: str) -> bool:
+    """Whether ``query`` may change what the reset query clears (conservative: a false alarm
+    only costs the reset; a miss would leak state, so every such statement form is listed)."""
+    return _SESSION_STATE.search(query) is not None
+
+
+class TrackedConnection(asyncpg.Connection):
+    """An asyncpg connection that knows whether it may carry session state."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.dirty = False
+        """Set by a statement or listener that may leave session state; cleared by the reset."""
+        self.resets = 0
+        """How many times the reset query ran on this connection (tests and benchmarks)."""
+
+    async def execute(
+        self,
+        query: str,
+        *args: Any,
+        timeout: float | None = None,  # noqa: ASYNC109 - asyncpg's own signature
+    ) -> str:
+        if leaves_session_state(query):
+            self.dirty = True
+        return await super().execute(query, *args, timeout=timeout)
+
+    async def _get_statement(self, query: str, *args: Any, **kwargs: Any) -> Any:
+        # every prepared path (fetch*, execute with arguments, executemany, prepare, cursor)
+        if leaves_session_state(query):
+            self.dirty = True
+        return await super()._get_statement(query, *args, **kwargs)  # type: ignore[misc]
+
+    async def add_listener(self, channel: str, callback: Any) -> None:
+        self.dirty = True
+        await super().add_listener(channel, callback)
+
+    def add_log_listener(self, callback: Any) -> None:
+        self.dirty = True
+        super().add_log_listener(callback)
+
+
+async def reset_if_dirty(connection: asyncpg.Connection) -> None:
+    """The pool's ``reset`` callback (asyncpg has already rolled back an open transaction and
+    dropped local listener callbacks): the reset query only for a connection that may carry
+    session state."""
+    if isinstance(connection, TrackedConnection) and not connection.dirty:
+        return
+    query = connection.get_reset_query()
+    if query:
+        await connection.execute(query)
+    if isinstance(connection, TrackedConnection):
+        connection.dirty = False
+        connection.resets += 1
 
 
 async def _init_connection(connection: asyncpg.Connection) -> None:
@@ -17,7 +91,13 @@ async def _init_connection(connection: asyncpg.Connection) -> None:
 
 async def create_pool(dsn: str, *, min_size: int = 1, max_size: int = 10) -> asyncpg.Pool:
     pool = await asyncpg.create_pool(
-        dsn, min_size=min_size, max_size=max_size, init=_init_connection, command_timeout=60
+        dsn,
+        min_size=min_size,
+        max_size=max_size,
+        init=_init_connection,
+        command_timeout=60,
+        connection_class=TrackedConnection,
+        reset=reset_if_dirty,
     )
     assert pool is not None
     return pool

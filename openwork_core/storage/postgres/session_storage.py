@@ -1,10 +1,18 @@
 """The PostgreSQL implementation of the session storage port (``openwork_core.session.storage``):
-one object per session over the shared pool; each write is one transaction."""
+one object per session over the shared pool; each write is one transaction.
+
+The steady path of a model call (``append`` of tool results and World State, ``append_assistant``,
+``record_submission``) is one statement each (``fenced.write_fenced``): lease check, rows and turn
+counters together, outside any explicit transaction. Message sequences are assigned here, by the
+session's owner, from the last sequence this object wrote (docs/architecture.md "Sequences");
+any failed or unknown-outcome write forgets it, and the next write re-reads it in its statement."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 
 import asyncpg
 
@@ -13,12 +21,10 @@ from openwork_core.ids import ClientRequestId, SessionId, TurnId
 from openwork_core.plan import TurnPlan
 from openwork_core.session.ownership import SessionLease
 from openwork_core.session.storage import OutgoingMessage, TurnClosing, TurnOpening
-from openwork_core.storage.codec import encode_content, new_message
-from openwork_core.storage.postgres import messages as message_rows
+from openwork_core.storage.codec import new_message
 from openwork_core.storage.postgres import sessions as session_rows
 from openwork_core.storage.postgres import turns as turn_rows
 from openwork_core.storage.postgres import usage as usage_rows
-from openwork_core.storage.postgres.agents import insert_agent_message_row
 from openwork_core.storage.postgres.compactions import (
     CheckpointRecord,
     CompactionStore,
@@ -27,10 +33,16 @@ from openwork_core.storage.postgres.compactions import (
     insert_checkpoint,
 )
 from openwork_core.storage.postgres.connection import Conn
+from openwork_core.storage.postgres.fenced import (
+    SEQUENCE_CONSTRAINT,
+    FencedWrite,
+    TurnCounters,
+    write_fenced,
+)
 from openwork_core.storage.postgres.file_changes import FileChangeStore, rewrite_undone
 from openwork_core.storage.postgres.ownership import check_lease
 from openwork_core.storage.postgres.plans import check_plan_commit, lock_turn, upsert_turn_plan
-from openwork_core.storage.records import NewMessage, StoredMessage, TurnUsage
+from openwork_core.storage.records import NewMessage, TurnUsage
 from openwork_core.storage.usage_records import (
     ModelCallRecord,
     SessionUsageTotals,
@@ -43,8 +55,17 @@ def _row(outgoing: OutgoingMessage) -> NewMessage:
     return new_message(outgoing.id, outgoing.message, outgoing.kind, outgoing.artifacts)
 
 
-def _origin(stored: StoredMessage) -> RealOrigin:
-    return RealOrigin(message_id=stored.id, sequence=stored.sequence)
+def _origins(rows: Sequence[NewMessage], written: FencedWrite) -> tuple[RealOrigin, ...]:
+    return tuple(RealOrigin(message_id=r.id, sequence=written.sequences[r.id]) for r in rows)
+
+
+@dataclass(slots=True)
+class _Sequencing:
+    """One message write's view of the in-memory sequence: ``after`` going in (``None`` =
+    unknown, the statement reads it), the write's ``last_inserted`` coming out."""
+
+    after: int | None
+    last_inserted: int | None = None
 
 
 class PostgresSessionStorage:
@@ -60,6 +81,70 @@ class PostgresSessionStorage:
         self._lease = lease
         self._compactions = FencedCompactionStore(pool, lease)
         self._file_changes = FencedFileChangeStore(pool, lease)
+        self._last_sequence: int | None = None
+        """The highest message sequence of this session, as this owner wrote it; ``None`` until
+        the first write after load and after any failed or unknown-outcome write."""
+        self._sequence_lock = asyncio.Lock()
+
+    @asynccontextmanager
+    async def _sequenced(self) -> AsyncIterator[_Sequencing]:
+        """Serialises this session's message writes; the in-memory sequence moves only after the
+        write committed (the caller leaves the block after its commit) and is forgotten on any
+        failure or cancellation, when the outcome is unknown."""
+        async with self._sequence_lock:
+            sequencing = _Sequencing(after=self._last_sequence)
+            try:
+                yield sequencing
+            except BaseException:
+                self._last_sequence = None
+                raise
+            if sequencing.last_inserted is not None:
+                self._last_sequence = sequencing.last_inserted
+
+    async def _write_messages(
+        self,
+        turn_id: TurnId,
+        rows: Sequence[NewMessage],
+        counters: TurnCounters | None = None,
+    ) -> tuple[RealOrigin, ...]:
+        """One fenced statement. A sequence another writer took meanwhile (a unique violation on
+        ``messages_session_sequence``) is re-read and the statement retried once."""
+        async with self._sequenced() as sequencing:
+            for attempt in (1, 2):
+                try:
+                    async with self._pool.acquire() as conn:
+                        written = await write_fenced(
+                            conn,
+                            session_id=self._session_id,
+                            turn_id=turn_id,
+                            lease=self._lease,
+                            after=sequencing.after,
+                            rows=rows,
+                            counters=counters,
+                        )
+                except asyncpg.UniqueViolationError as exc:
+                    if attempt == 2 or exc.constraint_name != SEQUENCE_CONSTRAINT:
+                        raise
+                    sequencing.after = None
+                    continue
+                sequencing.last_inserted = written.last_inserted
+                return _origins(rows, written)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def _write_messages_in(
+        self, conn: Conn, sequencing: _Sequencing, turn_id: TurnId, rows: Sequence[NewMessage]
+    ) -> tuple[RealOrigin, ...]:
+        """The same statement inside the caller's transaction (inside ``_sequenced``)."""
+        written = await write_fenced(
+            conn,
+            session_id=self._session_id,
+            turn_id=turn_id,
+            lease=self._lease,
+            after=sequencing.after,
+            rows=rows,
+        )
+        sequencing.last_inserted = written.last_inserted
+        return _origins(rows, written)
 
     @asynccontextmanager
     async def _write(self) -> AsyncIterator[Conn]:
@@ -84,30 +169,32 @@ class PostgresSessionStorage:
     async def start_turn(
         self, opening: TurnOpening, messages: Sequence[OutgoingMessage]
     ) -> tuple[RealOrigin, ...]:
-        async with self._write() as conn:
-            await session_rows.lock_session(conn, self._session_id)
-            await turn_rows.insert_turn(
-                conn,
-                turn_id=opening.turn_id,
-                session_id=self._session_id,
-                client_request_id=opening.client_request_id,
-                provider_id=opening.provider_id,
-                model_name=opening.model_name,
-                app_version=opening.app_version,
-            )
-            stored = await message_rows.insert_messages(
-                conn, self._session_id, opening.turn_id, [_row(m) for m in messages]
-            )
-        return tuple(_origin(s) for s in stored)
+        async with self._sequenced() as sequencing:
+            async with self._write() as conn:
+                await session_rows.lock_session(conn, self._session_id)
+                await turn_rows.insert_turn(
+                    conn,
+                    turn_id=opening.turn_id,
+                    session_id=self._session_id,
+                    client_request_id=opening.client_request_id,
+                    provider_id=opening.provider_id,
+                    model_name=opening.model_name,
+                    app_version=opening.app_version,
+                )
+                origins = await self._write_messages_in(
+                    conn, sequencing, opening.turn_id, [_row(m) for m in messages]
+                )
+            return origins
 
     async def append(
-        self, turn_id: TurnId, messages: Sequence[OutgoingMessage]
+        self,
+        turn_id: TurnId,
+        messages: Sequence[OutgoingMessage],
+        *,
+        submission: int | None = None,
     ) -> tuple[RealOrigin, ...]:
-        async with self._write() as conn:
-            stored = await message_rows.insert_messages(
-                conn, self._session_id, turn_id, [_row(m) for m in messages]
-            )
-        return tuple(_origin(s) for s in stored)
+        counters = None if submission is None else TurnCounters(submission=submission)
+        return await self._write_messages(turn_id, [_row(m) for m in messages], counters)
 
     async def append_assistant(
         self,
@@ -118,14 +205,12 @@ class PostgresSessionStorage:
         tool_calls: int,
         call: ModelCallRecord | None = None,
     ) -> RealOrigin:
-        async with self._write() as conn:
-            (stored,) = await message_rows.insert_messages(
-                conn, self._session_id, turn_id, (_row(message),)
-            )
-            await turn_rows.add_response_counters(conn, turn_id, usage, tool_calls)
-            if call is not None:
-                await usage_rows.insert_model_call(conn, self._session_id, turn_id, stored.id, call)
-        return _origin(stored)
+        (origin,) = await self._write_messages(
+            turn_id,
+            (_row(message),),
+            TurnCounters(usage=usage, tool_calls=tool_calls, call=call),
+        )
+        return origin
 
     async def last_model_call(self) -> StoredModelCall | None:
         async with self._pool.acquire() as conn:
@@ -144,30 +229,40 @@ class PostgresSessionStorage:
     ) -> RealOrigin:
         row = _row(message)
         check_plan_commit(turn_id, plan, row)
-        async with self._write() as conn:
-            await session_rows.lock_session(conn, self._session_id)  # every write's lock order
-            await lock_turn(conn, self._session_id, turn_id)
-            await upsert_turn_plan(conn, plan)
-            (stored,) = await message_rows.insert_messages(conn, self._session_id, turn_id, (row,))
-        return _origin(stored)
+        async with self._sequenced() as sequencing:
+            async with self._write() as conn:
+                await session_rows.lock_session(conn, self._session_id)  # every write's lock order
+                await lock_turn(conn, self._session_id, turn_id)
+                await upsert_turn_plan(conn, plan)
+                (origin,) = await self._write_messages_in(conn, sequencing, turn_id, (row,))
+            return origin
 
     async def append_agent_messages(
         self, turn_id: TurnId, messages: Sequence[OutgoingMessage]
     ) -> tuple[RealOrigin | None, ...]:
         if not messages:
             return ()
-        origins: list[RealOrigin | None] = []
-        async with self._write() as conn:
-            for message in messages:
-                stored = await insert_agent_message_row(
-                    conn, self._session_id, turn_id, message.id, encode_content(message.message)
-                )
-                origins.append(None if stored is None else _origin(stored))
-        return tuple(origins)
+        rows = [_row(m) for m in messages]
+        async with self._sequenced() as sequencing, self._pool.acquire() as conn:
+            written = await write_fenced(
+                conn,
+                session_id=self._session_id,
+                turn_id=turn_id,
+                lease=self._lease,
+                after=sequencing.after,
+                rows=rows,
+            )
+            sequencing.last_inserted = written.last_inserted
+        # an id already stored is dropped (ON CONFLICT (id) DO NOTHING, multi-agent.md §6)
+        origins = {
+            r.id: RealOrigin(message_id=r.id, sequence=written.sequences[r.id])
+            for r in rows
+            if r.id in written.inserted
+        }
+        return tuple(origins.get(m.id) for m in messages)
 
     async def record_submission(self, turn_id: TurnId, model_call_index: int) -> None:
-        async with self._write() as conn:
-            await turn_rows.record_submission(conn, turn_id, model_call_index)
+        await self._write_messages(turn_id, (), TurnCounters(submission=model_call_index))
 
     async def finish_turn(self, turn_id: TurnId, closing: TurnClosing) -> None:
         async with self._write() as conn:
@@ -178,6 +273,8 @@ class PostgresSessionStorage:
                 error_code=closing.error_code,
                 error_message=closing.error_message,
                 plan_unfinished_step_count=closing.plan_unfinished_step_count,
+                model_call_count=closing.model_call_count,
+                model_submission_count=closing.model_submission_count,
             )
 
     async def turn_for_client_request(self, client_request_id: ClientRequestId) -> TurnId | None:

@@ -145,10 +145,16 @@ async def finish_turn(
     error_code: str | None = None,
     error_message: str | None = None,
     plan_unfinished_step_count: int | None = None,
+    model_call_count: int | None = None,
+    model_submission_count: int | None = None,
 ) -> None:
+    """``model_call_count`` / ``model_submission_count``: the runner's exact counts (``None``
+    keeps the stored ones)."""
     result = await conn.execute(
         """UPDATE turns SET status = $2, error_code = $3, error_message = $4,
                             plan_unfinished_step_count = $5,
+                            model_call_count = COALESCE($6, model_call_count),
+                            model_submission_count = COALESCE($7, model_submission_count),
                             ended_at = GREATEST(now(), started_at), updated_at = now()
            WHERE id = $1 AND status = 'running'""",
         turn_id,
@@ -156,6 +162,8 @@ async def finish_turn(
         error_code,
         error_message,
         plan_unfinished_step_count,
+        model_call_count,
+        model_submission_count,
     )
     if result != "UPDATE 1":
         raise RecordNotFound(f"no running turn to finish: {turn_id}")

@@ -1,12 +1,12 @@
 """``model_call_usage`` rows (migration 0008; issue 14 points 5 and 9): one per submission,
-inserted in the assistant message's transaction; read back for the inspection and the session's
+inserted by the assistant message's one-statement write (``fenced.py``); read back for the inspection and the session's
 cache figures."""
 
 from __future__ import annotations
 
 import asyncpg
 
-from openwork_core.ids import MessageId, SessionId, TurnId
+from openwork_core.ids import SessionId, TurnId
 from openwork_core.storage.postgres.connection import Conn
 from openwork_core.storage.records import TurnUsage
 from openwork_core.storage.usage_records import (
@@ -21,47 +21,6 @@ _COLUMNS = """turn_id, model_call, submission, message_id, provider_id, model_na
     input_tokens, cached_input_tokens, cache_write_tokens, output_tokens, reasoning_tokens,
     estimated_input_tokens, input_truncation_suspected, stable_prefix_hash, request_bytes,
     shared_prefix_bytes, cache_miss_cause, cache_miss_item, idle_seconds, created_at"""
-
-
-async def insert_model_call(
-    conn: Conn,
-    session_id: SessionId,
-    turn_id: TurnId,
-    message_id: MessageId,
-    call: ModelCallRecord,
-) -> None:
-    """``ON CONFLICT DO NOTHING``: a submission is recorded once (its message is written once)."""
-    usage, miss = call.usage, call.cache_miss
-    await conn.execute(
-        """INSERT INTO model_call_usage (session_id, turn_id, model_call, submission, message_id,
-               provider_id, model_name, input_tokens, cached_input_tokens, cache_write_tokens,
-               output_tokens, reasoning_tokens, estimated_input_tokens,
-               input_truncation_suspected, stable_prefix_hash, request_bytes,
-               shared_prefix_bytes, cache_miss_cause, cache_miss_item, idle_seconds)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17,
-                   $18, $19, $20)
-           ON CONFLICT (turn_id, model_call, submission) DO NOTHING""",
-        session_id,
-        turn_id,
-        call.model_call,
-        call.submission,
-        message_id,
-        call.provider_id,
-        call.model_name,
-        usage.input_tokens,
-        usage.cached_input_tokens,
-        usage.cache_write_tokens,
-        usage.output_tokens,
-        usage.reasoning_tokens,
-        call.estimated_input_tokens,
-        call.input_truncation_suspected,
-        call.stable_prefix_hash,
-        call.request_bytes,
-        call.shared_prefix_bytes,
-        None if miss is None else miss.cause.value,
-        None if miss is None else miss.item,
-        call.idle_seconds,
-    )
 
 
 def _stored(row: asyncpg.Record) -> StoredModelCall:

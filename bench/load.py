@@ -1,0 +1,319 @@
+"""Load (issue 13, point 7): many sessions × 20 model calls through the HTTP API, on one daemon
+and then on two daemons sharing one database.
+
+Run: ``.venv/bin/python bench/load.py [--sessions 100] [--fakes 2] [--alone-only]``. Starts ``--fakes`` processes
+of ``bench/fake_openai_server.py`` on one port (``SO_REUSEPORT``; zero delay, pre-encoded answers:
+19 ``read`` tool calls then a final text), measures their own limit first (requests per second
+from this process over keep-alive connections, with a request the size of a late call), then:
+
+* one session alone on one daemon (after a warm-up session): the short-path gap between its
+  model calls (goal ≤ 10 ms; ``--alone-only`` stops here);
+* one daemon: ``--sessions`` sessions created and driven concurrently, one turn each (20 model
+  calls), every turn awaited on its SSE stream until ``turn_finished``;
+* two daemons on one database: the sessions spread over both (each created on, and driven
+  through, one daemon, which takes its lease at the first turn).
+
+Printed per run: errors (a non-202, a turn not ``completed``, a missing call), calls per second
+(model calls ÷ wall time from the first POST to the last ``turn_finished``), the gap between a
+session's model calls (response written by the fake → the next request of that session arrives,
+i.e. all daemon time between two calls: tool, writes, prepare), p50 / p99, peak RSS of each
+daemon (``VmHWM``); then two daemons' throughput ÷ one daemon's (goal ≥ 1.8 on 2 cores) and the
+fake's own limit ÷ the calls per second it served (how far it was from being the bottleneck).
+
+Nothing is asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import itertools
+import os
+import signal
+import socket
+import statistics
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from tests.support.daemon import TOKEN, Daemon, start_daemon
+from tests.support.postgres import find_cluster
+from tests.support.sse import open_events
+
+CALLS = 20
+HERE = Path(__file__).resolve().parent
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _hwm_kib(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+    return 0
+
+
+@dataclass
+class Fakes:
+    port: int
+    log: Path
+    processes: list[asyncio.subprocess.Process]
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def reset_log(self) -> None:
+        for p in self.log.parent.glob(f"{self.log.name}*"):
+            p.write_text("")
+
+
+async def _start_fakes(count: int, root: Path) -> Fakes:
+    port = _free_port()
+    log = root / "fake.log"
+    processes = []
+    for i in range(count):
+        process = await asyncio.create_subprocess_exec(
+            sys.executable,
+            str(HERE / "fake_openai_server.py"),
+            str(port),
+            f"{log}.{i}",
+            str(CALLS),
+            stdout=asyncio.subprocess.PIPE,
+        )
+        assert process.stdout is not None
+        async with asyncio.timeout(30):
+            assert (await process.stdout.readline()).strip() == b"ready"
+        processes.append(process)
+    return Fakes(port, log, processes)
+
+
+async def _stop_fakes(fakes: Fakes) -> None:
+    for p in fakes.processes:
+        if p.returncode is None:
+            p.send_signal(signal.SIGINT)
+    for p in fakes.processes:
+        async with asyncio.timeout(10):
+            await p.wait()
+
+
+async def _fake_limit(fakes: Fakes, seconds: float = 3.0, connections: int = 16) -> float:
+    """Requests per second the fakes answer (keep-alive, a 30 KB body with 18 tool results)."""
+    body = b'{"messages": [' + b'{"role": "tool", "tool_call_id": "x", "content": "y"},' * 18
+    body += b'{"role": "user", "content": "' + b"z" * 30_000 + b'"}]}'
+    request = (
+        b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
+    )
+    done = 0
+    deadline = time.monotonic() + seconds
+
+    async def worker() -> None:
+        nonlocal done
+        reader, writer = await asyncio.open_connection("127.0.0.1", fakes.port)
+        try:
+            while time.monotonic() < deadline:
+                writer.write(request)
+                head = await reader.readuntil(b"\r\n\r\n")
+                length = int(head.lower().split(b"content-length: ")[1].split(b"\r\n")[0])
+                await reader.readexactly(length)
+                done += 1
+        finally:
+            writer.close()
+
+    start = time.monotonic()
+    await asyncio.gather(*(worker() for _ in range(connections)))
+    return done / (time.monotonic() - start)
+
+
+@dataclass
+class RunResult:
+    errors: list[str]
+    wall_s: float
+    calls: int
+    gaps_ms: list[float]
+    hwm_kib: list[int]
+
+
+async def _drive(client: httpx.AsyncClient, workspace: Path, n: int, errors: list[str]) -> None:
+    try:
+        await _drive_one(client, workspace, n, errors)
+    except Exception as exc:  # an error of this session, counted; the others go on
+        errors.append(f"session {n}: {exc!r}")
+
+
+async def _drive_one(client: httpx.AsyncClient, workspace: Path, n: int, errors: list[str]) -> None:
+    created = await client.post("/v1/sessions", json={"workspace": str(workspace)})
+    if created.status_code != 201 and created.status_code != 200:
+        errors.append(f"session {n}: create {created.status_code}")
+        return
+    sid = created.json()["session_id"]
+    async with open_events(client, f"/v1/sessions/{sid}/events", timeout=600) as events:
+        response = await client.post(
+            f"/v1/sessions/{sid}/turns",
+            json={
+                "client_request_id": f"load-{n}",
+                "input": [{"type": "text", "text": f"load-session-{n}: read the notes"}],
+            },
+        )
+        if response.status_code != 202:
+            errors.append(f"session {n}: turn {response.status_code} {response.text[:200]}")
+            return
+        tid = response.json()["turn_id"]
+        seen = await events.until(
+            lambda e: e.turn_id == tid and e.type == "turn_finished", timeout=300
+        )
+        outcome = seen[-1].update.get("outcome", {})
+        if outcome.get("status") != "completed":
+            errors.append(f"session {n}: turn ended {outcome}")
+
+
+def _gaps(fakes: Fakes) -> tuple[list[float], dict[str, int]]:
+    """The fakes write one line per answered request (line-buffered: it is on disk before the
+    daemon can see the answer's end)."""
+    by_session: dict[str, list[tuple[int, float, float]]] = {}
+    for path in fakes.log.parent.glob(f"{fakes.log.name}.*"):
+        for line in path.read_text().splitlines():
+            session, results, arrived, sent = line.split()
+            by_session.setdefault(session, []).append((int(results), float(arrived), float(sent)))
+    gaps: list[float] = []
+    counts: dict[str, int] = {}
+    for session, calls in by_session.items():
+        calls.sort()
+        counts[session] = len(calls)
+        gaps.extend((b[1] - a[2]) * 1000 for a, b in itertools.pairwise(calls))
+    return gaps, counts
+
+
+async def _run(daemons: list[Daemon], fakes: Fakes, workspace: Path, sessions: int) -> RunResult:
+    fakes.reset_log()
+    errors: list[str] = []
+    # one SSE stream per session stays open beside its requests: no connection limit
+    limits = httpx.Limits(max_connections=None, max_keepalive_connections=None)
+    clients = [
+        httpx.AsyncClient(
+            base_url=d.url,
+            headers={"Authorization": f"Bearer {TOKEN}"},
+            timeout=600,
+            limits=limits,
+        )
+        for d in daemons
+    ]
+    try:
+        start = time.monotonic()
+        async with asyncio.TaskGroup() as group:
+            for n in range(sessions):
+                group.create_task(_drive(clients[n % len(clients)], workspace, n, errors))
+        wall = time.monotonic() - start
+    finally:
+        for c in clients:
+            await c.aclose()
+    gaps, counts = _gaps(fakes)
+    for n in range(sessions):
+        if counts.get(str(n), 0) != CALLS:
+            errors.append(f"session {n}: {counts.get(str(n), 0)} model calls, not {CALLS}")
+    return RunResult(
+        errors, wall, sum(counts.values()), gaps, [_hwm_kib(d.process.pid) for d in daemons]
+    )
+
+
+def _print(label: str, result: RunResult) -> float:
+    rate = result.calls / result.wall_s
+    gaps = sorted(result.gaps_ms) or [float("nan")]
+    p99 = gaps[min(len(gaps) - 1, int(len(gaps) * 0.99))]
+    print(f"{label}:")
+    print(f"  errors                 {len(result.errors):8d}")
+    for e in result.errors[:5]:
+        print(f"    {e}")
+    print(f"  model calls            {result.calls:8d} in {result.wall_s:.1f} s")
+    print(f"  calls per second       {rate:8.1f}")
+    print(
+        f"  gap p50                {statistics.median(gaps):8.1f} ms   (queueing: sessions × cost)"
+    )
+    print(f"  gap p99                {p99:8.1f} ms")
+    for i, hwm in enumerate(result.hwm_kib):
+        print(f"  peak RSS daemon {i + 1}      {hwm / 1024:8.1f} MiB")
+    return rate
+
+
+async def main(sessions: int, fake_count: int, alone_only: bool) -> None:
+    cluster = await find_cluster()
+    await cluster.create_template()
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        workspace = root / "ws"
+        workspace.mkdir()
+        for i in range(CALLS):
+            (workspace / f"notes-{i}.txt").write_text(f"some notes {i}\n" * 20)
+        fakes = await _start_fakes(fake_count, root)
+        try:
+            limit = await _fake_limit(fakes)
+            print(f"fake server ({fake_count} processes): {limit:8.1f} requests/s on its own")
+            env = {
+                "OPENWORK_PROVIDER": "openai-chat",
+                "OPENWORK_PROVIDER_BASE_URL": fakes.base_url,
+                "OPENWORK_PROVIDER_API_KEY": "fake-key",
+                "OPENWORK_MODEL": "fake-model",
+                "OPENWORK_MODEL_CONTEXT_WINDOW": "200000",
+                "OPENWORK_MODEL_MAX_OUTPUT_TOKENS": "32000",
+                "OPENWORK_LOG_LEVEL": "warning",
+            }
+            url = await cluster.new_database()
+            single = await start_daemon(home=root / "home-single", database_url=url, env=env)
+            try:
+                await _run([single], fakes, workspace, 1)  # warm-up: imports, first connections
+                alone = await _run([single], fakes, workspace, 1)
+            finally:
+                await single.stop()
+            gaps = sorted(alone.gaps_ms)
+            print(f"one session alone ({CALLS} calls, {len(alone.errors)} errors):")
+            print(f"  gap p50                {statistics.median(gaps):8.1f} ms   (goal ≤ 10)")
+            print(f"  gap max                {gaps[-1]:8.1f} ms")
+            rates: list[float] = []
+            for count in () if alone_only else (1, 2):
+                url = await cluster.new_database()
+                daemons = [
+                    await start_daemon(home=root / f"home-{count}-{i}", database_url=url, env=env)
+                    for i in range(count)
+                ]
+                try:
+                    result = await _run(daemons, fakes, workspace, sessions)
+                finally:
+                    for d in daemons:
+                        with contextlib.suppress(Exception):
+                            await d.stop()
+                rate = _print(
+                    f"{'one daemon' if count == 1 else 'two daemons, one database'}: "
+                    f"{sessions} sessions × {CALLS} calls",
+                    result,
+                )
+                rates.append(rate)
+                print(f"  fake limit ÷ served    {limit / rate:8.1f}   (≫ 1: not the bottleneck)")
+            if rates:
+                print(
+                    f"two daemons ÷ one        {rates[1] / rates[0]:8.2f}   (goal ≥ 1.8 on 2 cores)"
+                )
+            print(f"cores: {os.cpu_count()}")
+        finally:
+            await _stop_fakes(fakes)
+    await cluster.drop_all()
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sessions", type=int, default=100)
+    parser.add_argument("--fakes", type=int, default=2)
+    parser.add_argument("--alone-only", action="store_true", help="only the one-session gap")
+    args = parser.parse_args()
+    asyncio.run(main(args.sessions, args.fakes, args.alone_only))

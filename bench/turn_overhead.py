@@ -1,0 +1,297 @@
+"""The database per model call (issue 13, point 2): statements, transactions and pool resets per
+steady model call, and the storage path's time against raw asyncpg writes of the same rows.
+
+Run: ``.venv/bin/python bench/turn_overhead.py``. In one process, on a fresh database of the local
+PostgreSQL: a real ``OpenWorkCore`` (the tests' runtime harness) with a scripted in-process model
+that answers every call with one ``read`` tool call until the last. Every pool connection carries
+an asyncpg query logger, so every round trip to the server is counted (statements, ``BEGIN`` /
+``COMMIT``, the pool's reset query), including the trace writer's. A steady call is what a
+20-call turn costs beyond a 2-call turn, ÷ 18 (the turn's start and end cancel out).
+
+Printed per steady call:
+
+* round trips, of which data statements, transaction control and pool resets; transactions (an
+  explicit ``BEGIN`` or a statement outside one); the trace writer's share;
+* storage path: the wall time the turn spends inside the session storage port
+  (``PostgresSessionStorage``) ÷ raw asyncpg writes of the same rows (read back from the turn)
+  in the same transaction shapes as the runtime's steady path — one statement writing the
+  assistant message with the turn's counters, one writing the tool result with the next
+  submission's counter, each fenced by the lease row ``FOR SHARE`` as the runtime's are. Goal
+  ≤ 2.0. The same ratio against the raw writes without the fence is printed beside it;
+* the whole runtime per call (prepare, tool, Chat State, storage) ÷ the same raw writes, for
+  scale (no goal).
+
+Nothing is asserted; the figures are medians of ``ROUNDS`` turns.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import statistics
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import asyncpg
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from openwork_core.models.adapters.scripted import ScriptedModel, ScriptedResponse
+from openwork_core.storage import PostgresStore, create_pool
+from openwork_core.storage.postgres import session_storage
+from tests.support.postgres import find_cluster
+from tests.support.runtime import runtime
+
+LONG = 20
+SHORT = 2
+ROUNDS = 5
+POOL = 6
+
+
+@dataclass
+class Tally:
+    counts: Counter[str] = field(default_factory=Counter)
+    storage_s: float = 0.0
+    in_xact: set[int] = field(default_factory=set)
+
+    def log(self, conn_no: int, query: str, trace: bool) -> None:
+        self.counts["q:" + " ".join(query.split())[:90]] += 1
+        head = query.lstrip().split(None, 1)[0].upper().rstrip(";") if query.strip() else ""
+        c = self.counts
+        c["round_trips"] += 1
+        if trace:
+            c["trace_round_trips"] += 1
+        if "pg_advisory_unlock_all" in query:
+            c["resets"] += 1
+        elif head in ("BEGIN", "START"):
+            c["control"] += 1
+            c["transactions"] += 1
+            self.in_xact.add(conn_no)
+        elif head in ("COMMIT", "ROLLBACK", "END"):
+            c["control"] += 1
+            self.in_xact.discard(conn_no)
+        else:
+            c["statements"] += 1
+            if conn_no not in self.in_xact:
+                c["transactions"] += 1
+
+
+TALLY = Tally()
+
+
+def _attach(pool: asyncpg.Pool) -> None:
+    for number, holder in enumerate(pool._holders):
+        con = holder._con
+        assert con is not None
+
+        def record(logged: Any, number: int = number) -> None:
+            TALLY.log(number, logged.query, "trace_spans" in logged.query)
+
+        con.add_query_logger(record)
+
+
+def _time_storage() -> None:
+    """Wrap every coroutine method of the storage port (class level, bench only)."""
+    cls = session_storage.PostgresSessionStorage
+    for name in list(vars(cls)):
+        method = getattr(cls, name)
+        if name.startswith("_") or not asyncio.iscoroutinefunction(method):
+            continue
+
+        def wrap(m: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
+            @functools.wraps(m)
+            async def timed(*args: Any, **kwargs: Any) -> Any:
+                start = time.perf_counter()
+                try:
+                    return await m(*args, **kwargs)
+                finally:
+                    TALLY.storage_s += time.perf_counter() - start
+
+            return timed
+
+        setattr(cls, name, wrap(method))
+
+
+def _script(calls: int, tag: str) -> list[ScriptedResponse]:
+    steps = [
+        ScriptedResponse(tool_calls=((f"call-{tag}-{i}", "read", {"path": f"notes-{i}.txt"}),))
+        for i in range(calls - 1)
+    ]
+    return [*steps, ScriptedResponse(text="done")]
+
+
+@dataclass(frozen=True)
+class TurnCost:
+    counts: Counter[str]
+    storage_s: float
+    wall_s: float
+
+
+async def _settled(rt: Any) -> None:
+    """The trace writer has written what the turn queued, and asyncpg's query-logger callbacks
+    (scheduled with ``call_soon``) have run."""
+    await rt.core.trace.flushed()
+    for _ in range(3):
+        await asyncio.sleep(0)
+
+
+async def _turn(rt: Any, model: ScriptedModel, sid: str, calls: int, tag: str) -> TurnCost:
+    model.push(*_script(calls, tag))
+    await _settled(rt)
+    before, storage_before = Counter(TALLY.counts), TALLY.storage_s
+    start = time.perf_counter()
+    _, updates = await rt.run_turn(sid, f"turn {tag}", client_request_id=tag, timeout=60)
+    outcome = updates[-1].update.outcome
+    if outcome.status != "completed":
+        raise RuntimeError(f"turn {tag} ended {outcome}")
+    wall = time.perf_counter() - start
+    await _settled(rt)
+    return TurnCost(TALLY.counts - before, TALLY.storage_s - storage_before, wall)
+
+
+async def _raw_writes(
+    url: str, rows: list[asyncpg.Record], turn_id: str, sid: str, *, fenced: bool
+) -> float:
+    """The same rows, in the steady path's shapes: per call one statement inserting the
+    assistant message and adding the turn's counters, one inserting the tool result and
+    counting the next submission (each its own implicit transaction)."""
+    prefix = "rawf-" if fenced else "raw-"
+    conn = await asyncpg.connect(url)
+    try:
+        base = await conn.fetchval(
+            "SELECT COALESCE(MAX(sequence), 0) FROM messages WHERE session_id = $1", sid
+        )
+        start = time.perf_counter()
+        for n, row in enumerate(rows, start=1):
+            counter = (
+                """UPDATE turns SET input_tokens = COALESCE(input_tokens, 0) + 1,
+                         output_tokens = COALESCE(output_tokens, 0) + 1,
+                         tool_call_count = tool_call_count + 1, updated_at = now()
+                   WHERE id = $3"""
+                if row["role"] == "assistant"
+                else """UPDATE turns SET model_call_count = GREATEST(model_call_count, 2),
+                         model_submission_count = model_submission_count + 1, updated_at = now()
+                   WHERE id = $3"""
+            )
+            # the fence: the lease row FOR SHARE and the writes conditioned on it
+            lease = (
+                "lease AS (SELECT 1 FROM session_leases WHERE session_id = $2 FOR SHARE),"
+                if fenced
+                else ""
+            )
+            guard = "WHERE EXISTS (SELECT 1 FROM lease)" if fenced else ""
+            await conn.execute(
+                f"""WITH {lease} ins AS (
+                        INSERT INTO messages (id, session_id, turn_id, sequence, role, content,
+                                              provider_call_id, tool_name, message_kind)
+                        SELECT $1, $2, $3, $4, $5, $6::jsonb, $7, $8, 'normal' {guard}),
+                    upd AS ({counter})
+                    SELECT 1""",
+                f"{prefix}{row['id']}",
+                sid,
+                turn_id,
+                base + n,
+                row["role"],
+                row["content"],
+                None if row["provider_call_id"] is None else f"{prefix}{row['provider_call_id']}",
+                row["tool_name"],
+            )
+        return time.perf_counter() - start
+    finally:
+        await conn.close()
+
+
+async def main() -> None:
+    cluster = await find_cluster()
+    await cluster.create_template()
+    url = await cluster.new_database()
+    _time_storage()
+    pool = await create_pool(url, min_size=POOL, max_size=POOL)
+    _attach(pool)
+    store = PostgresStore(pool)
+    model = ScriptedModel([])
+    long_costs: list[TurnCost] = []
+    short_costs: list[TurnCost] = []
+    raw: list[float] = []
+    raw_fenced: list[float] = []
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            async with runtime(store, Path(tmp), model) as rt:
+                for i in range(LONG):
+                    (rt.workspace / f"notes-{i}.txt").write_text(f"some notes {i}\n" * 20)
+                for r in range(ROUNDS + 1):
+                    sid = await rt.new_session()
+                    await _turn(rt, model, sid, 1, f"load-{r}")  # the session's load and lease
+                    short = await _turn(rt, model, sid, SHORT, f"short-{r}")
+                    long = await _turn(rt, model, sid, LONG, f"long-{r}")
+                    if r == 0:
+                        continue  # warm-up
+                    short_costs.append(short)
+                    long_costs.append(long)
+                    async with pool.acquire() as conn:
+                        turn_id = await conn.fetchval(
+                            "SELECT id FROM turns WHERE client_request_id = $1", f"long-{r}"
+                        )
+                        rows = await conn.fetch(
+                            """SELECT id, role, content::text AS content, provider_call_id,
+                                      tool_name FROM messages
+                               WHERE turn_id = $1 AND role IN ('assistant', 'tool')
+                               ORDER BY sequence""",
+                            turn_id,
+                        )
+                    steady_rows = rows[2 : 2 + 2 * (LONG - SHORT)]
+                    raw.append(await _raw_writes(url, steady_rows, turn_id, sid, fenced=False))
+                    raw_fenced.append(
+                        await _raw_writes(url, steady_rows, turn_id, sid, fenced=True)
+                    )
+    finally:
+        await pool.close()
+        await cluster.drop_all()
+
+    steady = LONG - SHORT
+
+    def per_call(key: str) -> float:
+        return statistics.median(
+            (lc.counts[key] - sc.counts[key]) / steady
+            for lc, sc in zip(long_costs, short_costs, strict=True)
+        )
+
+    storage = statistics.median(
+        (lc.storage_s - sc.storage_s) / steady
+        for lc, sc in zip(long_costs, short_costs, strict=True)
+    )
+    wall = statistics.median(
+        (lc.wall_s - sc.wall_s) / steady for lc, sc in zip(long_costs, short_costs, strict=True)
+    )
+    raw_call = statistics.median(raw) / steady
+    fenced_call = statistics.median(raw_fenced) / steady
+    print(f"per steady model call ({LONG}-call turn minus {SHORT}-call turn, ÷ {steady}):")
+    print(f"  round trips          {per_call('round_trips'):7.2f}")
+    print(f"    data statements    {per_call('statements'):7.2f}   (goal ≤ 3)")
+    print(f"    BEGIN/COMMIT       {per_call('control'):7.2f}")
+    print(f"    pool resets        {per_call('resets'):7.2f}   (goal 0)")
+    print(f"    of them trace_spans{per_call('trace_round_trips'):7.2f}   (off the hot path)")
+    print(f"  transactions         {per_call('transactions'):7.2f}   (goal 1, see docs)")
+    print(f"  raw writes           {raw_call * 1000:7.3f} ms   (no fence)")
+    print(f"  raw fenced writes    {fenced_call * 1000:7.3f} ms   (+ the lease row FOR SHARE)")
+    print(f"  storage path         {storage * 1000:7.3f} ms")
+    print(f"  storage ÷ raw fenced {storage / fenced_call:7.2f}   (goal ≤ 2.0: same shapes)")
+    print(f"  storage ÷ raw        {storage / raw_call:7.2f}   (without the fence)")
+    print(f"  whole runtime        {wall * 1000:7.3f} ms")
+    if "--queries" in sys.argv:
+        print("  round trips by query (per steady call):")
+        keys = {k for lc in long_costs for k in lc.counts if k.startswith("q:")}
+        for key in sorted(keys, key=lambda k: -per_call(k)):
+            if per_call(key) > 0:
+                print(f"    {per_call(key):6.2f}  {key[2:]}")
+    print(f"  runtime ÷ raw        {wall / raw_call:7.2f}   (for scale)")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

@@ -1,0 +1,98 @@
+"""The batched trace writer (issue 13, point 2; session-runtime.md §11, storage.md §4): spans are
+written off the hot path in batches, still reach the database with their final state, survive a
+clean shutdown, and a failing batch never touches business writes."""
+
+from __future__ import annotations
+
+import pytest
+
+from openwork_core.ids import SessionId
+from openwork_core.session.trace import SpanFinish, TraceRecorder
+from openwork_core.storage import PostgresStore
+from openwork_tools import SandboxMode
+
+SID = SessionId("ses_trace_batches")
+
+
+@pytest.fixture
+async def session(store: PostgresStore) -> None:
+    await store.create_session(
+        session_id=SID,
+        working_directory="/tmp",
+        agent="default",
+        provider_id=None,
+        model_name=None,
+        sandbox_mode=SandboxMode.AUTO,
+    )
+
+
+async def _spans(store: PostgresStore) -> list[tuple[str, str, str | None]]:
+    async with store.pool.acquire() as conn:
+        rows = await conn.fetch(
+            "SELECT name, status, error_code FROM trace_spans ORDER BY started_at, name"
+        )
+    return [(r["name"], r["status"], r["error_code"]) for r in rows]
+
+
+def _open(recorder: TraceRecorder, name: str, session_id: SessionId = SID) -> str:
+    return recorder.open_span(
+        kind="tool_call", name=name, trace_id="trace-1", session_id=session_id, turn_id=None
+    )
+
+
+@pytest.mark.usefixtures("session")
+async def test_spans_queued_before_a_clean_shutdown_reach_the_database(
+    store: PostgresStore,
+) -> None:
+    """A linger far longer than the test: only ``close`` can have written them."""
+    recorder = TraceRecorder(store.pool, linger_s=3600)
+    recorder.start()
+    first = _open(recorder, "a")
+    _open(recorder, "b")
+    recorder.close_span(first, SpanFinish("succeeded"))
+    await recorder.close()
+    assert await _spans(store) == [("a", "succeeded", None), ("b", "running", None)]
+    assert (recorder.batches_written, recorder.dropped_signals) == (1, 0)
+
+
+@pytest.mark.usefixtures("session")
+async def test_a_span_opened_and_closed_in_one_batch_is_one_finished_row(
+    store: PostgresStore,
+) -> None:
+    recorder = TraceRecorder(store.pool, linger_s=3600)
+    recorder.start()
+    span = _open(recorder, "tool")
+    recorder.close_span(span, SpanFinish("failed", error_code="tool_failed"))
+    await recorder.flushed()
+    assert await _spans(store) == [("tool", "failed", "tool_failed")]
+    assert recorder.batches_written == 1
+    await recorder.close()
+
+
+@pytest.mark.usefixtures("session")
+async def test_a_span_closed_in_a_later_batch_is_updated_in_place(store: PostgresStore) -> None:
+    recorder = TraceRecorder(store.pool, linger_s=0)
+    recorder.start()
+    spans = [_open(recorder, f"span-{i}") for i in range(3)]
+    await recorder.flushed()
+    assert [s[1] for s in await _spans(store)] == ["running"] * 3
+    for span in spans:
+        recorder.close_span(span, SpanFinish("cancelled"))
+    await recorder.close()
+    assert await _spans(store) == [(f"span-{i}", "cancelled", None) for i in range(3)]
+
+
+@pytest.mark.usefixtures("session")
+async def test_a_failing_batch_is_dropped_and_counted_and_the_next_one_is_written(
+    store: PostgresStore,
+) -> None:
+    """A span of an unknown session (a foreign key) fails its batch: counted as dropped, the
+    writer goes on (trace writes are best effort, storage.md §4)."""
+    recorder = TraceRecorder(store.pool, linger_s=0)
+    recorder.start()
+    _open(recorder, "orphan", SessionId("ses_unknown"))
+    await recorder.flushed()
+    assert recorder.dropped_signals == 1
+    _open(recorder, "fine")
+    await recorder.close()
+    assert await _spans(store) == [("fine", "running", None)]

@@ -1,0 +1,193 @@
+"""One-statement fenced writes with owner-assigned sequences (issue 13, point 2; storage.md §3,
+§4; the ownership issue's fencing): a stale owner writes nothing, the in-memory sequence is
+re-read after a write whose outcome is unknown and after another writer took a sequence, and
+deterministic ids take no sequence."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import asyncpg
+import pytest
+
+from openwork_chat_state.item import MessageKind
+from openwork_chat_state.messages import user_text
+from openwork_core.ids import ClientRequestId, MessageId, SessionId, TurnId, new_message_id
+from openwork_core.session.ownership import LeaseLost, SessionLease, daemon_identity
+from openwork_core.session.storage import OutgoingMessage, TurnOpening, TurnUsage
+from openwork_core.storage import PostgresStore
+from openwork_core.storage.postgres import fenced, session_storage
+from openwork_core.storage.postgres.ownership import PostgresOwnership
+from openwork_core.storage.postgres.session_storage import PostgresSessionStorage
+from openwork_tools import SandboxMode
+
+SID = SessionId("ses_fenced")
+TURN = TurnId("turn_fenced")
+
+
+def _message(text: str, message_id: str | None = None) -> OutgoingMessage:
+    return OutgoingMessage(id=MessageId(message_id or new_message_id()), message=user_text(text))
+
+
+async def _owned(store: PostgresStore, tmp_path: Path, name: str) -> SessionLease:
+    ownership = PostgresOwnership(store.pool, daemon_identity(f"http://{name}", tmp_path), 30)
+    await ownership.register()
+    lease = await ownership.acquire(SID)
+    assert isinstance(lease, SessionLease)
+    return lease
+
+
+async def _started(store: PostgresStore, lease: SessionLease | None) -> PostgresSessionStorage:
+    storage = PostgresSessionStorage(store.pool, SID, lease)
+    await storage.start_turn(
+        TurnOpening(
+            turn_id=TURN,
+            client_request_id=ClientRequestId("req-fenced"),
+            provider_id="p",
+            model_name="m",
+            app_version="test",
+        ),
+        [_message("hello")],
+    )
+    return storage
+
+
+@pytest.fixture
+async def session(store: PostgresStore) -> None:
+    await store.create_session(
+        session_id=SID,
+        working_directory="/tmp",
+        agent="default",
+        provider_id=None,
+        model_name=None,
+        sandbox_mode=SandboxMode.AUTO,
+    )
+
+
+async def _expire(store: PostgresStore) -> None:
+    async with store.pool.acquire() as conn:
+        await conn.execute(
+            "UPDATE session_leases SET expires_at = now() - interval '1 second'"
+            " WHERE session_id = $1",
+            SID,
+        )
+
+
+async def _sequences(store: PostgresStore) -> list[int]:
+    async with store.pool.acquire() as conn:
+        rows = await conn.fetch(
+            "SELECT sequence FROM messages WHERE session_id = $1 ORDER BY sequence", SID
+        )
+    return [r["sequence"] for r in rows]
+
+
+@pytest.mark.usefixtures("session")
+async def test_a_fenced_write_after_a_takeover_is_refused_and_writes_nothing(
+    store: PostgresStore, tmp_path: Path
+) -> None:
+    """Ownership fencing in the one write statement: the old owner's message and its turn
+    counters are both refused (LeaseLost), nothing of either is written."""
+    old = await _owned(store, tmp_path / "a", "a")
+    storage = await _started(store, old)
+    await _expire(store)  # the old owner stalled past its lease …
+    await _owned(store, tmp_path / "b", "b")  # … and another daemon took the session over
+    with pytest.raises(LeaseLost, match="no longer owns"):
+        await storage.append_assistant(
+            TURN, _message("late"), usage=TurnUsage(input_tokens=5), tool_calls=3
+        )
+    with pytest.raises(LeaseLost):
+        await storage.record_submission(TURN, 2)
+    assert await _sequences(store) == [1]
+    turn = await store.get_turn(SID, TURN)
+    assert (turn.input_tokens, turn.tool_call_count, turn.model_submission_count) == (None, 0, 0)
+
+
+@pytest.mark.usefixtures("session")
+async def test_a_fenced_write_with_an_expired_lease_is_refused(
+    store: PostgresStore, tmp_path: Path
+) -> None:
+    lease = await _owned(store, tmp_path, "a")
+    storage = await _started(store, lease)
+    await _expire(store)
+    with pytest.raises(LeaseLost, match="expired"):
+        await storage.append(TURN, [_message("late")])
+    assert await _sequences(store) == [1]
+
+
+@pytest.mark.usefixtures("session")
+async def test_after_a_write_whose_outcome_is_unknown_the_next_write_rereads_the_sequence(
+    store: PostgresStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The statement committed but its answer was lost: the caller saw an error, so the
+    in-memory sequence is forgotten and the next write numbers after what is stored."""
+    storage = await _started(store, await _owned(store, tmp_path, "a"))
+    real = fenced.write_fenced
+
+    async def committed_then_lost(*args: object, **kwargs: object) -> fenced.FencedWrite:
+        await real(*args, **kwargs)  # type: ignore[arg-type]
+        raise ConnectionResetError("the answer never arrived")
+
+    monkeypatch.setattr(session_storage, "write_fenced", committed_then_lost)
+    with pytest.raises(ConnectionResetError):
+        await storage.append(TURN, [_message("committed, unknown to the caller")])
+    monkeypatch.setattr(session_storage, "write_fenced", real)
+    (origin,) = await storage.append(TURN, [_message("next")])
+    assert origin.sequence == 3
+    assert await _sequences(store) == [1, 2, 3]
+
+
+@pytest.mark.usefixtures("session")
+async def test_a_sequence_taken_by_another_writer_is_reread_and_the_write_retried(
+    store: PostgresStore, tmp_path: Path
+) -> None:
+    """A row written past this owner (the store's own append) makes the in-memory sequence
+    stale: the unique violation re-reads it once, and sequences stay gapless."""
+    storage = await _started(store, await _owned(store, tmp_path, "a"))
+    await store.append_messages(
+        SID,
+        TURN,
+        [session_storage.new_message(MessageId("m-other"), user_text("x"), MessageKind.NORMAL)],
+    )
+    (origin,) = await storage.append(TURN, [_message("mine")])
+    assert origin.sequence == 3
+    assert await _sequences(store) == [1, 2, 3]
+
+
+@pytest.mark.usefixtures("session")
+async def test_a_deterministic_id_already_stored_takes_no_sequence(store: PostgresStore) -> None:
+    """storage.md §4: World State ids are idempotent; the repeated row answers its stored
+    origin and the next new row gets the next sequence (gapless)."""
+    storage = await _started(store, None)
+    first = await storage.append(TURN, [_message("ws", "world-state:t:1:1:env")])
+    again = await storage.append(TURN, [_message("ws", "world-state:t:1:1:env"), _message("new")])
+    assert again[0] == first[0]
+    assert again[1].sequence == first[0].sequence + 1
+    assert await _sequences(store) == [1, 2, 3]
+
+
+@pytest.mark.usefixtures("session")
+async def test_a_tool_result_counts_the_next_submission_in_the_same_write(
+    store: PostgresStore,
+) -> None:
+    """storage.md §3 "before each provider submission": the counter rides on the write that
+    precedes it; the closing's exact counts take a never-sent submission back."""
+    storage = await _started(store, None)
+    await storage.record_submission(TURN, 1)
+    (origin,) = await storage.append(TURN, [_message("result")], submission=2)
+    turn = await store.get_turn(SID, TURN)
+    assert (turn.model_call_count, turn.model_submission_count) == (2, 2)
+    assert origin.sequence == 2
+
+
+async def test_the_one_statement_writes_messages_and_counters_atomically(
+    store: PostgresStore,
+) -> None:
+    """A statement that fails (here: an unknown session, a foreign key) writes neither the
+    message nor the counters."""
+    storage = PostgresSessionStorage(store.pool, SessionId("ses_missing"))
+    with pytest.raises(asyncpg.ForeignKeyViolationError):
+        await storage.append_assistant(
+            TURN, _message("orphan"), usage=TurnUsage(input_tokens=1), tool_calls=1
+        )
+    async with store.pool.acquire() as conn:
+        assert await conn.fetchval("SELECT count(*) FROM messages") == 0
