@@ -66,6 +66,7 @@ async def test_a_session_advisory_lock_is_released_before_the_next_borrower(
     assert _tracked(pool).resets == 1
 
 
+@pytest.mark.filterwarnings("ignore:.*active notification listener:asyncpg.InterfaceWarning")
 async def test_a_listener_is_unlistened_before_the_next_borrower(pool: asyncpg.Pool) -> None:
     async with pool.acquire() as conn:
         await conn.add_listener("bench_channel", lambda *_: None)
