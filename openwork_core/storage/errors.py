@@ -57,7 +57,12 @@ def database_unavailable(exc: BaseException) -> bool:
     this write): the caller answers ``service_unavailable`` and retries later."""
     if isinstance(exc, DatabaseUnavailable | OSError | TimeoutError):
         return True
-    if isinstance(exc, asyncpg.InterfaceError | asyncpg.exceptions.PostgresConnectionError):
+    if isinstance(
+        exc,
+        asyncpg.InterfaceError
+        | asyncpg.InternalClientError  # a connection whose protocol an outage left mid-error
+        | asyncpg.exceptions.PostgresConnectionError,
+    ):
         return True
     if isinstance(exc, asyncpg.PostgresError):
         return str(getattr(exc, "sqlstate", "")) in _UNAVAILABLE_STATES or str(

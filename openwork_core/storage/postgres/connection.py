@@ -5,7 +5,8 @@ asyncpg resets every released connection with one query (``pg_advisory_unlock_al
 UNLISTEN *; RESET ALL``) — a round trip per acquire. ``TrackedConnection`` notes every statement
 that could leave session state behind (``SET``/``RESET``/``set_config``, session advisory
 locks, ``LISTEN``, cursors held past a transaction, ``PREPARE``, temporary tables, ``DISCARD``,
-``LOAD``) and every listener added; only such a connection gets the reset query when released.
+``LOAD``), every listener added and every statement that failed (its protocol state is then
+unknown); only such a connection gets the reset query when released.
 An open transaction is rolled back by asyncpg itself before the reset callback runs, whatever
 the callback decides. Statements asyncpg prepares for its own cache need no reset (the reset
 query never touched them)."""
@@ -51,7 +52,22 @@ class TrackedConnection(asyncpg.Connection):
     ) -> str:
         if leaves_session_state(query):
             self.dirty = True
-        return await super().execute(query, *args, timeout=timeout)
+        try:
+            return await super().execute(query, *args, timeout=timeout)
+        except BaseException:
+            self.dirty = True  # its state is unknown: the reset query proves it (or drops it)
+            raise
+
+    async def _do_execute(self, *args: Any, **kwargs: Any) -> Any:
+        # every prepared path (fetch*, execute with arguments, executemany) runs through here
+        try:
+            return await super()._do_execute(*args, **kwargs)  # type: ignore[misc]
+        except BaseException:
+            # e.g. a backend terminated mid-statement leaves the protocol consuming an error
+            # ("another operation is in progress" for the next borrower): the reset query on
+            # release fails on such a connection and the pool closes it
+            self.dirty = True
+            raise
 
     async def _get_statement(self, query: str, *args: Any, **kwargs: Any) -> Any:
         # every prepared path (fetch*, execute with arguments, executemany, prepare, cursor)

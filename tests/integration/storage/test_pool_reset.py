@@ -41,6 +41,24 @@ async def test_a_connection_that_ran_only_plain_statements_goes_back_without_the
     assert _tracked(pool).resets == 0
 
 
+async def test_a_connection_whose_statement_failed_gets_the_reset_query(
+    pool: asyncpg.Pool,
+) -> None:
+    """A failed statement leaves the protocol's state unknown (an outage's terminated backend
+    leaves it consuming the FATAL error: "another operation is in progress" for the next
+    borrower): the reset query proves the connection, or fails and the pool closes it, before
+    anyone borrows it again."""
+    async with pool.acquire() as conn:
+        with pytest.raises(asyncpg.DivisionByZeroError):
+            await conn.fetchval("SELECT 1 / 0")
+        with pytest.raises(asyncpg.PostgresSyntaxError):
+            await conn.execute("SELEC 1")
+    assert _tracked(pool).resets == 1
+    async with pool.acquire() as conn:
+        assert await conn.fetchval("SELECT 2") == 2
+    assert _tracked(pool).resets == 1
+
+
 async def test_a_session_setting_is_reset_before_the_next_borrower(pool: asyncpg.Pool) -> None:
     async with pool.acquire() as conn:
         default = await conn.fetchval("SHOW application_name")
