@@ -159,8 +159,9 @@ async def _raw_writes(
     url: str, rows: list[asyncpg.Record], turn_id: str, sid: str, *, fenced: bool
 ) -> float:
     """The same rows, in the steady path's shapes: per call one statement inserting the
-    assistant message and adding the turn's counters, one inserting the tool result and
-    counting the next submission (each its own implicit transaction)."""
+    assistant message, its submission's ``model_call_usage`` row and adding the turn's counters,
+    one inserting the tool result and counting the next submission (each its own implicit
+    transaction)."""
     prefix = "rawf-" if fenced else "raw-"
     conn = await asyncpg.connect(url)
     try:
@@ -186,12 +187,24 @@ async def _raw_writes(
                 else ""
             )
             guard = "WHERE EXISTS (SELECT 1 FROM lease)" if fenced else ""
+            assistant = row["role"] == "assistant"
+            usage = (
+                f""", usage AS (
+                        INSERT INTO model_call_usage (session_id, turn_id, model_call, submission,
+                               message_id, provider_id, model_name, input_tokens, output_tokens,
+                               estimated_input_tokens, stable_prefix_hash, request_bytes,
+                               shared_prefix_bytes)
+                        SELECT $2, $3, $9, 1, $1, 'default', 'scripted-model', 1, 1, 5000,
+                               'raw', 20000, 19000 {guard})"""
+                if assistant
+                else ""
+            )
             await conn.execute(
                 f"""WITH {lease} ins AS (
                         INSERT INTO messages (id, session_id, turn_id, sequence, role, content,
                                               provider_call_id, tool_name, message_kind)
                         SELECT $1, $2, $3, $4, $5, $6::jsonb, $7, $8, 'normal' {guard}),
-                    upd AS ({counter})
+                    upd AS ({counter}){usage}
                     SELECT 1""",
                 f"{prefix}{row['id']}",
                 sid,
@@ -201,6 +214,8 @@ async def _raw_writes(
                 row["content"],
                 None if row["provider_call_id"] is None else f"{prefix}{row['provider_call_id']}",
                 row["tool_name"],
+                # model_call numbers the real turn did not use (raw and fenced runs apart)
+                *(((2_000 if fenced else 1_000) + n,) if assistant else ()),
             )
         return time.perf_counter() - start
     finally:
