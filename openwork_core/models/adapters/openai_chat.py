@@ -18,7 +18,12 @@ from openai.types import CompletionUsage
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
 from openwork_core.models.adapters.openai_chat_encode import encode_messages, encode_tools
-from openwork_core.models.adapters.raw_body import MessageFragments, dump_body, openai_stream
+from openwork_core.models.adapters.raw_body import (
+    MessageFragments,
+    add_openai_tail,
+    dump_body,
+    openai_stream,
+)
 from openwork_core.models.adapters.streaming import (
     STREAM_ENDED_EARLY,
     ChunkStream,
@@ -224,12 +229,9 @@ class OpenAIChatAdapter:
             fields["stream"] = True
             if self._stream_usage:
                 fields["stream_options"] = {"include_usage": True}
-            if request.temperature is not None:
-                fields["temperature"] = request.temperature
-            if tools:
-                fields["tools"] = tools
-            if request.top_p is not None:
-                fields["top_p"] = request.top_p
+            add_openai_tail(
+                fields, temperature=request.temperature, tools=tools, top_p=request.top_p
+            )
             stream = await openai_stream(
                 client,
                 "/chat/completions",

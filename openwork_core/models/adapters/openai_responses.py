@@ -52,7 +52,12 @@ from openwork_core.models.adapters.openai_responses_encode import (
     encode_tools,
     reasoning_data,
 )
-from openwork_core.models.adapters.raw_body import MessageFragments, dump_body, openai_stream
+from openwork_core.models.adapters.raw_body import (
+    MessageFragments,
+    add_openai_tail,
+    dump_body,
+    openai_stream,
+)
 from openwork_core.models.adapters.streaming import (
     STREAM_ENDED_EARLY,
     ChunkStream,
@@ -254,12 +259,9 @@ class OpenAIResponsesAdapter:
                 fields["reasoning"] = {"effort": effort}
             fields["store"] = False
             fields["stream"] = True
-            if request.temperature is not None:
-                fields["temperature"] = request.temperature
-            if tools:
-                fields["tools"] = tools
-            if request.top_p is not None:
-                fields["top_p"] = request.top_p
+            add_openai_tail(
+                fields, temperature=request.temperature, tools=tools, top_p=request.top_p
+            )
             stream = await openai_stream(
                 client,
                 "/responses",

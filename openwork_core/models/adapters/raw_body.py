@@ -124,6 +124,20 @@ class MessageFragments:
         return forget
 
 
+def add_openai_tail(
+    fields: dict[str, object], *, temperature: float | None, tools: object, top_p: float | None
+) -> dict[str, object]:
+    """The last fields of both OpenAI bodies, in the SDK's (alphabetical) key order: sampling
+    only when the request sets it, tools only when there are any."""
+    if temperature is not None:
+        fields["temperature"] = temperature
+    if tools:
+        fields["tools"] = tools
+    if top_p is not None:
+        fields["top_p"] = top_p
+    return fields
+
+
 async def openai_stream(
     client: openai.AsyncOpenAI,
     path: str,
