@@ -303,7 +303,14 @@ async def test_on_a_tty_a_second_ctrl_c_while_cancelling_exits_at_once(
     before = len(fake_provider.requests)
     cli = await PtyCli.start("chat", "take your time", home=daemon.home, cwd=project)
     try:
-        await fake_provider.wait_for_requests(before + 1, timeout=30)
+        # this turn's own model call is held now (not a late request of an earlier test)
+        count = before + 1
+        async with asyncio.timeout(30):
+            while not any(
+                b"take your time" in r.raw
+                for r in (await fake_provider.wait_for_requests(count, timeout=30))[before:]
+            ):
+                count += 1
         daemon.process.send_signal(signal.SIGSTOP)
         try:
             cli.interrupt()
