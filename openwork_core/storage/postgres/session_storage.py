@@ -113,21 +113,12 @@ class PostgresSessionStorage:
             for attempt in (1, 2):
                 try:
                     async with self._pool.acquire() as conn:
-                        written = await write_fenced(
-                            conn,
-                            session_id=self._session_id,
-                            turn_id=turn_id,
-                            lease=self._lease,
-                            after=sequencing.after,
-                            rows=rows,
-                            counters=counters,
-                        )
+                        written = await self._fenced_in(conn, sequencing, turn_id, rows, counters)
                 except asyncpg.UniqueViolationError as exc:
                     if attempt == 2 or exc.constraint_name != SEQUENCE_CONSTRAINT:
                         raise
                     sequencing.after = None
                     continue
-                sequencing.last_inserted = written.last_inserted
                 return _origins(rows, written)
         raise AssertionError("unreachable")  # pragma: no cover
 
@@ -135,6 +126,18 @@ class PostgresSessionStorage:
         self, conn: Conn, sequencing: _Sequencing, turn_id: TurnId, rows: Sequence[NewMessage]
     ) -> tuple[RealOrigin, ...]:
         """The same statement inside the caller's transaction (inside ``_sequenced``)."""
+        return _origins(rows, await self._fenced_in(conn, sequencing, turn_id, rows))
+
+    async def _fenced_in(
+        self,
+        conn: Conn,
+        sequencing: _Sequencing,
+        turn_id: TurnId,
+        rows: Sequence[NewMessage],
+        counters: TurnCounters | None = None,
+    ) -> FencedWrite:
+        """One ``write_fenced`` on ``conn`` after the sequence ``sequencing`` knows; the highest
+        sequence it inserted is what ``_sequenced`` keeps once the block commits."""
         written = await write_fenced(
             conn,
             session_id=self._session_id,
@@ -142,9 +145,10 @@ class PostgresSessionStorage:
             lease=self._lease,
             after=sequencing.after,
             rows=rows,
+            counters=counters,
         )
         sequencing.last_inserted = written.last_inserted
-        return _origins(rows, written)
+        return written
 
     @asynccontextmanager
     async def _write(self) -> AsyncIterator[Conn]:
@@ -244,15 +248,7 @@ class PostgresSessionStorage:
             return ()
         rows = [_row(m) for m in messages]
         async with self._sequenced() as sequencing, self._pool.acquire() as conn:
-            written = await write_fenced(
-                conn,
-                session_id=self._session_id,
-                turn_id=turn_id,
-                lease=self._lease,
-                after=sequencing.after,
-                rows=rows,
-            )
-            sequencing.last_inserted = written.last_inserted
+            written = await self._fenced_in(conn, sequencing, turn_id, rows)
         # an id already stored is dropped (ON CONFLICT (id) DO NOTHING, multi-agent.md §6)
         origins = {
             r.id: RealOrigin(message_id=r.id, sequence=written.sequences[r.id])
