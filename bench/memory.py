@@ -23,24 +23,16 @@ import tempfile
 from pathlib import Path
 
 import asyncpg
-import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the tests package
 
+from bench.soak import rss_kib, turn
 from bench.startup import BARE, BYTECODE, free_port, until_healthy, warmed_up
 from tests.e2e.conftest import provider_env
 from tests.fakes.fake_provider import FakeProvider
 from tests.fakes.fake_script import Reply
 from tests.support.daemon import start_daemon
 from tests.support.postgres import find_cluster
-from tests.support.sse import open_events
-
-
-def rss_kib(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1])
-    raise RuntimeError("no VmRSS")
 
 
 async def bare_rss() -> int:
@@ -52,17 +44,6 @@ async def bare_rss() -> int:
     finally:
         process.terminate()
         await process.wait()
-
-
-async def turn(client: httpx.AsyncClient, sid: str, request_id: str) -> None:
-    async with open_events(client, f"/v1/sessions/{sid}/events") as events:
-        response = await client.post(
-            f"/v1/sessions/{sid}/turns",
-            json={"client_request_id": request_id, "input": [{"type": "text", "text": "hi"}]},
-        )
-        assert response.status_code == 202, response.text
-        tid = response.json()["turn_id"]
-        await events.until(lambda e: e.turn_id == tid and e.type == "turn_finished", timeout=60)
 
 
 async def main(sessions: int) -> None:

@@ -40,7 +40,7 @@ def rss_kib(pid: int) -> int:
     raise RuntimeError("no VmRSS")
 
 
-async def _turn(client: httpx.AsyncClient, sid: str, request_id: str) -> None:
+async def turn(client: httpx.AsyncClient, sid: str, request_id: str) -> None:
     async with open_events(client, f"/v1/sessions/{sid}/events") as events:
         response = await client.post(
             f"/v1/sessions/{sid}/turns",
@@ -89,11 +89,11 @@ async def main(sessions: int, turns: int) -> None:
                     return str(created.json()["session_id"])
 
                 warm = await new_session()
-                await _turn(client, warm, "warm")
+                await turn(client, warm, "warm")
                 await _until_unloaded(conn, pid)
                 baseline = rss_kib(pid)
                 for i in range(sessions):
-                    await _turn(client, await new_session(), f"s{i}")
+                    await turn(client, await new_session(), f"s{i}")
                 peak = rss_kib(pid)
                 await _until_unloaded(conn, pid)
                 after_unload = rss_kib(pid)
@@ -104,10 +104,10 @@ async def main(sessions: int, turns: int) -> None:
                 print(f"  after ÷ baseline        {after_unload / baseline:8.2f}   (goal ≤ 1.10)")
                 one = await new_session()
                 for i in range(min(100, turns)):
-                    await _turn(client, one, f"t{i}")
+                    await turn(client, one, f"t{i}")
                 early = rss_kib(pid)
                 for i in range(100, turns):
-                    await _turn(client, one, f"t{i}")
+                    await turn(client, one, f"t{i}")
                 late = rss_kib(pid)
                 size = await conn.fetchval(
                     "SELECT sum(pg_column_size(content)) FROM messages WHERE session_id = $1", one
