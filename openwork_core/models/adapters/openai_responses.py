@@ -216,15 +216,14 @@ class OpenAIResponsesAdapter:
             default_headers=default_headers,
             http_client=http_client,
         )
-        self._inputs: dict[tuple[str, bool], MessageFragments] = {}
-        """Per requested model (the reasoning scope) and with or without its reasoning."""
+        self._inputs: dict[str, MessageFragments] = {}
+        """Per requested model: the reasoning it made goes back to it only."""
 
-    def _input(self, scope: OpaqueScope, *, reasoning: bool = True) -> MessageFragments:
-        key = (scope.model, reasoning)
-        fragments = self._inputs.get(key)
+    def _input(self, scope: OpaqueScope) -> MessageFragments:
+        fragments = self._inputs.get(scope.model)
         if fragments is None:
-            fragments = MessageFragments(partial(encode_input, scope=scope, reasoning=reasoning))
-            self._inputs[key] = fragments
+            fragments = MessageFragments(partial(encode_input, scope=scope))
+            self._inputs[scope.model] = fragments
         return fragments
 
     def __repr__(self) -> str:  # never show the key
@@ -245,7 +244,9 @@ class OpenAIResponsesAdapter:
         effort = self._reasoning_effort
         tools = encode_tools(request.tools)
 
-        async def create(items: orjson.Fragment) -> ChunkStream[ResponseStreamEvent]:
+        async def create(
+            items: orjson.Fragment | list[ResponseInputItemParam],
+        ) -> ChunkStream[ResponseStreamEvent]:
             fields: dict[str, object] = {  # the SDK's key order (alphabetical)
                 "include": ["reasoning.encrypted_content"],
                 "input": items,
@@ -283,6 +284,7 @@ class OpenAIResponsesAdapter:
                 ):
                     raise
             log.warning("model.reasoning_rejected", model=request.model)
-            return await create(self._input(scope, reasoning=False).array(request.messages))
+            # the rare resubmission is encoded whole, not cached beside the fragments
+            return await create(encode_input(request.messages, scope, reasoning=False))
 
         return guarded_events(open_stream, decoder, options, classify_openai_error)
