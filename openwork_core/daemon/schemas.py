@@ -4,6 +4,7 @@ bounds its strings, lists and integers (docs/reliability.md "Bounds")."""
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import datetime
 from typing import Annotated, Literal
 
@@ -173,6 +174,10 @@ class ProviderSettingsBody(RequestModel):
 
     def record(self) -> ProviderSettings:
         return ProviderSettings(**self.model_dump())
+
+    @classmethod
+    def of(cls, settings: ProviderSettings) -> ProviderSettingsBody:
+        return cls(**dataclasses.asdict(settings))
 
 
 class ProviderBody(RequestModel):

@@ -41,7 +41,6 @@ def session_body(record: SessionRecord) -> SessionBody:
 
 
 def provider_body(provider: ProviderRecord, *, has_key: bool = False) -> ProviderBody:
-    settings = provider.settings
     return ProviderBody(
         id=provider.id,
         kind=provider.kind,
@@ -57,17 +56,7 @@ def provider_body(provider: ProviderRecord, *, has_key: bool = False) -> Provide
             )
             for m in provider.models
         ],
-        settings=ProviderSettingsBody(
-            idle_timeout_s=settings.idle_timeout_s,
-            total_timeout_s=settings.total_timeout_s,
-            max_retries=settings.max_retries,
-            context_window=settings.context_window,
-            max_output_tokens=settings.max_output_tokens,
-            max_tokens_field=settings.max_tokens_field,
-            stream_usage=settings.stream_usage,
-            reasoning_effort=settings.reasoning_effort,
-            probe_served_window=settings.probe_served_window,
-        ),
+        settings=ProviderSettingsBody.of(provider.settings),
         has_key=has_key,
     )
 
