@@ -57,6 +57,50 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+_TICK = os.sysconf("SC_CLK_TCK")
+
+
+def _cpu_s(pid: int) -> float:
+    """User + system CPU seconds of a process and its reaped children (0 once it is gone)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return sum(int(f) for f in fields[11:15]) / _TICK
+
+
+def _postgres_pids() -> list[int]:
+    pids = []
+    for stat in Path("/proc").glob("[0-9]*/comm"):
+        with contextlib.suppress(OSError):
+            if stat.read_text().strip() == "postgres":
+                pids.append(int(stat.parent.name))
+    return pids
+
+
+@dataclass
+class CpuShares:
+    """CPU seconds each party spent during a run."""
+
+    daemons: float
+    postgres: float
+    fakes: float
+    client: float
+
+    @property
+    def total(self) -> float:
+        return self.daemons + self.postgres + self.fakes + self.client
+
+
+def _cpu_snapshot(daemons: list[Daemon], fakes: Fakes) -> CpuShares:
+    return CpuShares(
+        daemons=sum(_cpu_s(d.process.pid) for d in daemons),
+        postgres=sum(_cpu_s(pid) for pid in _postgres_pids()),
+        fakes=sum(_cpu_s(p.pid) for p in fakes.processes),
+        client=_cpu_s(os.getpid()),
+    )
+
+
 def _hwm_kib(pid: int) -> int:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmHWM:"):
@@ -144,6 +188,7 @@ class RunResult:
     calls: int
     gaps_ms: list[float]
     hwm_kib: list[int]
+    cpu: CpuShares
 
 
 async def _drive(client: httpx.AsyncClient, workspace: Path, n: int, errors: list[str]) -> None:
@@ -211,11 +256,13 @@ async def _run(daemons: list[Daemon], fakes: Fakes, workspace: Path, sessions: i
         for d in daemons
     ]
     try:
+        before = _cpu_snapshot(daemons, fakes)
         start = time.monotonic()
         async with asyncio.TaskGroup() as group:
             for n in range(sessions):
                 group.create_task(_drive(clients[n % len(clients)], workspace, n, errors))
         wall = time.monotonic() - start
+        after = _cpu_snapshot(daemons, fakes)
     finally:
         for c in clients:
             await c.aclose()
@@ -223,8 +270,14 @@ async def _run(daemons: list[Daemon], fakes: Fakes, workspace: Path, sessions: i
     for n in range(sessions):
         if counts.get(str(n), 0) != CALLS:
             errors.append(f"session {n}: {counts.get(str(n), 0)} model calls, not {CALLS}")
+    cpu = CpuShares(
+        daemons=after.daemons - before.daemons,
+        postgres=after.postgres - before.postgres,
+        fakes=after.fakes - before.fakes,
+        client=after.client - before.client,
+    )
     return RunResult(
-        errors, wall, sum(counts.values()), gaps, [_hwm_kib(d.process.pid) for d in daemons]
+        errors, wall, sum(counts.values()), gaps, [_hwm_kib(d.process.pid) for d in daemons], cpu
     )
 
 
@@ -244,7 +297,29 @@ def _print(label: str, result: RunResult) -> float:
     print(f"  gap p99                {p99:8.1f} ms")
     for i, hwm in enumerate(result.hwm_kib):
         print(f"  peak RSS daemon {i + 1}      {hwm / 1024:8.1f} MiB")
+    per_call = 1000 / max(result.calls, 1)
+    cpu = result.cpu
+    print(
+        f"  CPU per call           {cpu.total * per_call:8.2f} ms: daemons {cpu.daemons * per_call:.2f}, "
+        f"postgres {cpu.postgres * per_call:.2f}, fakes {cpu.fakes * per_call:.2f}, "
+        f"load client {cpu.client * per_call:.2f}"
+    )
+    print(f"  cores busy             {cpu.total / result.wall_s:8.2f} of {os.cpu_count()}")
     return rate
+
+
+def _ceiling(one: RunResult, daemons: int) -> float:
+    """Throughput ratio the machine allows ``daemons`` daemons over one, from the one-daemon run's
+    CPU per call: each daemon runs on at most one core, and all parties share the machine's cores.
+    """
+    cores = os.cpu_count() or 1
+    per_daemon = one.cpu.daemons / one.calls
+    per_call = one.cpu.total / one.calls
+
+    def rate(n: int) -> float:
+        return min(n / per_daemon, cores / per_call)
+
+    return rate(daemons) / rate(1)
 
 
 async def main(sessions: int, fake_count: int, alone_only: bool) -> None:
@@ -281,6 +356,7 @@ async def main(sessions: int, fake_count: int, alone_only: bool) -> None:
             print(f"  gap p50                {statistics.median(gaps):8.1f} ms   (goal ≤ 10)")
             print(f"  gap max                {gaps[-1]:8.1f} ms")
             rates: list[float] = []
+            results: list[RunResult] = []
             for count in () if alone_only else (1, 2):
                 url = await cluster.new_database()
                 daemons = [
@@ -299,10 +375,15 @@ async def main(sessions: int, fake_count: int, alone_only: bool) -> None:
                     result,
                 )
                 rates.append(rate)
+                results.append(result)
                 print(f"  fake limit ÷ served    {limit / rate:8.1f}   (≫ 1: not the bottleneck)")
             if rates:
                 print(
                     f"two daemons ÷ one        {rates[1] / rates[0]:8.2f}   (goal ≥ 1.8 on 2 cores)"
+                )
+                print(
+                    f"  machine's ceiling      {_ceiling(results[0], 2):8.2f}   (the one-daemon run's "
+                    "CPU per call: daemon on one core, everyone on all cores)"
                 )
             print(f"cores: {os.cpu_count()}")
         finally:
