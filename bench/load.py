@@ -38,14 +38,13 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-
-import httpx
+from urllib.parse import urlsplit
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.load_client import Connection, EventStream
 from tests.support.daemon import TOKEN, Daemon, start_daemon
 from tests.support.postgres import find_cluster
-from tests.support.sse import open_events
 
 CALLS = 20
 HERE = Path(__file__).resolve().parent
@@ -191,37 +190,43 @@ class RunResult:
     cpu: CpuShares
 
 
-async def _drive(client: httpx.AsyncClient, workspace: Path, n: int, errors: list[str]) -> None:
+async def _drive(daemon: Daemon, workspace: Path, n: int, errors: list[str]) -> None:
     try:
-        await _drive_one(client, workspace, n, errors)
+        await _drive_one(daemon, workspace, n, errors)
     except Exception as exc:  # an error of this session, counted; the others go on
         errors.append(f"session {n}: {exc!r}")
 
 
-async def _drive_one(client: httpx.AsyncClient, workspace: Path, n: int, errors: list[str]) -> None:
-    created = await client.post("/v1/sessions", json={"workspace": str(workspace)})
-    if created.status_code != 201 and created.status_code != 200:
-        errors.append(f"session {n}: create {created.status_code}")
-        return
-    sid = created.json()["session_id"]
-    async with open_events(client, f"/v1/sessions/{sid}/events", timeout=600) as events:
-        response = await client.post(
-            f"/v1/sessions/{sid}/turns",
-            json={
-                "client_request_id": f"load-{n}",
-                "input": [{"type": "text", "text": f"load-session-{n}: read the notes"}],
-            },
-        )
-        if response.status_code != 202:
-            errors.append(f"session {n}: turn {response.status_code} {response.text[:200]}")
+async def _drive_one(daemon: Daemon, workspace: Path, n: int, errors: list[str]) -> None:
+    url = urlsplit(daemon.url)
+    host, port = url.hostname or "127.0.0.1", url.port or 80
+    async with Connection(host, port, TOKEN) as connection:
+        created = await connection.send("POST", "/v1/sessions", {"workspace": str(workspace)})
+        if created.status not in (200, 201):
+            errors.append(f"session {n}: create {created.status}")
             return
-        tid = response.json()["turn_id"]
-        seen = await events.until(
-            lambda e: e.turn_id == tid and e.type == "turn_finished", timeout=300
-        )
-        outcome = seen[-1].update.get("outcome", {})
-        if outcome.get("status") != "completed":
-            errors.append(f"session {n}: turn ended {outcome}")
+        answer = created.json()
+        assert isinstance(answer, dict)
+        sid = answer["session_id"]
+        async with EventStream(host, port, TOKEN, f"/v1/sessions/{sid}/events") as events:
+            response = await connection.send(
+                "POST",
+                f"/v1/sessions/{sid}/turns",
+                {
+                    "client_request_id": f"load-{n}",
+                    "input": [{"type": "text", "text": f"load-session-{n}: read the notes"}],
+                },
+            )
+            if response.status != 202:
+                errors.append(f"session {n}: turn {response.status} {response.body[:200]!r}")
+                return
+            turn = response.json()
+            assert isinstance(turn, dict)
+            async with asyncio.timeout(300):
+                update = await events.turn_finished(turn["turn_id"])
+    outcome = update.get("outcome", {})
+    if not isinstance(outcome, dict) or outcome.get("status") != "completed":
+        errors.append(f"session {n}: turn ended {outcome}")
 
 
 def _gaps(fakes: Fakes) -> tuple[list[float], dict[str, int]]:
@@ -244,28 +249,13 @@ def _gaps(fakes: Fakes) -> tuple[list[float], dict[str, int]]:
 async def _run(daemons: list[Daemon], fakes: Fakes, workspace: Path, sessions: int) -> RunResult:
     fakes.reset_log()
     errors: list[str] = []
-    # one SSE stream per session stays open beside its requests: no connection limit
-    limits = httpx.Limits(max_connections=None, max_keepalive_connections=None)
-    clients = [
-        httpx.AsyncClient(
-            base_url=d.url,
-            headers={"Authorization": f"Bearer {TOKEN}"},
-            timeout=600,
-            limits=limits,
-        )
-        for d in daemons
-    ]
-    try:
-        before = _cpu_snapshot(daemons, fakes)
-        start = time.monotonic()
-        async with asyncio.TaskGroup() as group:
-            for n in range(sessions):
-                group.create_task(_drive(clients[n % len(clients)], workspace, n, errors))
-        wall = time.monotonic() - start
-        after = _cpu_snapshot(daemons, fakes)
-    finally:
-        for c in clients:
-            await c.aclose()
+    before = _cpu_snapshot(daemons, fakes)
+    start = time.monotonic()
+    async with asyncio.TaskGroup() as group:
+        for n in range(sessions):
+            group.create_task(_drive(daemons[n % len(daemons)], workspace, n, errors))
+    wall = time.monotonic() - start
+    after = _cpu_snapshot(daemons, fakes)
     gaps, counts = _gaps(fakes)
     for n in range(sessions):
         if counts.get(str(n), 0) != CALLS:
