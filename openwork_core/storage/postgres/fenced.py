@@ -125,7 +125,8 @@ class TurnCounters:
     submission: int | None = None
     """The model call about to be submitted, or ``None``."""
     call: ModelCallRecord | None = None
-    """The submission's usage record, stored with the (single) assistant message written."""
+    """The submission's usage record, stored with the assistant message: the write's first row
+    (its tool results, when deferred, follow it in the same statement)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,7 +179,7 @@ async def write_fenced(
     call = counters.call if counters is not None else None
     if call is not None:
         assert usage == call.usage, "the turn's counters add the recorded submission's tokens"
-        (message,) = rows
+        message = rows[0]
         miss = call.cache_miss
         args += [
             call.model_call,

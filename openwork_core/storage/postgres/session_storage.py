@@ -1,8 +1,9 @@
 """The PostgreSQL implementation of the session storage port (``openwork_core.session.storage``):
 one object per session over the shared pool; each write is one transaction.
 
-The steady path of a model call (``append`` of tool results and World State, ``append_assistant``,
-``record_submission``) is one statement each (``fenced.write_fenced``): lease check, rows and turn
+The steady path of a model call (``append_step``: an effect-free response with its tool results;
+else ``append_assistant`` and ``append`` of tool results; World State; ``record_submission``) is
+one statement each (``fenced.write_fenced``): lease check, rows and turn
 counters together, outside any explicit transaction. Message sequences are assigned here, by the
 session's owner, from the last sequence this object wrote (docs/architecture.md "Sequences");
 any failed or unknown-outcome write forgets it, and the next write re-reads it in its statement."""
@@ -215,6 +216,23 @@ class PostgresSessionStorage:
             TurnCounters(usage=usage, tool_calls=tool_calls, call=call),
         )
         return origin
+
+    async def append_step(
+        self,
+        turn_id: TurnId,
+        message: OutgoingMessage,
+        results: Sequence[OutgoingMessage],
+        *,
+        usage: TurnUsage,
+        call: ModelCallRecord,
+        submission: int | None = None,
+    ) -> tuple[RealOrigin, ...]:
+        tool_calls = len(message.message.tool_calls)
+        counters = TurnCounters(
+            usage=usage, tool_calls=tool_calls, submission=submission, call=call
+        )
+        rows = [_row(message), *(_row(r) for r in results)]
+        return await self._write_messages(turn_id, rows, counters)
 
     async def last_model_call(self) -> StoredModelCall | None:
         async with self._pool.acquire() as conn:
