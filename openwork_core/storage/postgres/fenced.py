@@ -54,6 +54,21 @@ _ROWS = """incoming AS (
         FROM numbered WHERE EXISTS (SELECT 1 FROM fence)
         RETURNING id, sequence)"""
 
+_FRESH_ROWS = """inserted AS (
+        INSERT INTO messages (id, session_id, turn_id, sequence, role, content,
+                              provider_call_id, tool_name, message_kind)
+        SELECT t.id, $1, $4,
+               COALESCE($5::bigint,
+                        (SELECT MAX(sequence) FROM messages WHERE session_id = $1), 0) + t.ord,
+               t.role, t.content::jsonb, t.call_id, t.tool_name, t.kind
+        FROM unnest($6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[])
+             WITH ORDINALITY AS t(id, role, content, call_id, tool_name, kind, ord)
+        WHERE EXISTS (SELECT 1 FROM fence)
+        RETURNING sequence)"""
+"""Rows with new ids (``new_message_id``: the runner's assistant messages and tool results):
+no lookup of stored ids, each row numbered by its position; a stored id would be a primary-key
+violation, never a silent skip."""
+
 _COUNTERS = """,
     counted AS (
         UPDATE turns SET
@@ -97,20 +112,26 @@ SELECT (SELECT bool_or(ours) FROM lease) AS ours, (SELECT bool_or(live) FROM lea
        (SELECT MAX(sequence) FROM inserted) AS last_inserted"""
 
 
-def _sql(*, fenced: bool, counters: bool, call: bool) -> str:
+_FRESH_RESULT = """
+SELECT (SELECT bool_or(ours) FROM lease) AS ours, (SELECT bool_or(live) FROM lease) AS live,
+       (SELECT MAX(sequence) FROM inserted) AS last_inserted"""
+
+
+def _sql(*, fenced: bool, counters: bool, call: bool, fresh: bool) -> str:
     return (
-        f"WITH {_LEASE if fenced else _NO_LEASE},\n    {_ROWS}"
+        f"WITH {_LEASE if fenced else _NO_LEASE},\n    {_FRESH_ROWS if fresh else _ROWS}"
         + (_COUNTERS if counters else "")
         + (_CALL if call else "")
-        + _RESULT
+        + (_FRESH_RESULT if fresh else _RESULT)
     )
 
 
 _SQL = {
-    (f, c, k): _sql(fenced=f, counters=c, call=k)
+    (f, c, k, n): _sql(fenced=f, counters=c, call=k, fresh=n)
     for f in (True, False)
     for c in (True, False)
     for k in (True, False)
+    for n in (True, False)
     if c or not k
 }
 
@@ -148,9 +169,11 @@ async def write_fenced(
     after: int | None,
     rows: Sequence[NewMessage],
     counters: TurnCounters | None = None,
+    fresh: bool = False,
 ) -> FencedWrite:
     """One statement: lease check, ``rows`` numbered after ``after`` and ``counters`` on the
-    turn. ``LeaseLost`` (nothing written) when ``lease`` is stale; ``lease=None`` is unfenced."""
+    turn. ``LeaseLost`` (nothing written) when ``lease`` is stale; ``lease=None`` is unfenced.
+    ``fresh``: every row's id is new (``_FRESH_ROWS``)."""
     usage = counters.usage if counters is not None else None
     args: list[object] = [
         session_id,
@@ -196,7 +219,7 @@ async def write_fenced(
             None if miss is None else miss.item,
             call.idle_seconds,
         ]
-    sql = _SQL[(lease is not None, counters is not None, call is not None)]
+    sql = _SQL[(lease is not None, counters is not None, call is not None, fresh)]
     row = await conn.fetchrow(sql, *args)
     assert row is not None
     if lease is not None:
@@ -204,6 +227,14 @@ async def write_fenced(
             raise LeaseLost(f"session {lease.session_id}: this daemon no longer owns it")
         if not row["live"]:
             raise LeaseLost(f"session {lease.session_id}: the lease expired before this write")
+    if fresh:
+        last: int | None = row["last_inserted"]
+        first = 0 if last is None else last - len(rows) + 1
+        return FencedWrite(
+            sequences={r.id: first + i for i, r in enumerate(rows)},
+            inserted=frozenset(r.id for r in rows),
+            last_inserted=last,
+        )
     return FencedWrite(
         sequences=dict(zip(row["ids"], row["sequences"], strict=True)),
         inserted=frozenset(row["new_ids"]),

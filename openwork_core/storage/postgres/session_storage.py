@@ -107,14 +107,19 @@ class PostgresSessionStorage:
         turn_id: TurnId,
         rows: Sequence[NewMessage],
         counters: TurnCounters | None = None,
+        *,
+        fresh: bool = False,
     ) -> tuple[RealOrigin, ...]:
-        """One fenced statement. A sequence another writer took meanwhile (a unique violation on
-        ``messages_session_sequence``) is re-read and the statement retried once."""
+        """One fenced statement (``fresh``: every row's id is new). A sequence another writer
+        took meanwhile (a unique violation on ``messages_session_sequence``) is re-read and the
+        statement retried once."""
         async with self._sequenced() as sequencing:
             for attempt in (1, 2):
                 try:
                     async with self._pool.acquire() as conn:
-                        written = await self._fenced_in(conn, sequencing, turn_id, rows, counters)
+                        written = await self._fenced_in(
+                            conn, sequencing, turn_id, rows, counters, fresh=fresh
+                        )
                 except asyncpg.UniqueViolationError as exc:
                     if attempt == 2 or exc.constraint_name != SEQUENCE_CONSTRAINT:
                         raise
@@ -136,6 +141,8 @@ class PostgresSessionStorage:
         turn_id: TurnId,
         rows: Sequence[NewMessage],
         counters: TurnCounters | None = None,
+        *,
+        fresh: bool = False,
     ) -> FencedWrite:
         """One ``write_fenced`` on ``conn`` after the sequence ``sequencing`` knows; the highest
         sequence it inserted is what ``_sequenced`` keeps once the block commits."""
@@ -147,6 +154,7 @@ class PostgresSessionStorage:
             after=sequencing.after,
             rows=rows,
             counters=counters,
+            fresh=fresh,
         )
         sequencing.last_inserted = written.last_inserted
         return written
@@ -214,6 +222,7 @@ class PostgresSessionStorage:
             turn_id,
             (_row(message),),
             TurnCounters(usage=usage, tool_calls=tool_calls, call=call),
+            fresh=True,
         )
         return origin
 
@@ -232,7 +241,7 @@ class PostgresSessionStorage:
             usage=usage, tool_calls=tool_calls, submission=submission, call=call
         )
         rows = [_row(message), *(_row(r) for r in results)]
-        return await self._write_messages(turn_id, rows, counters)
+        return await self._write_messages(turn_id, rows, counters, fresh=True)
 
     async def last_model_call(self) -> StoredModelCall | None:
         async with self._pool.acquire() as conn:
