@@ -88,9 +88,7 @@ class ToolResultWriter:
         self._deferred, self._held = None, []
         if held:
             faultpoint("tool_result_before_commit")
-        origins = await self._assistant.with_results(
-            response, [h.row for h in held], submission
-        )
+        origins = await self._assistant.with_results(response, [h.row for h in held], submission)
         if submission is not None:
             self.counted_ahead = submission
         if held:
