@@ -10,12 +10,14 @@ means "the message is durable and in Chat State" (or discarded)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 from openwork_chat_state.item import RealOrigin
 from openwork_core.ids import SpanId
 from openwork_core.models.port import TokenUsage
+from openwork_core.session.outcome import TurnFailure
 from openwork_core.session.prompt_cache import RequestFingerprint
 from openwork_core.session.runner.context import TurnContext
 from openwork_core.session.runner.guards import in_chat_state, persisted
@@ -25,6 +27,8 @@ from openwork_core.session.trace import SpanEnd, SpanFinish
 from openwork_core.session.updates import DraftCleared
 from openwork_core.storage.usage_records import ModelCallRecord, add_usage
 from openwork_tools.faults import faultpoint
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -51,7 +55,8 @@ class AssistantCommitter:
         """The message alone, before any of its tools runs."""
         turn = self._turn
         record = response.record
-        origin = await persisted(
+        origin = await self._persisted(
+            response,
             turn.services.storage.append_assistant(
                 turn.spec.turn_id,
                 response.row,
@@ -73,7 +78,8 @@ class AssistantCommitter:
         """A deferred response with the results of its (effect-free) calls and the next
         submission's counter: one statement. The origins are the message's, then the results'."""
         turn = self._turn
-        origins = await persisted(
+        origins = await self._persisted(
+            response,
             turn.services.storage.append_step(
                 turn.spec.turn_id,
                 response.row,
@@ -82,10 +88,23 @@ class AssistantCommitter:
                 call=response.record,
                 submission=submission,
             ),
-            "the turn's progress",
+            "a tool result" if results else "the turn's progress",
         )
         await self._committed(response, origins[0])
         return origins
+
+    def unwritten(self, response: CompletedResponse, code: str) -> None:
+        """``response`` will never be written: its span ends failed, naming no message."""
+        self._turn.services.trace.close_span(
+            response.span, SpanFinish("failed", error_code=code, ended=response.ended)
+        )
+
+    async def _persisted(self, response: CompletedResponse, write: Awaitable[T], what: str) -> T:
+        try:
+            return await persisted(write, what)
+        except TurnFailure:
+            self.unwritten(response, "persistence_error")
+            raise
 
     async def _committed(self, response: CompletedResponse, origin: RealOrigin) -> None:
         services = self._turn.services

@@ -99,14 +99,11 @@ class ToolResultWriter:
             self._finished_update(h.call, h.tool_call_id, h.block, h.status, h.artifacts)
 
     def drop_deferred(self) -> None:
-        """The deferred response will not be written (the step ended by an error): it is lost
-        like a response whose stream broke; its span ends unwritten."""
+        """The deferred response will not be written (the step ended by an error before its
+        write): it is lost like a response whose stream broke."""
         response, self._deferred, self._held = self._deferred, None, []
         if response is not None:
-            self._turn.services.trace.close_span(
-                response.span,
-                SpanFinish("failed", error_code="response_unwritten", ended=response.ended),
-            )
+            self._assistant.unwritten(response, "response_unwritten")
 
     def _started(self, call: ToolCallBlock, tool_call_id: ToolCallId) -> None:
         self._turn.emit(

@@ -1,0 +1,154 @@
+"""One transaction per steady model call (issue 13 point 2; docs/architecture.md "One
+transaction per steady call"): a response whose calls are all effect-free is written after they
+ran, in one write with their results; a response that may have an effect is written before any
+of its tools runs (storage.md §3). The events keep ``draft_cleared`` meaning "the message is
+durable and in Chat State"."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from openwork_chat_state.item import MessageKind
+from openwork_core.models.adapters.scripted import ScriptedModel, ScriptedResponse
+from openwork_core.session.updates import DraftCleared, ToolCallFinished, ToolCallStarted
+from openwork_core.storage import PostgresStore
+from openwork_tools import FinalizedToolset, ToolCallContext, ToolResult
+from tests.support.runtime import Runtime, runtime
+
+
+async def _stored_calls(store: PostgresStore, sid: str) -> set[str]:
+    async with store.pool.acquire() as conn:
+        rows = await conn.fetch(
+            """SELECT b->>'id' AS id FROM messages a, jsonb_array_elements(a.content) b
+               WHERE a.session_id = $1 AND a.role = 'assistant' AND b->>'type' = 'tool_call'""",
+            sid,
+        )
+    return {r["id"] for r in rows}
+
+
+class _Writes:
+    """The storage port's writes of one session's responses and tool results, in order (World
+    State rows are not counted)."""
+
+    def __init__(self, rt: Runtime, sid: str) -> None:
+        self.calls: list[str] = []
+        storage = rt.services[sid].storage
+        for name in ("append", "append_assistant", "append_step"):
+            setattr(storage, name, self._counted(name, getattr(storage, name)))
+
+    def _counted(
+        self, name: str, write: Callable[..., Awaitable[Any]]
+    ) -> Callable[..., Awaitable[Any]]:
+        async def counted(*args: Any, **kwargs: Any) -> Any:
+            world_state = name == "append" and all(
+                m.kind is MessageKind.WORLD_STATE for m in args[1]
+            )
+            if not world_state:
+                self.calls.append(name)
+            return await write(*args, **kwargs)
+
+        return counted
+
+
+class _StoredAtRun:
+    """For each registry tool run of ``sid``, in order: the tool call ids stored at that
+    moment."""
+
+    def __init__(self) -> None:
+        self.sid = ""
+        self.seen: list[set[str]] = []
+
+
+@pytest.fixture
+def stored_at_run(monkeypatch: pytest.MonkeyPatch, store: PostgresStore) -> _StoredAtRun:
+    observed = _StoredAtRun()
+    real = FinalizedToolset.call
+
+    async def call(
+        self: FinalizedToolset, name: str, input_json: str, context: ToolCallContext
+    ) -> ToolResult:
+        observed.seen.append(await _stored_calls(store, observed.sid))
+        return await real(self, name, input_json, context)
+
+    monkeypatch.setattr(FinalizedToolset, "call", call)
+    return observed
+
+
+async def test_a_response_of_read_only_calls_is_written_with_its_results_after_they_ran(
+    store: PostgresStore, tmp_path: Path, stored_at_run: _StoredAtRun
+) -> None:
+    model = ScriptedModel(
+        [
+            ScriptedResponse(
+                tool_calls=(
+                    ("c-read", "read", {"path": "a.txt"}),
+                    ("c-grep", "grep", {"pattern": "alpha"}),
+                    ("c-none", "no_such_tool", {}),
+                )
+            ),
+            ScriptedResponse(text="done"),
+        ]
+    )
+    async with runtime(store, tmp_path, model) as rt:
+        (rt.workspace / "a.txt").write_text("alpha\n")
+        sid = stored_at_run.sid = await rt.new_session()
+        await rt.core.sessions.load(sid)
+        writes = _Writes(rt, sid)
+        turn_id, updates = await rt.run_turn(sid, "look")
+        stored = await store.load_session_messages(sid)
+        turn = await store.get_turn(sid, turn_id)
+    # while the effect-free tools ran, nothing of their response was durable …
+    assert stored_at_run.seen == [set(), set()]  # read and grep (the unknown tool runs nothing)
+    # … then the response and its three results were one write, the final answer another
+    assert writes.calls == ["append_step", "append_assistant"]
+    rows = [m for m in stored if m.turn_id == turn_id and m.role.value != "user"]
+    assert [(m.role.value, m.provider_call_id) for m in rows] == [
+        ("assistant", None),
+        ("tool", "c-read"),
+        ("tool", "c-grep"),
+        ("tool", "c-none"),
+        ("assistant", None),
+    ]
+    assert [m.sequence for m in rows] == list(range(rows[0].sequence, rows[0].sequence + 5))
+    assert (turn.tool_call_count, turn.model_call_count, turn.model_submission_count) == (3, 2, 2)
+    kinds = [type(u.update) for u in updates]
+    first_cleared = kinds.index(DraftCleared)
+    started = [i for i, k in enumerate(kinds) if k is ToolCallStarted]
+    finished = [i for i, k in enumerate(kinds) if k is ToolCallFinished]
+    # the draft is cleared once the response is durable: after the calls started, before any
+    # result is announced (each result is announced after its write, as before)
+    assert len(started) == len(finished) == 3
+    assert max(started) < first_cleared < min(finished)
+
+
+async def test_a_response_that_may_have_an_effect_is_written_before_any_of_its_tools_runs(
+    store: PostgresStore, tmp_path: Path, stored_at_run: _StoredAtRun
+) -> None:
+    """One effectful call (``write``) keeps the whole response write-ahead (storage.md §3):
+    durable before its first tool, even an effect-free one, runs; each result its own write."""
+    model = ScriptedModel(
+        [
+            ScriptedResponse(
+                tool_calls=(
+                    ("c-read", "read", {"path": "a.txt"}),
+                    ("c-write", "write", {"path": "b.txt", "content": "beta\n"}),
+                )
+            ),
+            ScriptedResponse(text="done"),
+        ]
+    )
+    async with runtime(store, tmp_path, model) as rt:
+        (rt.workspace / "a.txt").write_text("alpha\n")
+        sid = stored_at_run.sid = await rt.new_session()
+        await rt.core.sessions.load(sid)
+        writes = _Writes(rt, sid)
+        _, updates = await rt.run_turn(sid, "change")
+        assert (rt.workspace / "b.txt").read_text() == "beta\n"
+    assert stored_at_run.seen == [{"c-read", "c-write"}, {"c-read", "c-write"}]
+    assert writes.calls == ["append_assistant", "append", "append", "append_assistant"]
+    kinds = [type(u.update) for u in updates]
+    assert kinds.index(DraftCleared) < kinds.index(ToolCallStarted)
