@@ -7,15 +7,17 @@ durable and in Chat State"."""
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from openwork_chat_state.item import MessageKind
-from openwork_core.models.adapters.scripted import ScriptedModel, ScriptedResponse
+from openwork_core.models.adapters.scripted import ScriptedModel, ScriptedResponse, ToolCallLike
 from openwork_core.session.updates import DraftCleared, ToolCallFinished, ToolCallStarted
 from openwork_core.storage import PostgresStore
+from openwork_core.storage.records import StoredMessage, TurnRecord
 from openwork_tools import FinalizedToolset, ToolCallContext, ToolResult
 from tests.support.runtime import Runtime, runtime
 
@@ -78,34 +80,53 @@ def stored_at_run(monkeypatch: pytest.MonkeyPatch, store: PostgresStore) -> _Sto
     return observed
 
 
+@dataclass
+class _Turn:
+    turn_id: str
+    kinds: list[type]
+    writes: list[str]
+    stored: list[StoredMessage]
+    record: TurnRecord
+
+
+async def _one_step(
+    store: PostgresStore, tmp_path: Path, observed: _StoredAtRun, calls: tuple[ToolCallLike, ...]
+) -> _Turn:
+    """A turn of one response with ``calls`` then a final answer, in a workspace with a.txt."""
+    model = ScriptedModel([ScriptedResponse(tool_calls=calls), ScriptedResponse(text="done")])
+    async with runtime(store, tmp_path, model) as rt:
+        (rt.workspace / "a.txt").write_text("alpha\n")
+        sid = observed.sid = await rt.new_session()
+        await rt.core.sessions.load(sid)
+        writes = _Writes(rt, sid)
+        turn_id, updates = await rt.run_turn(sid, "work")
+        return _Turn(
+            turn_id=turn_id,
+            kinds=[type(u.update) for u in updates],
+            writes=writes.calls,
+            stored=await store.load_session_messages(sid),
+            record=await store.get_turn(sid, turn_id),
+        )
+
+
 async def test_a_response_of_read_only_calls_is_written_with_its_results_after_they_ran(
     store: PostgresStore, tmp_path: Path, stored_at_run: _StoredAtRun
 ) -> None:
-    model = ScriptedModel(
-        [
-            ScriptedResponse(
-                tool_calls=(
-                    ("c-read", "read", {"path": "a.txt"}),
-                    ("c-grep", "grep", {"pattern": "alpha"}),
-                    ("c-none", "no_such_tool", {}),
-                )
-            ),
-            ScriptedResponse(text="done"),
-        ]
+    turn = await _one_step(
+        store,
+        tmp_path,
+        stored_at_run,
+        (
+            ("c-read", "read", {"path": "a.txt"}),
+            ("c-grep", "grep", {"pattern": "alpha"}),
+            ("c-none", "no_such_tool", {}),
+        ),
     )
-    async with runtime(store, tmp_path, model) as rt:
-        (rt.workspace / "a.txt").write_text("alpha\n")
-        sid = stored_at_run.sid = await rt.new_session()
-        await rt.core.sessions.load(sid)
-        writes = _Writes(rt, sid)
-        turn_id, updates = await rt.run_turn(sid, "look")
-        stored = await store.load_session_messages(sid)
-        turn = await store.get_turn(sid, turn_id)
     # while the effect-free tools ran, nothing of their response was durable …
     assert stored_at_run.seen == [set(), set()]  # read and grep (the unknown tool runs nothing)
     # … then the response and its three results were one write, the final answer another
-    assert writes.calls == ["append_step", "append_assistant"]
-    rows = [m for m in stored if m.turn_id == turn_id and m.role.value != "user"]
+    assert turn.writes == ["append_step", "append_assistant"]
+    rows = [m for m in turn.stored if m.turn_id == turn.turn_id and m.role.value != "user"]
     assert [(m.role.value, m.provider_call_id) for m in rows] == [
         ("assistant", None),
         ("tool", "c-read"),
@@ -114,8 +135,13 @@ async def test_a_response_of_read_only_calls_is_written_with_its_results_after_t
         ("assistant", None),
     ]
     assert [m.sequence for m in rows] == list(range(rows[0].sequence, rows[0].sequence + 5))
-    assert (turn.tool_call_count, turn.model_call_count, turn.model_submission_count) == (3, 2, 2)
-    kinds = [type(u.update) for u in updates]
+    record = turn.record
+    assert (record.tool_call_count, record.model_call_count, record.model_submission_count) == (
+        3,
+        2,
+        2,
+    )
+    kinds = turn.kinds
     first_cleared = kinds.index(DraftCleared)
     started = [i for i, k in enumerate(kinds) if k is ToolCallStarted]
     finished = [i for i, k in enumerate(kinds) if k is ToolCallFinished]
@@ -130,25 +156,16 @@ async def test_a_response_that_may_have_an_effect_is_written_before_any_of_its_t
 ) -> None:
     """One effectful call (``write``) keeps the whole response write-ahead (storage.md §3):
     durable before its first tool, even an effect-free one, runs; each result its own write."""
-    model = ScriptedModel(
-        [
-            ScriptedResponse(
-                tool_calls=(
-                    ("c-read", "read", {"path": "a.txt"}),
-                    ("c-write", "write", {"path": "b.txt", "content": "beta\n"}),
-                )
-            ),
-            ScriptedResponse(text="done"),
-        ]
+    turn = await _one_step(
+        store,
+        tmp_path,
+        stored_at_run,
+        (
+            ("c-read", "read", {"path": "a.txt"}),
+            ("c-write", "write", {"path": "b.txt", "content": "beta\n"}),
+        ),
     )
-    async with runtime(store, tmp_path, model) as rt:
-        (rt.workspace / "a.txt").write_text("alpha\n")
-        sid = stored_at_run.sid = await rt.new_session()
-        await rt.core.sessions.load(sid)
-        writes = _Writes(rt, sid)
-        _, updates = await rt.run_turn(sid, "change")
-        assert (rt.workspace / "b.txt").read_text() == "beta\n"
+    assert (tmp_path / "workspace" / "b.txt").read_text() == "beta\n"
     assert stored_at_run.seen == [{"c-read", "c-write"}, {"c-read", "c-write"}]
-    assert writes.calls == ["append_assistant", "append", "append", "append_assistant"]
-    kinds = [type(u.update) for u in updates]
-    assert kinds.index(DraftCleared) < kinds.index(ToolCallStarted)
+    assert turn.writes == ["append_assistant", "append", "append", "append_assistant"]
+    assert turn.kinds.index(DraftCleared) < turn.kinds.index(ToolCallStarted)
