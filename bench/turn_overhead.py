@@ -11,14 +11,16 @@ an asyncpg query logger, so every round trip to the server is counted (statement
 Printed per steady call:
 
 * round trips, of which data statements, transaction control and pool resets; transactions (an
-  explicit ``BEGIN`` or a statement outside one); the trace writer's share;
+  explicit ``BEGIN`` or a statement outside one), the session's (goal 1) and the trace writer's
+  (its own connection, batched) apart;
 * storage path: the wall time the turn spends inside the session storage port
   (``PostgresSessionStorage``) ÷ raw asyncpg writes of the same rows (read back from the turn)
   in the same transaction shape as the runtime's steady path (a response of effect-free
   ``read`` calls) — one statement writing the assistant message, its tool result, the
   submission's usage row and the turn's counters with the next submission's, fenced by the
   lease row ``FOR SHARE`` as the runtime's is. Goal ≤ 2.0. The same ratio against the raw
-  writes without the fence is printed beside it;
+  writes without the fence is printed beside it. The raw connection carries the same query
+  logger as the pool's, so the instrumentation costs both sides alike;
 * the whole runtime per call (prepare, tool, Chat State, storage) ÷ the same raw writes, for
   scale (no goal).
 
