@@ -6,6 +6,7 @@ durable and in Chat State"."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,9 +16,16 @@ import pytest
 
 from openwork_chat_state.item import MessageKind
 from openwork_core.models.adapters.scripted import ScriptedModel, ScriptedResponse, ToolCallLike
-from openwork_core.session.updates import DraftCleared, ToolCallFinished, ToolCallStarted
+from openwork_core.session.input import TextInput
+from openwork_core.session.runner.tool_step import TERMINATED_TEXT
+from openwork_core.session.updates import (
+    DraftCleared,
+    ToolCallFinished,
+    ToolCallStarted,
+    TurnFinished,
+)
 from openwork_core.storage import PostgresStore
-from openwork_core.storage.records import StoredMessage, TurnRecord
+from openwork_core.storage.records import StoredMessage, TurnRecord, TurnStatus
 from openwork_tools import FinalizedToolset, ToolCallContext, ToolResult
 from tests.support.runtime import Runtime, runtime
 
@@ -169,3 +177,56 @@ async def test_a_response_that_may_have_an_effect_is_written_before_any_of_its_t
     assert stored_at_run.seen == [{"c-read", "c-write"}, {"c-read", "c-write"}]
     assert turn.writes == ["append_assistant", "append", "append", "append_assistant"]
     assert turn.kinds.index(DraftCleared) < turn.kinds.index(ToolCallStarted)
+
+
+async def test_a_cancel_while_a_read_only_tool_runs_writes_the_step_whole_and_calls_no_model(
+    store: PostgresStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The step a cancel ends is still one write: the response, the running call's result and
+    the ``terminated`` result of the call left (session-runtime.md §4); no model call after."""
+    running, release = asyncio.Event(), asyncio.Event()
+    real = FinalizedToolset.call
+
+    async def held(
+        self: FinalizedToolset, name: str, input_json: str, context: ToolCallContext
+    ) -> ToolResult:
+        running.set()
+        await release.wait()
+        return await real(self, name, input_json, context)
+
+    monkeypatch.setattr(FinalizedToolset, "call", held)
+    model = ScriptedModel(
+        [
+            ScriptedResponse(
+                tool_calls=(("c-read", "read", {"path": "a.txt"}), ("c-list", "list", {}))
+            ),
+            ScriptedResponse(text="never asked"),
+        ]
+    )
+    async with runtime(store, tmp_path, model) as rt:
+        (rt.workspace / "a.txt").write_text("alpha\n")
+        sid = await rt.new_session()
+        await rt.core.sessions.load(sid)
+        writes = _Writes(rt, sid)
+        _, subscription = await rt.core.subscribe(sid, None)
+        try:
+            accepted = await rt.core.start_turn(
+                sid, client_request_id="r", inputs=[TextInput(text="x")]
+            )
+            async with asyncio.timeout(10):
+                await running.wait()
+            await rt.core.cancel_turn(sid, accepted.turn_id)
+            release.set()
+            async with asyncio.timeout(10):
+                while not isinstance((await subscription.queue.get()).update, TurnFinished):
+                    pass
+        finally:
+            subscription.close()
+        view = await rt.core.turn_view(sid, accepted.turn_id)
+        stored = await store.load_session_messages(sid)
+    assert view.status is TurnStatus.CANCELLED
+    assert writes.calls == ["append_step"]
+    assert len(model.requests) == 1
+    results = [m for m in stored if m.turn_id == accepted.turn_id and m.role.value == "tool"]
+    assert [m.provider_call_id for m in results] == ["c-read", "c-list"]
+    assert TERMINATED_TEXT in results[1].content
