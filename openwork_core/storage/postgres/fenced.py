@@ -18,10 +18,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import asyncpg
+
 from openwork_core.ids import MessageId, SessionId, TurnId
 from openwork_core.session.ownership import LeaseLost, SessionLease
+from openwork_core.storage.errors import RecordNotFound
 from openwork_core.storage.postgres.connection import Conn
-from openwork_core.storage.records import NewMessage, TurnUsage
+from openwork_core.storage.records import NewMessage, TurnStatus, TurnUsage
 from openwork_core.storage.usage_records import ModelCallRecord
 
 SEQUENCE_CONSTRAINT = "messages_session_sequence"
@@ -160,6 +163,13 @@ class FencedWrite:
     last_inserted: int | None
 
 
+def _check(row: asyncpg.Record, lease: SessionLease) -> None:
+    if not row["ours"]:
+        raise LeaseLost(f"session {lease.session_id}: this daemon no longer owns it")
+    if not row["live"]:
+        raise LeaseLost(f"session {lease.session_id}: the lease expired before this write")
+
+
 async def write_fenced(
     conn: Conn,
     *,
@@ -223,10 +233,7 @@ async def write_fenced(
     row = await conn.fetchrow(sql, *args)
     assert row is not None
     if lease is not None:
-        if not row["ours"]:
-            raise LeaseLost(f"session {lease.session_id}: this daemon no longer owns it")
-        if not row["live"]:
-            raise LeaseLost(f"session {lease.session_id}: the lease expired before this write")
+        _check(row, lease)
     if fresh:
         last: int | None = row["last_inserted"]
         first = 0 if last is None else last - len(rows) + 1
@@ -240,3 +247,60 @@ async def write_fenced(
         inserted=frozenset(row["new_ids"]),
         last_inserted=row["last_inserted"],
     )
+
+
+_FINISH = """,
+    finished AS (
+        UPDATE turns SET status = $5, error_code = $6, error_message = $7,
+                         plan_unfinished_step_count = $8,
+                         model_call_count = COALESCE($9, model_call_count),
+                         model_submission_count = COALESCE($10, model_submission_count),
+                         ended_at = GREATEST(now(), started_at), updated_at = now()
+        WHERE id = $4 AND session_id = $1 AND status = 'running' AND EXISTS (SELECT 1 FROM fence)
+        RETURNING 1)
+SELECT (SELECT bool_or(ours) FROM lease) AS ours, (SELECT bool_or(live) FROM lease) AS live,
+       EXISTS (SELECT 1 FROM finished) AS finished"""
+
+_FINISH_SQL = {f: f"WITH {_LEASE if f else _NO_LEASE}{_FINISH}" for f in (True, False)}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TurnEnd:
+    """A turn's terminal state and the runner's exact counts (``None`` keeps the stored)."""
+
+    status: TurnStatus
+    error_code: str | None = None
+    error_message: str | None = None
+    plan_unfinished_step_count: int | None = None
+    model_call_count: int | None = None
+    model_submission_count: int | None = None
+
+
+async def finish_fenced(
+    conn: Conn,
+    *,
+    session_id: SessionId,
+    turn_id: TurnId,
+    lease: SessionLease | None,
+    end: TurnEnd,
+) -> None:
+    """The turn's end in one statement, fenced like ``write_fenced``: ``LeaseLost`` when the
+    lease is stale, ``RecordNotFound`` when the turn is not running (already ended, corrected)."""
+    row = await conn.fetchrow(
+        _FINISH_SQL[lease is not None],
+        session_id,
+        None if lease is None else lease.daemon_id,
+        None if lease is None else lease.epoch,
+        turn_id,
+        end.status.value,
+        end.error_code,
+        end.error_message,
+        end.plan_unfinished_step_count,
+        end.model_call_count,
+        end.model_submission_count,
+    )
+    assert row is not None
+    if lease is not None:
+        _check(row, lease)
+    if not row["finished"]:
+        raise RecordNotFound(f"no running turn to finish: {turn_id}")

@@ -38,6 +38,8 @@ from openwork_core.storage.postgres.fenced import (
     SEQUENCE_CONSTRAINT,
     FencedWrite,
     TurnCounters,
+    TurnEnd,
+    finish_fenced,
     write_fenced,
 )
 from openwork_core.storage.postgres.file_changes import FileChangeStore, rewrite_undone
@@ -288,16 +290,21 @@ class PostgresSessionStorage:
         await self._write_messages(turn_id, (), TurnCounters(submission=model_call_index))
 
     async def finish_turn(self, turn_id: TurnId, closing: TurnClosing) -> None:
-        async with self._write() as conn:
-            await turn_rows.finish_turn(
+        """One fenced statement (the turn's end is on every turn's path)."""
+        async with self._pool.acquire() as conn:
+            await finish_fenced(
                 conn,
-                turn_id,
-                closing.status,
-                error_code=closing.error_code,
-                error_message=closing.error_message,
-                plan_unfinished_step_count=closing.plan_unfinished_step_count,
-                model_call_count=closing.model_call_count,
-                model_submission_count=closing.model_submission_count,
+                session_id=self._session_id,
+                turn_id=turn_id,
+                lease=self._lease,
+                end=TurnEnd(
+                    status=closing.status,
+                    error_code=closing.error_code,
+                    error_message=closing.error_message,
+                    plan_unfinished_step_count=closing.plan_unfinished_step_count,
+                    model_call_count=closing.model_call_count,
+                    model_submission_count=closing.model_submission_count,
+                ),
             )
 
     async def turn_for_client_request(self, client_request_id: ClientRequestId) -> TurnId | None:

@@ -24,7 +24,14 @@ from openwork_chat_state.messages import (
 )
 from openwork_core.ids import ClientRequestId, MessageId, SessionId, TurnId, new_message_id
 from openwork_core.session.ownership import LeaseLost, SessionLease, daemon_identity
-from openwork_core.session.storage import OutgoingMessage, TurnOpening, TurnUsage
+from openwork_core.session.storage import (
+    OutgoingMessage,
+    RecordNotFound,
+    TurnClosing,
+    TurnOpening,
+    TurnStatus,
+    TurnUsage,
+)
 from openwork_core.storage import PostgresStore, create_pool
 from openwork_core.storage.postgres import fenced, session_storage
 from openwork_core.storage.postgres.ownership import PostgresOwnership
@@ -325,3 +332,41 @@ async def test_a_fresh_row_whose_id_is_already_stored_fails_the_write_whole(
     (after,) = await storage.append(TURN, [_message("next")])
     assert after.sequence == 3
     assert await _sequences(store) == [1, 2, 3]
+
+
+@pytest.mark.usefixtures("session")
+async def test_a_turn_end_is_one_fenced_statement_refused_after_a_takeover(
+    store: PostgresStore, tmp_path: Path, database_url: str
+) -> None:
+    """The turn's end (every turn's path): one round trip; an ended turn is not ended twice
+    (``RecordNotFound``)."""
+    lease = await _owned(store, tmp_path / "a", "a")
+    await _started(store, lease)
+    pool = await create_pool(database_url, min_size=1, max_size=1)
+    try:
+        storage = PostgresSessionStorage(pool, SID, lease)
+        queries: list[str] = []
+        (holder,) = pool._holders
+        assert holder._con is not None
+        holder._con.add_query_logger(lambda logged: queries.append(logged.query))
+        await storage.finish_turn(TURN, TurnClosing(status=TurnStatus.COMPLETED))
+        await asyncio.sleep(0)  # asyncpg calls the loggers with call_soon
+        assert len(queries) == 1, queries
+        with pytest.raises(RecordNotFound):
+            await storage.finish_turn(TURN, TurnClosing(status=TurnStatus.FAILED))
+    finally:
+        await pool.close()
+    assert (await store.get_turn(SID, TURN)).status is TurnStatus.COMPLETED
+
+
+@pytest.mark.usefixtures("session")
+async def test_a_stale_owners_turn_end_is_refused_and_the_takeovers_interruption_stands(
+    store: PostgresStore, tmp_path: Path
+) -> None:
+    """The takeover interrupted the turn; the old owner's ``completed`` does not overwrite it."""
+    storage = await _started(store, await _owned(store, tmp_path / "a", "a"))
+    await _expire(store)
+    await _owned(store, tmp_path / "b", "b")
+    with pytest.raises(LeaseLost, match="no longer owns"):
+        await storage.finish_turn(TURN, TurnClosing(status=TurnStatus.COMPLETED))
+    assert (await store.get_turn(SID, TURN)).status is TurnStatus.INTERRUPTED
