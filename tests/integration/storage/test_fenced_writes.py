@@ -335,7 +335,7 @@ async def test_a_fresh_row_whose_id_is_already_stored_fails_the_write_whole(
 
 
 @pytest.mark.usefixtures("session")
-async def test_a_turn_end_is_one_fenced_statement_refused_after_a_takeover(
+async def test_a_turn_end_is_one_fenced_statement_and_ends_a_turn_once(
     store: PostgresStore, tmp_path: Path, database_url: str
 ) -> None:
     """The turn's end (every turn's path): one round trip; an ended turn is not ended twice
