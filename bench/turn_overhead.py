@@ -53,7 +53,7 @@ from tests.support.runtime import runtime
 
 LONG = 20
 SHORT = 2
-ROUNDS = 5
+ROUNDS = 9
 POOL = 6
 
 
