@@ -22,9 +22,10 @@ import asyncpg
 
 from openwork_core.ids import MessageId, SessionId, TurnId
 from openwork_core.session.ownership import LeaseLost, SessionLease
+from openwork_core.session.storage import TurnClosing
 from openwork_core.storage.errors import RecordNotFound
 from openwork_core.storage.postgres.connection import Conn
-from openwork_core.storage.records import NewMessage, TurnStatus, TurnUsage
+from openwork_core.storage.records import NewMessage, TurnUsage
 from openwork_core.storage.usage_records import ModelCallRecord
 
 SEQUENCE_CONSTRAINT = "messages_session_sequence"
@@ -264,25 +265,13 @@ SELECT (SELECT bool_or(ours) FROM lease) AS ours, (SELECT bool_or(live) FROM lea
 _FINISH_SQL = {f: f"WITH {_LEASE if f else _NO_LEASE}{_FINISH}" for f in (True, False)}
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class TurnEnd:
-    """A turn's terminal state and the runner's exact counts (``None`` keeps the stored)."""
-
-    status: TurnStatus
-    error_code: str | None = None
-    error_message: str | None = None
-    plan_unfinished_step_count: int | None = None
-    model_call_count: int | None = None
-    model_submission_count: int | None = None
-
-
 async def finish_fenced(
     conn: Conn,
     *,
     session_id: SessionId,
     turn_id: TurnId,
     lease: SessionLease | None,
-    end: TurnEnd,
+    end: TurnClosing,
 ) -> None:
     """The turn's end in one statement, fenced like ``write_fenced``: ``LeaseLost`` when the
     lease is stale, ``RecordNotFound`` when the turn is not running (already ended, corrected)."""

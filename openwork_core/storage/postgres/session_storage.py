@@ -38,7 +38,6 @@ from openwork_core.storage.postgres.fenced import (
     SEQUENCE_CONSTRAINT,
     FencedWrite,
     TurnCounters,
-    TurnEnd,
     finish_fenced,
     write_fenced,
 )
@@ -293,18 +292,7 @@ class PostgresSessionStorage:
         """One fenced statement (the turn's end is on every turn's path)."""
         async with self._pool.acquire() as conn:
             await finish_fenced(
-                conn,
-                session_id=self._session_id,
-                turn_id=turn_id,
-                lease=self._lease,
-                end=TurnEnd(
-                    status=closing.status,
-                    error_code=closing.error_code,
-                    error_message=closing.error_message,
-                    plan_unfinished_step_count=closing.plan_unfinished_step_count,
-                    model_call_count=closing.model_call_count,
-                    model_submission_count=closing.model_submission_count,
-                ),
+                conn, session_id=self._session_id, turn_id=turn_id, lease=self._lease, end=closing
             )
 
     async def turn_for_client_request(self, client_request_id: ClientRequestId) -> TurnId | None:
