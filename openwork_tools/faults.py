@@ -17,6 +17,7 @@ FaultPoint: TypeAlias = Literal[
     "assistant_committed",
     "tool_result_before_commit",
     "tool_result_committed",
+    "read_only_tool_running",
     "bash_running",
     "summary_streaming",
     "checkpoint_committed",

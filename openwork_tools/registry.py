@@ -9,7 +9,7 @@ from types import MappingProxyType
 
 from openwork_chat_state.messages import ToolDefinition
 from openwork_tools.context import ToolCallContext, ToolSessionContext
-from openwork_tools.definition import AnyTool
+from openwork_tools.definition import AnyTool, RiskHint
 from openwork_tools.errors import (
     BlankToolDescription,
     BlankToolId,
@@ -91,6 +91,11 @@ class FinalizedToolset:
     @property
     def session(self) -> ToolSessionContext:
         return self._session
+
+    def risk(self, name: str) -> RiskHint | None:
+        """The selected tool's risk hint; ``None`` for a name not selected."""
+        tool = self._tools.get(name)
+        return None if tool is None else tool.risk
 
     def prepare(self, name: str, input_json: str) -> PreparedCall | None:
         """Pre-execution facts; None for read-only tools, unknown names and unparsable input."""

@@ -221,6 +221,23 @@ class SessionStorage(Protocol):
         the submission's usage row (issue 14 point 5), in one transaction."""
         ...
 
+    async def append_step(
+        self,
+        turn_id: TurnId,
+        message: OutgoingMessage,
+        results: Sequence[OutgoingMessage],
+        *,
+        usage: TurnUsage,
+        call: ModelCallRecord,
+        submission: int | None = None,
+    ) -> tuple[RealOrigin, ...]:
+        """A completed response whose tool calls were all effect-free, written after they ran
+        (docs/architecture.md "One transaction per steady call"): the assistant message, then
+        its tool results in order, the turn's token and tool-call counters, the submission's
+        usage row and, given ``submission``, the next call's submission counter — one
+        transaction. The origins are the assistant's first, then the results'."""
+        ...
+
     async def last_model_call(self) -> StoredModelCall | None:
         """The session's newest recorded submission."""
         ...

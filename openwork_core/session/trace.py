@@ -69,6 +69,19 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
+@dataclass(frozen=True, slots=True)
+class SpanEnd:
+    """When a span really ended, for a span closed later (a deferred assistant message: its
+    model call ended before the write that lets the span name the message)."""
+
+    at: datetime
+    monotonic: float
+
+    @staticmethod
+    def now() -> SpanEnd:
+        return SpanEnd(_now(), time.monotonic())
+
+
 @dataclass(slots=True)
 class SpanFinish:
     status: str
@@ -79,6 +92,8 @@ class SpanFinish:
     output_tokens: int | None = None
     resolved_tool_name: str | None = None
     response_message_id: MessageId | None = None
+    ended: SpanEnd | None = None
+    """``None``: the span ends when it is closed."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,10 +111,11 @@ def _log_span(span: _OpenSpan, finish: SpanFinish) -> None:
     """One log line per model call (provider, model, latency, tokens), tool call and compaction;
     the session and turn ids come from the bound contextvars. Never arguments or outputs."""
     event = _SPAN_EVENTS.get(span.kind, f"span.{span.kind}")
+    ended = time.monotonic() if finish.ended is None else finish.ended.monotonic
     fields: dict[str, JsonValue] = {
         "name": span.name,
         "status": finish.status,
-        "duration_ms": int((time.monotonic() - span.started) * 1000),
+        "duration_ms": int((ended - span.started) * 1000),
     }
     if span.model_id is not None:
         provider, _, model = span.model_id.partition("/")
@@ -218,7 +234,7 @@ class TraceRecorder:
         return span_id
 
     def close_span(self, span_id: SpanId, finish: SpanFinish) -> None:
-        ended_at = _now()
+        ended_at = _now() if finish.ended is None else finish.ended.at
         opened = self._open.pop(span_id, None)
         if opened is not None:
             _log_span(opened, finish)

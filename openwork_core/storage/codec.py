@@ -71,6 +71,14 @@ def storable_message(message: Message) -> Message:
 def encode_content(message: Message, artifacts: Sequence[JsonValue] = ()) -> str:
     """The stored JSON of a message's blocks; artifacts go into its single tool-result block.
     Unstorable text is escaped first (``storable_text``)."""
+    if not artifacts:
+        try:  # the common case: storable as it is (``storable_message``'s test), dumped once
+            encoded = orjson.dumps(message.content)
+        except orjson.JSONEncodeError:
+            pass
+        else:
+            if b"\\u0000" not in encoded:
+                return encoded.decode()
     message = storable_message(message)
     artifacts = [storable_json(a) for a in artifacts]
     if not artifacts:

@@ -163,6 +163,22 @@ class InMemorySessionStorage:
             )
         return origin
 
+    async def append_step(
+        self,
+        turn_id: TurnId,
+        message: OutgoingMessage,
+        results: Sequence[OutgoingMessage],
+        *,
+        usage: TurnUsage,
+        call: ModelCallRecord,
+        submission: int | None = None,
+    ) -> tuple[RealOrigin, ...]:
+        tool_calls = len(message.message.tool_calls)
+        origin = await self.append_assistant(
+            turn_id, message, usage=usage, tool_calls=tool_calls, call=call
+        )
+        return (origin, *await self.append(turn_id, results, submission=submission))
+
     async def last_model_call(self) -> StoredModelCall | None:
         return self.model_calls[-1] if self.model_calls else None
 

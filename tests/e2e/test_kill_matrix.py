@@ -4,7 +4,11 @@ after every restart:
 
 - no acknowledged message is lost (every 202 turn exists with its user message);
 - nothing is duplicated and per-session sequences are gapless;
-- no turn is left running;
+- no turn is left running, and nothing is half-written (no tool result without its stored
+  call, each turn's tool-call counter matching its stored calls);
+- the crash windows of docs/architecture.md "One transaction per steady call": a response of
+  effect-free calls killed before its one write left nothing of that model call; one with an
+  effectful call left the call durable, answered ``interrupted`` in the next request;
 - the next request is legal (every tool call answered) and carries the retained World State with
   its replacement notice (context-window.md §3 restart replay).
 
@@ -19,11 +23,13 @@ import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import cast
 
 import asyncpg
 import httpx
 import pytest
 
+from openwork_core.context.normalize import INTERRUPTED_RESULT_TEXT
 from openwork_core.context.world_state.project_instructions import (
     PROJECT_INSTRUCTIONS_REPLACEMENT_NOTICE,
 )
@@ -38,7 +44,8 @@ from tests.support.wire import chat_user_texts
 from tests.unit.compaction.compaction_support import valid_summary
 
 REPETITIONS = 3
-PARALLEL = 6
+PARALLEL = 7
+"""Thirteen points in two waves."""
 
 
 @dataclass
@@ -156,9 +163,12 @@ SCENARIOS: dict[str, Callable[[Point, httpx.AsyncClient, int], Awaitable[None]]]
     "turn_row_committed": _turn_scenario(_text("never")),
     "world_state_row_committed": _turn_scenario(_text("never")),
     "model_streaming": _turn_scenario(_text("a streamed answer", 3)),
-    "assistant_committed": _turn_scenario(_call("read", {"path": "AGENTS.md"})),
+    # a response that may have an effect: its assistant message is written before the tool runs
+    "assistant_committed": _turn_scenario(_call("write", {"path": "out.txt", "content": "x\n"})),
+    # a response of effect-free calls: written with its results after they ran, in one statement
     "tool_result_before_commit": _turn_scenario(_call("read", {"path": "AGENTS.md"})),
     "tool_result_committed": _turn_scenario(_call("read", {"path": "AGENTS.md"})),
+    "read_only_tool_running": _turn_scenario(_call("read", {"path": "AGENTS.md"})),
     "bash_running": _turn_scenario(_call("bash", {"command": "echo started; sleep 20"})),
     "summary_streaming": _compact,
     "checkpoint_committed": _compact,
@@ -201,8 +211,75 @@ async def _check_database(point: Point) -> None:
                WHERE role = 'assistant' GROUP BY turn_id, content::text HAVING count(*) > 1) d"""
         )
         assert duplicated == 0, f"{point.name}: duplicated assistant messages"
+        # nothing half-written: every tool result answers a call of its turn's stored responses,
+        # and each turn's tool-call counter is exactly the calls its stored responses hold
+        orphans = await conn.fetchval(
+            """SELECT count(*) FROM messages r WHERE r.role = 'tool' AND NOT EXISTS (
+                   SELECT 1 FROM messages a, jsonb_array_elements(a.content) b
+                   WHERE a.turn_id = r.turn_id AND a.role = 'assistant'
+                     AND b->>'type' = 'tool_call' AND b->>'id' = r.provider_call_id)"""
+        )
+        assert orphans == 0, f"{point.name}: {orphans} tool results without their call"
+        miscounted = await conn.fetch(
+            """SELECT t.id, t.tool_call_count, (
+                   SELECT count(*) FROM messages a, jsonb_array_elements(a.content) b
+                   WHERE a.turn_id = t.id AND a.role = 'assistant'
+                     AND b->>'type' = 'tool_call') AS stored
+               FROM turns t"""
+        )
+        assert all(r["tool_call_count"] == r["stored"] for r in miscounted), (
+            point.name,
+            [dict(r) for r in miscounted],
+        )
     finally:
         await conn.close()
+
+
+_CRASH_WINDOWS = (
+    "read_only_tool_running",
+    "tool_result_before_commit",
+    "assistant_committed",
+    "bash_running",
+)
+
+
+async def _check_crash_window(point: Point, rep: int, before: int) -> None:
+    """What the killed turn left (session-runtime.md §10): a response of effect-free calls
+    killed before its write left nothing of that model call (no assistant message, result or
+    usage row); one that may have an effect left its tool call durable, without a result, and
+    the next request (from ``before`` on) answers it with the synthesised ``interrupted``."""
+    if point.name not in _CRASH_WINDOWS:
+        return
+    conn = await asyncpg.connect(point.database_url)
+    try:
+        killed, status = await conn.fetchrow(
+            "SELECT id, status FROM turns WHERE client_request_id = $1", f"{point.name}-{rep}"
+        )
+        rows = await conn.fetch(
+            "SELECT role, content::text AS content FROM messages WHERE turn_id = $1 "
+            "AND role IN ('assistant', 'tool') ORDER BY sequence",
+            killed,
+        )
+        usage = await conn.fetchval(
+            "SELECT count(*) FROM model_call_usage WHERE turn_id = $1", killed
+        )
+    finally:
+        await conn.close()
+    assert status == "interrupted", (point.name, status)
+    if point.name in ("read_only_tool_running", "tool_result_before_commit"):
+        assert (rows, usage) == ([], 0), (point.name, [dict(r) for r in rows], usage)
+    if point.name in ("assistant_committed", "bash_running"):
+        assert [r["role"] for r in rows] == ["assistant"], (point.name, [dict(r) for r in rows])
+        assert usage == 1, (point.name, usage)
+        call_id = f"call_{'write' if point.name == 'assistant_committed' else 'bash'}_{rep}"
+        answered = [
+            m
+            for body in point.fake.bodies[before:]
+            for m in cast(list[dict[str, object]], body.get("messages", []))
+            if m.get("role") == "tool" and m.get("tool_call_id") == call_id
+        ]
+        assert answered, (point.name, "the killed call is not answered in the next request")
+        assert INTERRUPTED_RESULT_TEXT in str(answered[-1]["content"]), (point.name, answered)
 
 
 async def _next_turn_is_legal_and_replays_world_state(point: Point, daemon: Daemon) -> None:
@@ -305,7 +382,9 @@ async def _run_point(point: Point) -> None:
         point.fake.clear()
         try:
             await _check_database(point)
+            before = len(point.fake.requests)
             await _next_turn_is_legal_and_replays_world_state(point, clean)
+            await _check_crash_window(point, rep, before)
             point.progress.append(f"rep {rep}: checked")
             await _check_database(point)
         finally:

@@ -229,9 +229,11 @@ async def test_a_tool_call_turn_streams_gapless_v7_envelopes_in_order_whose_sse_
         "phase_changed:running_model",
         "context_updated",
         "text_delta",
-        "draft_cleared",
+        # a response of effect-free calls (read) is written with their results after they
+        # ran: its draft is cleared once it is durable, before the results are announced
         "phase_changed:running_tools",
         "tool_call_started",
+        "draft_cleared",
         "tool_call_finished",
         "phase_changed:running_model",
         "context_updated",

@@ -42,6 +42,7 @@ from openwork_core.session.outcome import (
     TurnOutcome,
 )
 from openwork_core.session.runner.agent_tools import AgentToolRunner
+from openwork_core.session.runner.assistant_commit import AssistantCommitter
 from openwork_core.session.runner.context import TurnContext
 from openwork_core.session.runner.guards import in_chat_state, persisted
 from openwork_core.session.runner.tool_progress import forwarded_progress
@@ -51,6 +52,7 @@ from openwork_core.session.runner.tool_step import (
     doom_loop_text,
     invalid_input_text,
     normalized_arguments,
+    step_effect_free,
     text_result,
 )
 from openwork_core.session.storage import (
@@ -77,6 +79,7 @@ from openwork_core.session.updates import (
     SessionPhase,
 )
 from openwork_tools import SandboxPolicy, ToolCallContext, ToolStatus
+from openwork_tools.faults import faultpoint
 
 
 def transcript_text(page: TranscriptPage) -> str:
@@ -103,8 +106,8 @@ def transcript_text(page: TranscriptPage) -> str:
 class ToolCallRunner(ToolResultWriter):
     """One turn's tool execution state: doom-loop streak, current plan, last sandbox denial."""
 
-    def __init__(self, turn: TurnContext) -> None:
-        super().__init__(turn)
+    def __init__(self, turn: TurnContext, assistant: AssistantCommitter) -> None:
+        super().__init__(turn, assistant)
         self._doom = DoomLoopCounter(turn.services.agent.doom_loop_threshold)
         self._agents = AgentToolRunner(turn)
         self.current_plan: TurnPlan | None = None
@@ -127,9 +130,27 @@ class ToolCallRunner(ToolResultWriter):
                     await self._terminated(call, new_tool_call_id(), start=True)
                     continue
                 terminal = await self._run(call)
+            submission, self._submission_ahead = self._submission_ahead, None
+            await self.write_deferred(submission)
         finally:
             self._submission_ahead = None
+            self.drop_deferred()
         return terminal
+
+    def effect_free(self, calls: tuple[ToolCallBlock, ...]) -> bool:
+        """Whether none of ``calls`` can have a side effect or ask the user (their response is
+        then written with their results, after they ran)."""
+        toolset = self._turn.services.toolset
+        for call in calls:
+            resolved = toolset.resolve(call.name)
+            risk = (
+                toolset.registry_tools.risk(resolved.name)
+                if isinstance(resolved, Registered)
+                else None
+            )
+            if not step_effect_free(call.input, resolved, risk):
+                return False
+        return True
 
     # -- one call ----------------------------------------------------------------------------
     async def _run(self, call: ToolCallBlock) -> TurnOutcome | None:
@@ -204,6 +225,7 @@ class ToolCallRunner(ToolResultWriter):
         wait_ms: int | None = None
         decision_source = "sandbox"
         if isinstance(verdict, NeedsCard):
+            await self.write_deferred(None)  # the user sees a card only of a durable call
             started = time.monotonic()
             decision = await self._ask(call, tool_call_id, verdict)
             wait_ms = int((time.monotonic() - started) * 1000)
@@ -237,6 +259,8 @@ class ToolCallRunner(ToolResultWriter):
                 cancel=turn.cancellation.token,
                 progress=progress,
             )
+            if self._deferred is not None:
+                faultpoint("read_only_tool_running")  # nothing of this response is written yet
             result = await registry.call(name, call.input, context)
         if result.sandbox_denied:
             self._previous_denial = result.text.strip().splitlines()[-1] if result.text else None

@@ -1,7 +1,14 @@
 """Writing a tool call's result (session-runtime.md §5 step 9): DB → Chat State →
-``tool_call_finished``, and closing its span. A failed write fails the Turn."""
+``tool_call_finished``, and closing its span. A failed write fails the Turn.
+
+The results of a deferred response (all its calls effect-free, ``assistant_commit``) are held
+and written with the response in one statement once its last call finished, or before anything
+that needs the response durable (a permission card); then Chat State and ``tool_call_finished``
+follow for each, in order."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from pydantic import JsonValue
 
@@ -14,6 +21,7 @@ from openwork_chat_state.messages import (
     ToolResultState,
 )
 from openwork_core.ids import SpanId, ToolCallId, new_message_id
+from openwork_core.session.runner.assistant_commit import AssistantCommitter, CompletedResponse
 from openwork_core.session.runner.context import TurnContext
 from openwork_core.session.runner.guards import in_chat_state, persisted
 from openwork_core.session.runner.tool_step import TERMINATED_TEXT, text_result
@@ -40,16 +48,62 @@ def control_attrs() -> dict[str, JsonValue]:
     return {"permissionDecision": "allow", "permissionDecisionSource": "control_tool"}
 
 
+@dataclass(frozen=True, slots=True)
+class _HeldResult:
+    """A deferred response's tool result, written with it."""
+
+    row: OutgoingMessage
+    call: ToolCallBlock
+    tool_call_id: ToolCallId
+    block: ToolResultBlock
+    status: str
+    artifacts: tuple[JsonValue, ...]
+
+
 class ToolResultWriter:
     """Records results for one Turn; ``ToolCallRunner`` runs the calls."""
 
-    def __init__(self, turn: TurnContext) -> None:
+    def __init__(self, turn: TurnContext, assistant: AssistantCommitter) -> None:
         self._turn = turn
+        self._assistant = assistant
+        self._deferred: CompletedResponse | None = None
+        """The response whose calls run now, not yet written (all its calls effect-free)."""
+        self._held: list[_HeldResult] = []
         self._submission_ahead: int | None = None
         """The next model call's submission, to count in the next result write (the step's
         last): storage.md §3 wants it committed before that submission, and this write is."""
         self.counted_ahead: int | None = None
         """The model call whose submission a committed result write already counted."""
+
+    def defer(self, response: CompletedResponse) -> None:
+        """``response``'s calls are all effect-free: write it with their results."""
+        self._deferred = response
+
+    async def write_deferred(self, submission: int | None) -> None:
+        """The deferred response with the results held so far and the ``submission`` counter,
+        in one statement; then each result into Chat State and its ``tool_call_finished``."""
+        response, held = self._deferred, self._held
+        if response is None:
+            return
+        self._deferred, self._held = None, []
+        if held:
+            faultpoint("tool_result_before_commit")
+        origins = await self._assistant.with_results(response, [h.row for h in held], submission)
+        if submission is not None:
+            self.counted_ahead = submission
+        if held:
+            faultpoint("tool_result_committed")
+        chat = self._turn.services.chat
+        for h, origin in zip(held, origins[1:], strict=True):
+            await in_chat_state(chat.append(committed(h.row, origin)))
+            self._finished_update(h.call, h.tool_call_id, h.block, h.status, h.artifacts)
+
+    def drop_deferred(self) -> None:
+        """The deferred response will not be written (the step ended by an error before its
+        write): it is lost like a response whose stream broke."""
+        response, self._deferred, self._held = self._deferred, None, []
+        if response is not None:
+            self._assistant.unwritten(response, "response_unwritten")
 
     def _started(self, call: ToolCallBlock, tool_call_id: ToolCallId) -> None:
         self._turn.emit(
@@ -157,6 +211,9 @@ class ToolResultWriter:
         turn = self._turn
         message = Message(role=Role.TOOL, content=(block,))
         row = OutgoingMessage(id=new_message_id(), message=message, artifacts=artifacts)
+        if self._deferred is not None:
+            self._held.append(_HeldResult(row, call, tool_call_id, block, status, artifacts))
+            return
         faultpoint("tool_result_before_commit")
         submission, self._submission_ahead = self._submission_ahead, None
         (origin,) = await persisted(

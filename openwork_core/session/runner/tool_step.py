@@ -2,9 +2,20 @@
 
 from __future__ import annotations
 
+from typing import assert_never
+
 import orjson
 
 from openwork_chat_state.messages import TextBlock, ToolCallBlock, ToolResultBlock, ToolResultState
+from openwork_core.session.toolset import (
+    Agent,
+    ConversationHistory,
+    NotFound,
+    Registered,
+    ResolvedTurnTool,
+    UpdatePlan,
+)
+from openwork_tools import RiskHint
 
 TERMINATED_TEXT = "tool was not executed because the turn already terminated"
 """The result of every call left in a response after one call terminated the turn (§4)."""
@@ -51,3 +62,22 @@ class DoomLoopCounter:
 
 def text_result(call: ToolCallBlock, text: str, state: ToolResultState) -> ToolResultBlock:
     return ToolResultBlock(id=call.id, name=call.name, output=(TextBlock(text=text),), state=state)
+
+
+def step_effect_free(input_json: str, resolved: ResolvedTurnTool, risk: RiskHint | None) -> bool:
+    """Whether a call can neither have a side effect nor ask the user (docs/architecture.md "One
+    transaction per steady call"): arguments that are not an object and an unknown tool get an
+    error result; ``conversation_history`` reads the transcript; a registry tool only when it is
+    ``READ_ONLY`` (read, grep, glob, list: nothing to authorize, no card). ``update_plan``,
+    sub-agent control tools and every other tool may have an effect."""
+    if normalized_arguments(input_json) is None:
+        return True
+    match resolved:
+        case NotFound() | ConversationHistory():
+            return True
+        case Registered():
+            return risk is RiskHint.READ_ONLY
+        case UpdatePlan() | Agent():
+            return False
+        case _:
+            assert_never(resolved)

@@ -1,7 +1,9 @@
 """TurnRunner: the single implementation of the agent loop (session-runtime.md §4).
 
 Persist, then advance: the turn row and user messages are committed before any model call, the
-assistant message before any tool runs, each tool result before the next model call."""
+assistant message before any tool that may have an effect runs (a response whose calls are all
+effect-free is written with its results, after they ran: ``assistant_commit``), each tool result
+before the next model call."""
 
 from __future__ import annotations
 
@@ -32,6 +34,7 @@ from openwork_core.session.outcome import (
     TurnFailure,
     TurnOutcome,
 )
+from openwork_core.session.runner.assistant_commit import AssistantCommitter, CompletedResponse
 from openwork_core.session.runner.compaction_step import CompactionStep
 from openwork_core.session.runner.context import (
     ResolvedModel,
@@ -47,11 +50,7 @@ from openwork_core.session.runner.model_step import (
 )
 from openwork_core.session.runner.prepare import prepare_call, system_context
 from openwork_core.session.runner.tool_dispatch import ToolCallRunner
-from openwork_core.session.runner.usage_step import (
-    SubmissionFacts,
-    log_record,
-    model_call_record,
-)
+from openwork_core.session.runner.usage_step import SubmissionFacts, model_call_record
 from openwork_core.session.runner.world_state_step import WorldStateStep
 from openwork_core.session.storage import (
     CompactionKind,
@@ -61,7 +60,7 @@ from openwork_core.session.storage import (
     TurnUsage,
     committed,
 )
-from openwork_core.session.trace import SpanFinish
+from openwork_core.session.trace import SpanEnd, SpanFinish
 from openwork_core.session.updates import (
     ContextUpdated,
     DraftCleared,
@@ -69,8 +68,6 @@ from openwork_core.session.updates import (
     SessionPhase,
 )
 from openwork_core.storage.errors import database_unavailable
-from openwork_core.storage.usage_records import add_usage
-from openwork_tools.faults import faultpoint
 
 __all__ = [
     "ResolvedModel",
@@ -99,12 +96,11 @@ class TurnRunner:
         self._emit = turn.emit
         self._cancellation = turn.cancellation
         self._limits = ModelContextLimits.from_capabilities(turn.spec.model.capabilities)
-        self._tools = ToolCallRunner(turn)
+        self._assistant = AssistantCommitter(turn)
+        self._tools = ToolCallRunner(turn, self._assistant)
         self.unwritten_closing: TurnClosing | None = None
         """The terminal state a database outage kept from being written (faults issue)."""
         self._compaction = CompactionStep(turn)
-        self.usage = TurnUsage()
-        """The provider-reported usage of this turn's submissions so far (``turn_finished``)."""
         self._model_calls = 0
         self._submissions = 0
         """What this turn really submitted (the closing writes them exactly)."""
@@ -128,6 +124,11 @@ class TurnRunner:
             await self._finish(outcome)
             log.info("turn.finished", outcome=outcome.status)
             return outcome
+
+    @property
+    def usage(self) -> TurnUsage:
+        """The provider-reported usage of this turn's written submissions (``turn_finished``)."""
+        return self._assistant.usage
 
     # -- the loop ----------------------------------------------------------------------------
     async def _loop(self) -> TurnOutcome:
@@ -287,13 +288,10 @@ class TurnRunner:
         except TurnCancelled:
             services.trace.close_span(span, SpanFinish("cancelled"))
             raise
-        response = streamed.response
-        message = assistant_message(response)
-        usage = response.usage
         record, fingerprint = model_call_record(
             services.call_ledger.previous,
             prepared,
-            usage,
+            streamed.response.usage,
             SubmissionFacts(
                 model_call=model_call,
                 submission=submission,
@@ -301,32 +299,19 @@ class TurnRunner:
                 at=datetime.now(UTC),
             ),
         )
-        row = OutgoingMessage(id=new_message_id(), message=message)
-        origin = await persisted(
-            services.storage.append_assistant(
-                spec.turn_id,
-                row,
-                usage=record.usage,
-                tool_calls=len(message.tool_calls),
-                call=record,
-            ),
-            "the turn's progress",
+        message = assistant_message(streamed.response)
+        response = CompletedResponse(
+            row=OutgoingMessage(id=new_message_id(), message=message),
+            record=record,
+            fingerprint=fingerprint,
+            span=span,
+            reported=streamed.response.usage,
+            ended=SpanEnd.now(),
         )
-        services.call_ledger.previous = fingerprint
-        self.usage = add_usage(self.usage, record.usage)
-        log_record(record)
-        faultpoint("assistant_committed")
-        services.trace.close_span(
-            span,
-            SpanFinish(
-                "succeeded",
-                input_tokens=usage.input_tokens if usage else None,
-                output_tokens=usage.output_tokens if usage else None,
-                response_message_id=origin.message_id,
-            ),
-        )
-        await in_chat_state(services.chat.commit_draft(committed(row, origin)))
-        self._emit(DraftCleared())
+        if message.tool_calls and self._tools.effect_free(message.tool_calls):
+            self._tools.defer(response)  # written with its tool results, after they ran
+        else:
+            await self._assistant.write_ahead(response)
         return message
 
     # -- helpers -----------------------------------------------------------------------------

@@ -18,8 +18,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import asyncpg
+
 from openwork_core.ids import MessageId, SessionId, TurnId
 from openwork_core.session.ownership import LeaseLost, SessionLease
+from openwork_core.session.storage import TurnClosing
+from openwork_core.storage.errors import RecordNotFound
 from openwork_core.storage.postgres.connection import Conn
 from openwork_core.storage.records import NewMessage, TurnUsage
 from openwork_core.storage.usage_records import ModelCallRecord
@@ -53,6 +57,21 @@ _ROWS = """incoming AS (
         SELECT id, $1, $4, sequence, role, content::jsonb, call_id, tool_name, kind
         FROM numbered WHERE EXISTS (SELECT 1 FROM fence)
         RETURNING id, sequence)"""
+
+_FRESH_ROWS = """inserted AS (
+        INSERT INTO messages (id, session_id, turn_id, sequence, role, content,
+                              provider_call_id, tool_name, message_kind)
+        SELECT t.id, $1, $4,
+               COALESCE($5::bigint,
+                        (SELECT MAX(sequence) FROM messages WHERE session_id = $1), 0) + t.ord,
+               t.role, t.content::jsonb, t.call_id, t.tool_name, t.kind
+        FROM unnest($6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[])
+             WITH ORDINALITY AS t(id, role, content, call_id, tool_name, kind, ord)
+        WHERE EXISTS (SELECT 1 FROM fence)
+        RETURNING sequence)"""
+"""Rows with new ids (``new_message_id``: the runner's assistant messages and tool results):
+no lookup of stored ids, each row numbered by its position; a stored id would be a primary-key
+violation, never a silent skip."""
 
 _COUNTERS = """,
     counted AS (
@@ -97,20 +116,26 @@ SELECT (SELECT bool_or(ours) FROM lease) AS ours, (SELECT bool_or(live) FROM lea
        (SELECT MAX(sequence) FROM inserted) AS last_inserted"""
 
 
-def _sql(*, fenced: bool, counters: bool, call: bool) -> str:
+_FRESH_RESULT = """
+SELECT (SELECT bool_or(ours) FROM lease) AS ours, (SELECT bool_or(live) FROM lease) AS live,
+       (SELECT MAX(sequence) FROM inserted) AS last_inserted"""
+
+
+def _sql(*, fenced: bool, counters: bool, call: bool, fresh: bool) -> str:
     return (
-        f"WITH {_LEASE if fenced else _NO_LEASE},\n    {_ROWS}"
+        f"WITH {_LEASE if fenced else _NO_LEASE},\n    {_FRESH_ROWS if fresh else _ROWS}"
         + (_COUNTERS if counters else "")
         + (_CALL if call else "")
-        + _RESULT
+        + (_FRESH_RESULT if fresh else _RESULT)
     )
 
 
 _SQL = {
-    (f, c, k): _sql(fenced=f, counters=c, call=k)
+    (f, c, k, n): _sql(fenced=f, counters=c, call=k, fresh=n)
     for f in (True, False)
     for c in (True, False)
     for k in (True, False)
+    for n in (True, False)
     if c or not k
 }
 
@@ -125,7 +150,8 @@ class TurnCounters:
     submission: int | None = None
     """The model call about to be submitted, or ``None``."""
     call: ModelCallRecord | None = None
-    """The submission's usage record, stored with the (single) assistant message written."""
+    """The submission's usage record, stored with the assistant message: the write's first row
+    (its tool results, when deferred, follow it in the same statement)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,6 +164,13 @@ class FencedWrite:
     last_inserted: int | None
 
 
+def _check(row: asyncpg.Record, lease: SessionLease) -> None:
+    if not row["ours"]:
+        raise LeaseLost(f"session {lease.session_id}: this daemon no longer owns it")
+    if not row["live"]:
+        raise LeaseLost(f"session {lease.session_id}: the lease expired before this write")
+
+
 async def write_fenced(
     conn: Conn,
     *,
@@ -147,9 +180,11 @@ async def write_fenced(
     after: int | None,
     rows: Sequence[NewMessage],
     counters: TurnCounters | None = None,
+    fresh: bool = False,
 ) -> FencedWrite:
     """One statement: lease check, ``rows`` numbered after ``after`` and ``counters`` on the
-    turn. ``LeaseLost`` (nothing written) when ``lease`` is stale; ``lease=None`` is unfenced."""
+    turn. ``LeaseLost`` (nothing written) when ``lease`` is stale; ``lease=None`` is unfenced.
+    ``fresh``: every row's id is new (``_FRESH_ROWS``)."""
     usage = counters.usage if counters is not None else None
     args: list[object] = [
         session_id,
@@ -178,7 +213,7 @@ async def write_fenced(
     call = counters.call if counters is not None else None
     if call is not None:
         assert usage == call.usage, "the turn's counters add the recorded submission's tokens"
-        (message,) = rows
+        message = rows[0]
         miss = call.cache_miss
         args += [
             call.model_call,
@@ -195,16 +230,66 @@ async def write_fenced(
             None if miss is None else miss.item,
             call.idle_seconds,
         ]
-    sql = _SQL[(lease is not None, counters is not None, call is not None)]
+    sql = _SQL[(lease is not None, counters is not None, call is not None, fresh)]
     row = await conn.fetchrow(sql, *args)
     assert row is not None
     if lease is not None:
-        if not row["ours"]:
-            raise LeaseLost(f"session {lease.session_id}: this daemon no longer owns it")
-        if not row["live"]:
-            raise LeaseLost(f"session {lease.session_id}: the lease expired before this write")
+        _check(row, lease)
+    if fresh:
+        last: int | None = row["last_inserted"]
+        first = 0 if last is None else last - len(rows) + 1
+        return FencedWrite(
+            sequences={r.id: first + i for i, r in enumerate(rows)},
+            inserted=frozenset(r.id for r in rows),
+            last_inserted=last,
+        )
     return FencedWrite(
         sequences=dict(zip(row["ids"], row["sequences"], strict=True)),
         inserted=frozenset(row["new_ids"]),
         last_inserted=row["last_inserted"],
     )
+
+
+_FINISH = """,
+    finished AS (
+        UPDATE turns SET status = $5, error_code = $6, error_message = $7,
+                         plan_unfinished_step_count = $8,
+                         model_call_count = COALESCE($9, model_call_count),
+                         model_submission_count = COALESCE($10, model_submission_count),
+                         ended_at = GREATEST(now(), started_at), updated_at = now()
+        WHERE id = $4 AND session_id = $1 AND status = 'running' AND EXISTS (SELECT 1 FROM fence)
+        RETURNING 1)
+SELECT (SELECT bool_or(ours) FROM lease) AS ours, (SELECT bool_or(live) FROM lease) AS live,
+       EXISTS (SELECT 1 FROM finished) AS finished"""
+
+_FINISH_SQL = {f: f"WITH {_LEASE if f else _NO_LEASE}{_FINISH}" for f in (True, False)}
+
+
+async def finish_fenced(
+    conn: Conn,
+    *,
+    session_id: SessionId,
+    turn_id: TurnId,
+    lease: SessionLease | None,
+    end: TurnClosing,
+) -> None:
+    """The turn's end in one statement, fenced like ``write_fenced``: ``LeaseLost`` when the
+    lease is stale, ``RecordNotFound`` when the turn is not running (already ended, corrected)."""
+    row = await conn.fetchrow(
+        _FINISH_SQL[lease is not None],
+        session_id,
+        None if lease is None else lease.daemon_id,
+        None if lease is None else lease.epoch,
+        turn_id,
+        end.status.value,
+        end.error_code,
+        end.error_message,
+        end.plan_unfinished_step_count,
+        end.model_call_count,
+        end.model_submission_count,
+    )
+    assert row is not None
+    if lease is not None:
+        _check(row, lease)
+    if not row["finished"]:
+        raise RecordNotFound(f"no running turn to finish: {turn_id}")

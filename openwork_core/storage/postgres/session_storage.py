@@ -1,8 +1,9 @@
 """The PostgreSQL implementation of the session storage port (``openwork_core.session.storage``):
 one object per session over the shared pool; each write is one transaction.
 
-The steady path of a model call (``append`` of tool results and World State, ``append_assistant``,
-``record_submission``) is one statement each (``fenced.write_fenced``): lease check, rows and turn
+The steady path of a model call (``append_step``: an effect-free response with its tool results;
+else ``append_assistant`` and ``append`` of tool results; World State; ``record_submission``) is
+one statement each (``fenced.write_fenced``): lease check, rows and turn
 counters together, outside any explicit transaction. Message sequences are assigned here, by the
 session's owner, from the last sequence this object wrote (docs/architecture.md "Sequences");
 any failed or unknown-outcome write forgets it, and the next write re-reads it in its statement."""
@@ -37,6 +38,7 @@ from openwork_core.storage.postgres.fenced import (
     SEQUENCE_CONSTRAINT,
     FencedWrite,
     TurnCounters,
+    finish_fenced,
     write_fenced,
 )
 from openwork_core.storage.postgres.file_changes import FileChangeStore, rewrite_undone
@@ -106,14 +108,19 @@ class PostgresSessionStorage:
         turn_id: TurnId,
         rows: Sequence[NewMessage],
         counters: TurnCounters | None = None,
+        *,
+        fresh: bool = False,
     ) -> tuple[RealOrigin, ...]:
-        """One fenced statement. A sequence another writer took meanwhile (a unique violation on
-        ``messages_session_sequence``) is re-read and the statement retried once."""
+        """One fenced statement (``fresh``: every row's id is new). A sequence another writer
+        took meanwhile (a unique violation on ``messages_session_sequence``) is re-read and the
+        statement retried once."""
         async with self._sequenced() as sequencing:
             for attempt in (1, 2):
                 try:
                     async with self._pool.acquire() as conn:
-                        written = await self._fenced_in(conn, sequencing, turn_id, rows, counters)
+                        written = await self._fenced_in(
+                            conn, sequencing, turn_id, rows, counters, fresh=fresh
+                        )
                 except asyncpg.UniqueViolationError as exc:
                     if attempt == 2 or exc.constraint_name != SEQUENCE_CONSTRAINT:
                         raise
@@ -135,6 +142,8 @@ class PostgresSessionStorage:
         turn_id: TurnId,
         rows: Sequence[NewMessage],
         counters: TurnCounters | None = None,
+        *,
+        fresh: bool = False,
     ) -> FencedWrite:
         """One ``write_fenced`` on ``conn`` after the sequence ``sequencing`` knows; the highest
         sequence it inserted is what ``_sequenced`` keeps once the block commits."""
@@ -146,6 +155,7 @@ class PostgresSessionStorage:
             after=sequencing.after,
             rows=rows,
             counters=counters,
+            fresh=fresh,
         )
         sequencing.last_inserted = written.last_inserted
         return written
@@ -213,8 +223,26 @@ class PostgresSessionStorage:
             turn_id,
             (_row(message),),
             TurnCounters(usage=usage, tool_calls=tool_calls, call=call),
+            fresh=True,
         )
         return origin
+
+    async def append_step(
+        self,
+        turn_id: TurnId,
+        message: OutgoingMessage,
+        results: Sequence[OutgoingMessage],
+        *,
+        usage: TurnUsage,
+        call: ModelCallRecord,
+        submission: int | None = None,
+    ) -> tuple[RealOrigin, ...]:
+        tool_calls = len(message.message.tool_calls)
+        counters = TurnCounters(
+            usage=usage, tool_calls=tool_calls, submission=submission, call=call
+        )
+        rows = [_row(message), *(_row(r) for r in results)]
+        return await self._write_messages(turn_id, rows, counters, fresh=True)
 
     async def last_model_call(self) -> StoredModelCall | None:
         async with self._pool.acquire() as conn:
@@ -261,16 +289,10 @@ class PostgresSessionStorage:
         await self._write_messages(turn_id, (), TurnCounters(submission=model_call_index))
 
     async def finish_turn(self, turn_id: TurnId, closing: TurnClosing) -> None:
-        async with self._write() as conn:
-            await turn_rows.finish_turn(
-                conn,
-                turn_id,
-                closing.status,
-                error_code=closing.error_code,
-                error_message=closing.error_message,
-                plan_unfinished_step_count=closing.plan_unfinished_step_count,
-                model_call_count=closing.model_call_count,
-                model_submission_count=closing.model_submission_count,
+        """One fenced statement (the turn's end is on every turn's path)."""
+        async with self._pool.acquire() as conn:
+            await finish_fenced(
+                conn, session_id=self._session_id, turn_id=turn_id, lease=self._lease, end=closing
             )
 
     async def turn_for_client_request(self, client_request_id: ClientRequestId) -> TurnId | None:

@@ -58,27 +58,37 @@ async def _outcome_of(rt: Runtime, sid: str, start: Callable[[], Awaitable[str]]
         subscription.close()
 
 
-@pytest.mark.parametrize("where", ["world_state", "assistant", "tool_result"])
+@pytest.mark.parametrize("where", ["world_state", "assistant", "tool_result", "deferred_step"])
 async def test_an_outage_at_a_turn_write_fails_the_turn_and_the_end_is_written_once_it_is_back(
     store: PostgresStore, tmp_path: Path, pg_cluster: PgCluster, database_url: str, where: str
 ) -> None:
+    """``deferred_step``: the write of a response of effect-free calls with their results
+    (session-runtime.md §11 for the deferred path): it fails whole, no next model call."""
     outage = Outage(pg_cluster.admin_url, database_url)
+    call = (
+        ("c1", "read", {"path": "AGENTS.md"})
+        if where == "deferred_step"
+        else ("c1", "write", {"path": "AGENTS.md", "content": "Hi\n"})
+    )
     model = ScriptedModel(
         [
-            ScriptedResponse(
-                tool_calls=(("c1", "write", {"path": "AGENTS.md", "content": "Hi\n"}),)
-            ),
+            ScriptedResponse(tool_calls=(call,)),
             ScriptedResponse(text="after"),
             ScriptedResponse(text="next turn works"),
         ]
     )
     async with runtime(store, tmp_path, model) as rt:
+        (rt.workspace / "AGENTS.md").write_text("Be brief.\n")
         sid = await rt.new_session()
         await rt.core.sessions.load(sid)
         storage = rt.services[sid].storage
         if where == "assistant":
             storage.append_assistant = _cut_on(  # type: ignore[method-assign]
                 outage, storage.append_assistant, lambda *a, **k: True
+            )
+        elif where == "deferred_step":
+            storage.append_step = _cut_on(  # type: ignore[method-assign]
+                outage, storage.append_step, lambda *a, **k: True
             )
         else:
             role_kind = {
@@ -106,10 +116,18 @@ async def test_an_outage_at_a_turn_write_fails_the_turn_and_the_end_is_written_o
         rows = {r.client_request_id: r for r in await _turns(store, sid)}
         first = rows["first"]
         assert (first.status, first.error_code) == (TurnStatus.FAILED, "persistence_error")
+        if where == "deferred_step":  # nothing of the step was written
+            stored = await store.load_session_messages(sid)
+            assert not [m for m in stored if m.turn_id == first.id and m.role is not Role.USER]
+            assert first.tool_call_count == 0
         _, subscription = await rt.core.subscribe(sid, None)
         subscription.close()
         view = await _settled(rt, sid, second)
         assert view.status is TurnStatus.COMPLETED
+        if where == "deferred_step":  # the first turn called no model after the failed write,
+            # so its "after" answered the second turn
+            assert len(model.requests) == 2
+            assert view.final_text == "after"
 
 
 async def test_an_outage_at_the_checkpoint_write_leaves_the_session_usable(

@@ -5,20 +5,38 @@ deterministic ids take no sequence."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import asyncpg
 import pytest
 
 from openwork_chat_state.item import MessageKind
-from openwork_chat_state.messages import user_text
+from openwork_chat_state.messages import (
+    Message,
+    Role,
+    TextBlock,
+    ToolCallBlock,
+    ToolCallState,
+    ToolResultBlock,
+    ToolResultState,
+    user_text,
+)
 from openwork_core.ids import ClientRequestId, MessageId, SessionId, TurnId, new_message_id
 from openwork_core.session.ownership import LeaseLost, SessionLease, daemon_identity
-from openwork_core.session.storage import OutgoingMessage, TurnOpening, TurnUsage
-from openwork_core.storage import PostgresStore
+from openwork_core.session.storage import (
+    OutgoingMessage,
+    RecordNotFound,
+    TurnClosing,
+    TurnOpening,
+    TurnStatus,
+    TurnUsage,
+)
+from openwork_core.storage import PostgresStore, create_pool
 from openwork_core.storage.postgres import fenced, session_storage
 from openwork_core.storage.postgres.ownership import PostgresOwnership
 from openwork_core.storage.postgres.session_storage import PostgresSessionStorage
+from openwork_core.storage.usage_records import ModelCallRecord
 from openwork_tools import SandboxMode
 
 SID = SessionId("ses_fenced")
@@ -191,3 +209,164 @@ async def test_the_one_statement_writes_messages_and_counters_atomically(
         )
     async with store.pool.acquire() as conn:
         assert await conn.fetchval("SELECT count(*) FROM messages") == 0
+
+
+def _step(call_ids: list[str]) -> tuple[OutgoingMessage, list[OutgoingMessage]]:
+    calls = tuple(
+        ToolCallBlock(id=c, name="read", input='{"path": "a"}', state=ToolCallState.SUBMITTED)
+        for c in call_ids
+    )
+    response = OutgoingMessage(
+        id=new_message_id(), message=Message(role=Role.ASSISTANT, content=calls)
+    )
+    results = [
+        OutgoingMessage(
+            id=new_message_id(),
+            message=Message(
+                role=Role.TOOL,
+                content=(
+                    ToolResultBlock(
+                        id=c,
+                        name="read",
+                        output=(TextBlock(text="a"),),
+                        state=ToolResultState.SUCCESS,
+                    ),
+                ),
+            ),
+        )
+        for c in call_ids
+    ]
+    return response, results
+
+
+def _record(model_call: int, usage: TurnUsage) -> ModelCallRecord:
+    return ModelCallRecord(
+        model_call=model_call,
+        submission=1,
+        provider_id="p",
+        model_name="m",
+        usage=usage,
+        estimated_input_tokens=100,
+        input_truncation_suspected=False,
+        stable_prefix_hash="h",
+        request_bytes=400,
+        shared_prefix_bytes=None,
+        cache_miss=None,
+        idle_seconds=None,
+    )
+
+
+@pytest.mark.usefixtures("session")
+async def test_a_deferred_step_is_one_statement_with_its_results_and_every_counter(
+    store: PostgresStore, tmp_path: Path, database_url: str
+) -> None:
+    """Issue 13 point 2, one transaction per steady call: the response, its results, the
+    submission's usage row, its tokens and tool calls and the next submission's counter are
+    one round trip to the server (no BEGIN/COMMIT), fenced by the lease."""
+    lease = await _owned(store, tmp_path, "a")
+    await (await _started(store, lease)).record_submission(TURN, 1)
+    pool = await create_pool(database_url, min_size=1, max_size=1)  # one logged connection
+    try:
+        storage = PostgresSessionStorage(pool, SID, lease)
+        response, results = _step(["c1", "c2"])
+        usage = TurnUsage(input_tokens=50, output_tokens=4)
+        queries: list[str] = []
+        (holder,) = pool._holders
+        assert holder._con is not None
+        holder._con.add_query_logger(lambda logged: queries.append(logged.query))
+        origins = await storage.append_step(
+            TURN, response, results, usage=usage, call=_record(1, usage), submission=2
+        )
+        await asyncio.sleep(0)  # asyncpg calls the loggers with call_soon
+    finally:
+        await pool.close()
+    assert len(queries) == 1, queries
+    assert [o.sequence for o in origins] == [2, 3, 4]
+    turn = await store.get_turn(SID, TURN)
+    assert (
+        turn.input_tokens,
+        turn.output_tokens,
+        turn.tool_call_count,
+        turn.model_call_count,
+        turn.model_submission_count,
+    ) == (50, 4, 2, 2, 2)
+    (recorded,) = await PostgresSessionStorage(store.pool, SID).turn_model_calls(TURN)
+    assert recorded.message_id == response.id
+
+
+@pytest.mark.usefixtures("session")
+async def test_a_deferred_step_after_a_takeover_is_refused_and_writes_nothing(
+    store: PostgresStore, tmp_path: Path
+) -> None:
+    """The stale owner's response, results, usage row and counters are refused together."""
+    storage = await _started(store, await _owned(store, tmp_path / "a", "a"))
+    await storage.record_submission(TURN, 1)
+    await _expire(store)
+    await _owned(store, tmp_path / "b", "b")
+    response, results = _step(["c1"])
+    usage = TurnUsage(input_tokens=5)
+    with pytest.raises(LeaseLost, match="no longer owns"):
+        await storage.append_step(
+            TURN, response, results, usage=usage, call=_record(1, usage), submission=2
+        )
+    assert await _sequences(store) == [1]
+    turn = await store.get_turn(SID, TURN)
+    assert (turn.input_tokens, turn.tool_call_count, turn.model_submission_count) == (None, 0, 1)
+    assert await storage.turn_model_calls(TURN) == []
+
+
+@pytest.mark.usefixtures("session")
+async def test_a_fresh_row_whose_id_is_already_stored_fails_the_write_whole(
+    store: PostgresStore,
+) -> None:
+    """A response's ids are new (``new_message_id``), so its write does not look them up: an id
+    already stored is a primary-key violation — never a silent skip — and the counters stay."""
+    storage = await _started(store, None)
+    (stored,) = await storage.append(TURN, [_message("first")])
+    response, _ = _step(["c1"])
+    taken = OutgoingMessage(id=stored.message_id, message=response.message)
+    with pytest.raises(asyncpg.UniqueViolationError):
+        await storage.append_assistant(TURN, taken, usage=TurnUsage(input_tokens=3), tool_calls=1)
+    turn = await store.get_turn(SID, TURN)
+    assert (turn.input_tokens, turn.tool_call_count) == (None, 0)
+    (after,) = await storage.append(TURN, [_message("next")])
+    assert after.sequence == 3
+    assert await _sequences(store) == [1, 2, 3]
+
+
+@pytest.mark.usefixtures("session")
+async def test_a_turn_end_is_one_fenced_statement_and_ends_a_turn_once(
+    store: PostgresStore, tmp_path: Path, database_url: str
+) -> None:
+    """The turn's end (every turn's path): one round trip; an ended turn is not ended twice
+    (``RecordNotFound``)."""
+    lease = await _owned(store, tmp_path / "a", "a")
+    await _started(store, lease)
+    pool = await create_pool(database_url, min_size=1, max_size=1)
+    try:
+        storage = PostgresSessionStorage(pool, SID, lease)
+        queries: list[str] = []
+        (holder,) = pool._holders
+        assert holder._con is not None
+        holder._con.add_query_logger(lambda logged: queries.append(logged.query))
+        await storage.finish_turn(TURN, TurnClosing(status=TurnStatus.COMPLETED))
+        await asyncio.sleep(0)  # asyncpg calls the loggers with call_soon
+        assert len(queries) == 1, queries
+        with pytest.raises(RecordNotFound):
+            await storage.finish_turn(TURN, TurnClosing(status=TurnStatus.FAILED))
+    finally:
+        await pool.close()
+    assert (await store.get_turn(SID, TURN)).status is TurnStatus.COMPLETED
+
+
+@pytest.mark.usefixtures("session")
+async def test_a_stale_owners_turn_end_is_refused_and_the_takeovers_interruption_stands(
+    store: PostgresStore, tmp_path: Path
+) -> None:
+    """The takeover interrupted the turn; the old owner's ``completed`` does not overwrite it."""
+    storage = await _started(store, await _owned(store, tmp_path / "a", "a"))
+    await _expire(store)
+    await _owned(store, tmp_path / "b", "b")
+    with pytest.raises(LeaseLost, match="no longer owns"):
+        await storage.finish_turn(TURN, TurnClosing(status=TurnStatus.COMPLETED))
+    assert (await store.get_turn(SID, TURN)).status is TurnStatus.INTERRUPTED

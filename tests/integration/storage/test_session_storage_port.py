@@ -16,6 +16,8 @@ from openwork_chat_state.messages import (
     Message,
     Role,
     TextBlock,
+    ToolCallBlock,
+    ToolCallState,
     ToolResultBlock,
     ToolResultState,
     user_text,
@@ -255,3 +257,43 @@ async def test_a_submission_is_recorded_once(storage: SessionStorage) -> None:
     await _answer(storage, "m3", _call(1, input_tokens=99))
     calls = await storage.turn_model_calls("t1")
     assert [(c.message_id, c.call.usage.input_tokens) for c in calls] == [("m2", 10)]
+
+
+def _read_call(call_id: str) -> ToolCallBlock:
+    return ToolCallBlock(
+        id=call_id, name="read", input='{"path": "a.txt"}', state=ToolCallState.SUBMITTED
+    )
+
+
+def _read_result(call_id: str) -> Message:
+    block = ToolResultBlock(
+        id=call_id, name="read", output=(TextBlock(text="a"),), state=ToolResultState.SUCCESS
+    )
+    return Message(role=Role.TOOL, content=(block,))
+
+
+async def test_a_deferred_step_writes_the_response_then_its_results_in_order(
+    storage: SessionStorage,
+) -> None:
+    """docs/architecture.md "One transaction per steady call": the response, its results and
+    its submission's usage row in one write; the origins are the response's, then the results'."""
+    await storage.start_turn(_opening("t1"), [_user("m1", "a")])
+    await storage.record_submission("t1", 1)
+    response = Message(role=Role.ASSISTANT, content=(_read_call("c1"), _read_call("c2")))
+    call = _call(1, input_tokens=10, output_tokens=2)
+    origins = await storage.append_step(
+        "t1",
+        OutgoingMessage(id="m2", message=response),
+        [
+            OutgoingMessage(id="m3", message=_read_result("c1")),
+            OutgoingMessage(id="m4", message=_read_result("c2")),
+        ],
+        usage=call.usage,
+        call=call,
+        submission=2,
+    )
+    assert [(o.message_id, o.sequence) for o in origins] == [("m2", 2), ("m3", 3), ("m4", 4)]
+    (recorded,) = await storage.turn_model_calls("t1")
+    assert (recorded.message_id, recorded.call) == ("m2", call)
+    (after,) = await storage.append("t1", [_user("m5", "b")])
+    assert after.sequence == 5

@@ -19,6 +19,7 @@ from openwork_tools import (
     DuplicateToolRegistration,
     DuplicateToolSelection,
     FileChange,
+    FinalizedToolset,
     RiskHint,
     Tool,
     ToolCallContext,
@@ -287,3 +288,21 @@ async def test_fallback_cut_keeps_a_failed_message_equal_to_its_text_and_an_earl
     assert len(result.text.encode()) <= RESULT_TEXT_LIMIT
     assert (session.spill_dir / "call_1.txt").read_text() == "the tool's own spill"
     assert (session.spill_dir / "call_1-result.txt").read_text() == "e" * 50_000
+
+
+def test_exactly_the_builtin_read_only_tools_have_nothing_to_authorize(
+    toolset: FinalizedToolset,
+) -> None:
+    """The core writes a response of ``READ_ONLY`` calls after they ran (docs/architecture.md
+    "One transaction per steady call"): those are read, grep, glob and list, and none of them
+    reports anything to authorize, so none can need a permission card."""
+    read_only = {n for n in toolset.names if toolset.risk(n) is RiskHint.READ_ONLY}
+    assert read_only == {"read", "grep", "glob", "list"}
+    arguments = {
+        "read": '{"path": "a.txt"}',
+        "grep": '{"pattern": "x"}',
+        "glob": '{"pattern": "*"}',
+        "list": "{}",
+    }
+    assert all(toolset.prepare(n, arguments[n]) is None for n in read_only)
+    assert toolset.risk("no_such_tool") is None
