@@ -14,11 +14,13 @@ from collections.abc import AsyncIterator, Mapping
 
 import httpx
 import openai
+from openai._streaming import ServerSentEvent
 from openai.types import CompletionUsage
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
 from openwork_core.models.adapters.openai_chat_encode import encode_messages, encode_tools
 from openwork_core.models.adapters.raw_body import (
+    ConfiguredClients,
     MessageFragments,
     add_openai_tail,
     dump_body,
@@ -86,6 +88,29 @@ def map_usage(usage: CompletionUsage) -> TokenUsage:
             completion_details.reasoning_tokens if completion_details is not None else None
         ),
     )
+
+
+DRAIN_LIMIT_BYTES = 64 * 1024
+"""At most this much of a body is read past ``[DONE]`` to keep its connection."""
+
+
+class ChatChunkStream(openai.AsyncStream[ChatCompletionChunk]):
+    """The SDK's stream, reading the body to its end once ``[DONE]`` arrives.
+
+    The SDK stops at ``[DONE]`` and closes the response before httpx has seen the body's end,
+    which closes the keep-alive connection: every model call would connect (and on TLS shake
+    hands) again. Reading the few bytes left first returns the connection to the pool."""
+
+    async def _iter_events(self) -> AsyncIterator[ServerSentEvent]:
+        body = self.response.aiter_bytes()
+        async for sse in self._decoder.aiter_bytes(body):
+            if sse.data.startswith("[DONE]"):
+                drained = 0
+                async for rest in body:
+                    drained += len(rest)
+                    if drained > DRAIN_LIMIT_BYTES:
+                        break
+            yield sse
 
 
 class ChatStreamDecoder:
@@ -193,6 +218,11 @@ class OpenAIChatAdapter:
             http_client=http_client,
         )
         self._max_tokens_field: MaxTokensField = max_tokens_field
+        self._configured = ConfiguredClients(
+            lambda retries, timeout_s: self._client.with_options(
+                max_retries=retries, timeout=httpx.Timeout(timeout_s)
+            )
+        )
         self._messages = MessageFragments(encode_messages)
         self._stream_usage = stream_usage
         self._reasoning_effort: ReasoningEffort | None = reasoning_effort
@@ -207,10 +237,7 @@ class OpenAIChatAdapter:
         """Nothing happens until the first ``anext``: encoding errors (``invalid_request``,
         not_sent) surface there, like every other failure."""
         decoder = ChatStreamDecoder()
-        client = self._client.with_options(
-            max_retries=max(0, options.max_transport_attempts - 1),
-            timeout=httpx.Timeout(options.idle_timeout_s),
-        )
+        client = self._configured.get(options)
         limit = request.max_output_tokens
         effort = self._reasoning_effort
 
@@ -237,7 +264,7 @@ class OpenAIChatAdapter:
                 "/chat/completions",
                 dump_body(fields),
                 cast_to=ChatCompletion,
-                stream_cls=openai.AsyncStream[ChatCompletionChunk],
+                stream_cls=ChatChunkStream,
             )
             decoder.provider_request_id = request_id(stream.response.headers)
             return stream
