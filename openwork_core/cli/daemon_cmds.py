@@ -13,6 +13,7 @@ import typer
 from pydantic import JsonValue
 
 from openwork_core.cli.client import (
+    CliError,
     DaemonClient,
     DaemonNotRunning,
     home,
@@ -20,7 +21,6 @@ from openwork_core.cli.client import (
     process_alive,
     read_discovery,
 )
-from openwork_core.cli.errors import CliError
 from openwork_core.cli.output import console, print_json
 from openwork_core.logs import LOG_FILE_NAME
 
