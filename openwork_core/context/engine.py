@@ -15,6 +15,7 @@ import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from openwork_chat_state.item import ConversationItem
 from openwork_chat_state.messages import Message, Role, TextBlock, ToolDefinition
 from openwork_chat_state.view import ConversationContextView
 from openwork_core.context.budget import (
@@ -27,7 +28,11 @@ from openwork_core.context.errors import SystemContextInvalid, SystemMessageInCo
 from openwork_core.context.item_forms import item_forms
 from openwork_core.context.item_limits import check_system_context_part
 from openwork_core.context.normalize import ProjectionSummary, normalize
-from openwork_core.context.provenance import Provenance
+from openwork_core.context.provenance import (
+    SYNTHESIZED_RESULT_PROVENANCE,
+    Provenance,
+    provenance_of,
+)
 from openwork_core.context.wire import array_size, tokens_for_bytes
 from openwork_core.models.capabilities import ModelCapabilities
 from openwork_core.models.port import ModelRequest
@@ -41,12 +46,22 @@ class PreparedModelCall:
     request: ModelRequest
     budget: ContextBudgetEstimate
     projection: ProjectionSummary
-    provenance: tuple[Provenance, ...]
+    sources: tuple[ConversationItem | None, ...]
+    """The item each Conversation message came from (``None``: a result synthesized by
+    normalization); ``provenance`` is derived from it when asked for (inspection only)."""
     conversation: tuple[Message, ...]
     system: ResolvedSystemContext
     conversation_sizes: tuple[int, ...] = ()
     """Each Conversation message's JSON size as measured (``conversation_sizes[i]`` belongs to
     ``conversation[i]``): lets the cache diagnostics compare calls without serializing again."""
+
+    @property
+    def provenance(self) -> tuple[Provenance, ...]:
+        """``provenance[i]`` belongs to ``conversation[i]``."""
+        return tuple(
+            SYNTHESIZED_RESULT_PROVENANCE if item is None else provenance_of(item)
+            for item in self.sources
+        )
 
 
 def validate_system_context(system: ResolvedSystemContext) -> None:
@@ -114,7 +129,7 @@ class ContextEngine:
             request=request,
             budget=budget,
             projection=conversation.summary,
-            provenance=conversation.provenance,
+            sources=conversation.sources,
             conversation=conversation.messages,
             system=system,
             conversation_sizes=conversation.sizes,

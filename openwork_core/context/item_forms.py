@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from openwork_chat_state.item import ConversationItem, RealOrigin
-from openwork_chat_state.messages import Role, ToolResultBlock
+from openwork_chat_state.messages import Message, Role, ToolCallBlock, ToolResultBlock
 from openwork_core.context.normalize import (
     ItemForm,
     ResultForm,
@@ -21,11 +21,11 @@ from openwork_core.context.normalize import (
     strip_result_data_blocks,
 )
 from openwork_core.context.projection import is_over_limit, tool_message, truncate_tool_result
-from openwork_core.context.provenance import provenance_of
 from openwork_core.context.prune import prune_tool_result
 from openwork_core.context.wire import json_size
 
 _MEMO_PREFIX = "openwork_core.context.form"
+_NO_IDS: frozenset[str] = frozenset()
 
 
 def memo_key(*, pruned: bool, spill_dir: str | None, accepts_data_blocks: bool) -> str:
@@ -33,12 +33,19 @@ def memo_key(*, pruned: bool, spill_dir: str | None, accepts_data_blocks: bool) 
 
 
 def result_form(
-    result: ToolResultBlock, *, prune: bool, spill_dir: str | None, accepts_data_blocks: bool
+    result: ToolResultBlock,
+    *,
+    prune: bool,
+    spill_dir: str | None,
+    accepts_data_blocks: bool,
+    message: Message | None = None,
 ) -> ResultForm:
-    """Prune → project → strip data blocks, for one result."""
+    """Prune → project → strip data blocks, for one result. ``message`` is the stored tool
+    message when it holds just this result: it is then the request form itself (no copy)."""
     pruned_result = prune_tool_result(result, spill_dir) if prune else None
     current = pruned_result or result
-    message = tool_message(current)
+    if pruned_result is not None or message is None:
+        message = tool_message(current)
     size = json_size(message)
     truncated = is_over_limit(size)
     if truncated:
@@ -49,42 +56,49 @@ def result_form(
     if truncated or dropped:
         message = tool_message(current)
         size = json_size(message)
-    return ResultForm(
-        call_id=result.id,
-        message=message,
-        size=size,
-        pruned=pruned_result is not None,
-        truncated=truncated,
-        dropped_data_blocks=dropped,
-    )
+    return ResultForm(result.id, message, size, pruned_result is not None, truncated, dropped)
 
 
 def compute_item_form(
     item: ConversationItem, *, prune: bool, spill_dir: str | None, accepts_data_blocks: bool
 ) -> ItemForm:
+    """One pass over the item: each message or result of its request form is built once and
+    measured with one ``orjson.dumps``; nothing else is serialized or copied."""
     message = item.message
-    provenance = provenance_of(item)
-    if message.role is Role.TOOL:
+    role = message.role
+    if role is Role.TOOL:
+        content = message.content
+        whole = message if len(content) == 1 else None
         results = tuple(
             result_form(
-                b, prune=prune, spill_dir=spill_dir, accepts_data_blocks=accepts_data_blocks
+                b,
+                prune=prune,
+                spill_dir=spill_dir,
+                accepts_data_blocks=accepts_data_blocks,
+                message=whole,
             )
-            for b in message.content
-            if isinstance(b, ToolResultBlock)
+            for b in content
+            if type(b) is ToolResultBlock
         )
-        return ItemForm(message=message, size=0, provenance=provenance, results=results)
+        return ItemForm(message, 0, item, (), _NO_IDS, results, 0, False)
     dropped = 0
     if not accepts_data_blocks:
         message, dropped = filter_message_data_blocks(item)
-    calls = message.tool_calls if message.role is Role.ASSISTANT else ()
+    if role is Role.ASSISTANT:
+        calls = tuple(b for b in message.content if type(b) is ToolCallBlock)
+        if calls:
+            return ItemForm(
+                message,
+                json_size(message),
+                item,
+                calls,
+                frozenset(c.id for c in calls),
+                None,
+                dropped,
+                False,
+            )
     return ItemForm(
-        message=message,
-        size=json_size(message),
-        provenance=provenance,
-        calls=calls,
-        call_ids=frozenset(c.id for c in calls),
-        dropped_data_blocks=dropped,
-        is_system=message.role is Role.SYSTEM,
+        message, json_size(message), item, (), _NO_IDS, None, dropped, role is Role.SYSTEM
     )
 
 
@@ -98,24 +112,32 @@ def item_forms(
     """The form of every item, from ``item._memo`` when already computed."""
     plain_key = memo_key(pruned=False, spill_dir=spill_dir, accepts_data_blocks=accepts_data_blocks)
     pruned_key = memo_key(pruned=True, spill_dir=spill_dir, accepts_data_blocks=accepts_data_blocks)
-    tool = Role.TOOL
+    tool, assistant, system = Role.TOOL, Role.ASSISTANT, Role.SYSTEM
     forms: list[ItemForm] = []
     append = forms.append
     for item in items:
-        origin = item.origin
-        prune = (
-            watermark is not None
-            and item.message.role is tool
-            and isinstance(origin, RealOrigin)
-            and origin.sequence <= watermark
-        )
-        key = pruned_key if prune else plain_key
+        message = item.message
+        role = message.role
+        key = plain_key
+        if role is tool and watermark is not None:
+            origin = item.origin
+            if type(origin) is RealOrigin and origin.sequence <= watermark:
+                key = pruned_key
         memo = item._memo
         form = memo.get(key)
-        if not isinstance(form, ItemForm):
-            form = compute_item_form(
-                item, prune=prune, spill_dir=spill_dir, accepts_data_blocks=accepts_data_blocks
-            )
+        if type(form) is not ItemForm:
+            if accepts_data_blocks and role is not tool and role is not assistant:
+                # the common case inline: the stored message is its own request form
+                form = ItemForm(
+                    message, json_size(message), item, (), _NO_IDS, None, 0, role is system
+                )
+            else:
+                form = compute_item_form(
+                    item,
+                    prune=key is pruned_key,
+                    spill_dir=spill_dir,
+                    accepts_data_blocks=accepts_data_blocks,
+                )
             memo[key] = form
         append(form)
     return forms

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from openwork_chat_state.item import ConversationItem, MessageKind
 from openwork_chat_state.messages import (
@@ -35,7 +36,6 @@ from openwork_chat_state.messages import (
 )
 from openwork_core.context.errors import DataBlockInUserInput
 from openwork_core.context.projection import tool_message
-from openwork_core.context.provenance import SYNTHESIZED_RESULT_PROVENANCE, Provenance
 from openwork_core.context.wire import json_size
 
 INTERRUPTED_RESULT_TEXT = (
@@ -54,40 +54,42 @@ class ProjectionSummary:
     dropped_data_blocks: int = 0
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ResultForm:
-    """One Tool Result as it would be sent: its own tool message and that message's JSON size."""
+class ResultForm(NamedTuple):
+    """One Tool Result as it would be sent: its own tool message and that message's JSON size.
+    (Named tuples, like ``ItemForm``: a cold prepare makes one per item, and a tuple is built
+    several times faster than a frozen dataclass.)"""
 
     call_id: str
     message: Message
     size: int
-    pruned: bool = False
-    truncated: bool = False
-    dropped_data_blocks: int = 0
+    pruned: bool
+    truncated: bool
+    dropped_data_blocks: int
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ItemForm:
+class ItemForm(NamedTuple):
     """One Conversation item after prune, projection and the data-block filter.
 
     ``results`` is set exactly for tool messages (whose ``message`` is then never emitted);
-    ``calls`` holds an Assistant message's Tool Calls.
+    ``calls`` holds an Assistant message's Tool Calls; ``source`` is the item itself (its
+    provenance is derived from it only when asked for).
     """
 
     message: Message
     size: int
-    provenance: Provenance
-    calls: tuple[ToolCallBlock, ...] = ()
-    call_ids: frozenset[str] = frozenset()
-    results: tuple[ResultForm, ...] | None = None
-    dropped_data_blocks: int = 0
-    is_system: bool = False
+    source: ConversationItem
+    calls: tuple[ToolCallBlock, ...]
+    call_ids: frozenset[str]
+    results: tuple[ResultForm, ...] | None
+    dropped_data_blocks: int
+    is_system: bool
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class NormalizedConversation:
     messages: tuple[Message, ...]
-    provenance: tuple[Provenance, ...]
+    sources: tuple[ConversationItem | None, ...]
+    """The item each message came from (``None``: a synthesized result)."""
     sizes: tuple[int, ...]
     """Each message's JSON size (``sizes[i]`` belongs to ``messages[i]``)."""
     sizes_total: int
@@ -134,14 +136,14 @@ def filter_message_data_blocks(item: ConversationItem) -> tuple[Message, int]:
 def normalize(forms: Iterable[ItemForm]) -> NormalizedConversation:
     """Pair calls with results (see the module docstring) in one pass over ``forms``."""
     messages: list[Message] = []
-    provenance: list[Provenance] = []
+    sources: list[ConversationItem | None] = []
     sizes: list[int] = []
     total = 0
     pruned = truncated = synthesized = dropped = dropped_data = 0
     has_system = False
     open_calls: tuple[ToolCallBlock, ...] = ()
     open_ids: frozenset[str] = frozenset()
-    answers: dict[str, tuple[ResultForm, Provenance]] = {}
+    answers: dict[str, tuple[ResultForm, ConversationItem]] = {}
 
     def flush() -> None:
         nonlocal total, pruned, truncated, synthesized, dropped_data
@@ -150,14 +152,14 @@ def normalize(forms: Iterable[ItemForm]) -> NormalizedConversation:
             if answer is None:
                 message = synthesize_interrupted_result(call)
                 messages.append(message)
-                provenance.append(SYNTHESIZED_RESULT_PROVENANCE)
+                sources.append(None)
                 sizes.append(json_size(message))
                 total += sizes[-1]
                 synthesized += 1
                 continue
             result, origin = answer
             messages.append(result.message)
-            provenance.append(origin)
+            sources.append(origin)
             sizes.append(result.size)
             total += result.size
             pruned += result.pruned
@@ -170,14 +172,14 @@ def normalize(forms: Iterable[ItemForm]) -> NormalizedConversation:
         if results is not None:
             for result in results:
                 if result.call_id in open_ids and result.call_id not in answers:
-                    answers[result.call_id] = (result, form.provenance)
+                    answers[result.call_id] = (result, form.source)
                 else:
                     dropped += 1
             continue
         if open_calls:
             flush()
         messages.append(form.message)
-        provenance.append(form.provenance)
+        sources.append(form.source)
         sizes.append(form.size)
         total += form.size
         dropped_data += form.dropped_data_blocks
@@ -188,7 +190,7 @@ def normalize(forms: Iterable[ItemForm]) -> NormalizedConversation:
         flush()
     return NormalizedConversation(
         messages=tuple(messages),
-        provenance=tuple(provenance),
+        sources=tuple(sources),
         sizes=tuple(sizes),
         sizes_total=total,
         has_system_message=has_system,
