@@ -34,7 +34,6 @@ def memo_key(*, pruned: bool, spill_dir: str | None, accepts_data_blocks: bool) 
 
 def result_form(
     result: ToolResultBlock,
-    *,
     prune: bool,
     spill_dir: str | None,
     accepts_data_blocks: bool,
@@ -68,31 +67,34 @@ def compute_item_form(
     role = message.role
     if role is Role.TOOL:
         content = message.content
-        whole = message if len(content) == 1 else None
-        results = tuple(
-            result_form(
-                b,
-                prune=prune,
-                spill_dir=spill_dir,
-                accepts_data_blocks=accepts_data_blocks,
-                message=whole,
+        if len(content) == 1:  # the usual tool message: one result, its own request form
+            only = content[0]
+            results: tuple[ResultForm, ...] = (
+                (result_form(only, prune, spill_dir, accepts_data_blocks, message),)
+                if type(only) is ToolResultBlock
+                else ()
             )
-            for b in content
-            if type(b) is ToolResultBlock
-        )
+        else:
+            results = tuple(
+                [
+                    result_form(b, prune, spill_dir, accepts_data_blocks)
+                    for b in content
+                    if type(b) is ToolResultBlock
+                ]
+            )
         return ItemForm(message, 0, item, (), _NO_IDS, results, 0, False)
     dropped = 0
     if not accepts_data_blocks:
         message, dropped = filter_message_data_blocks(item)
     if role is Role.ASSISTANT:
-        calls = tuple(b for b in message.content if type(b) is ToolCallBlock)
+        calls = [b for b in message.content if type(b) is ToolCallBlock]
         if calls:
             return ItemForm(
                 message,
                 json_size(message),
                 item,
-                calls,
-                frozenset(c.id for c in calls),
+                tuple(calls),
+                frozenset([c.id for c in calls]),
                 None,
                 dropped,
                 False,

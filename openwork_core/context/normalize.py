@@ -138,7 +138,6 @@ def normalize(forms: Iterable[ItemForm]) -> NormalizedConversation:
     messages: list[Message] = []
     sources: list[ConversationItem | None] = []
     sizes: list[int] = []
-    total = 0
     pruned = truncated = synthesized = dropped = dropped_data = 0
     has_system = False
     open_calls: tuple[ToolCallBlock, ...] = ()
@@ -146,7 +145,7 @@ def normalize(forms: Iterable[ItemForm]) -> NormalizedConversation:
     answers: dict[str, tuple[ResultForm, ConversationItem]] = {}
 
     def flush() -> None:
-        nonlocal total, pruned, truncated, synthesized, dropped_data
+        nonlocal pruned, truncated, synthesized, dropped_data
         for call in open_calls:
             answer = answers.pop(call.id, None)
             if answer is None:
@@ -154,14 +153,12 @@ def normalize(forms: Iterable[ItemForm]) -> NormalizedConversation:
                 messages.append(message)
                 sources.append(None)
                 sizes.append(json_size(message))
-                total += sizes[-1]
                 synthesized += 1
                 continue
             result, origin = answer
             messages.append(result.message)
             sources.append(origin)
             sizes.append(result.size)
-            total += result.size
             pruned += result.pruned
             truncated += result.truncated
             dropped_data += result.dropped_data_blocks
@@ -181,9 +178,10 @@ def normalize(forms: Iterable[ItemForm]) -> NormalizedConversation:
         messages.append(form.message)
         sources.append(form.source)
         sizes.append(form.size)
-        total += form.size
-        dropped_data += form.dropped_data_blocks
-        has_system = has_system or form.is_system
+        if form.dropped_data_blocks:
+            dropped_data += form.dropped_data_blocks
+        if form.is_system:
+            has_system = True
         open_calls = form.calls
         open_ids = form.call_ids
     if open_calls:
@@ -192,7 +190,7 @@ def normalize(forms: Iterable[ItemForm]) -> NormalizedConversation:
         messages=tuple(messages),
         sources=tuple(sources),
         sizes=tuple(sizes),
-        sizes_total=total,
+        sizes_total=sum(sizes),
         has_system_message=has_system,
         summary=ProjectionSummary(
             pruned=pruned,
