@@ -79,6 +79,32 @@ def validate_system_context(system: ResolvedSystemContext) -> None:
 
 
 @functools.lru_cache(maxsize=64)
+def checked_system_context_tokens(system: ResolvedSystemContext) -> int:
+    """``validate_system_context`` and the region's estimate, once per distinct System Context:
+    a session's turns repeat the same one on every call (nothing is cached when it is
+    invalid: the error is raised again)."""
+    validate_system_context(system)
+    return estimate_system_context_tokens(system)
+
+
+_TOOL_SURFACE_LIMIT = 64
+_tool_surface_tokens: dict[tuple[int, ...], tuple[tuple[ToolDefinition, ...], int]] = {}
+
+
+def tool_surface_tokens(tools: tuple[ToolDefinition, ...]) -> int:
+    """``estimate_tool_surface_tokens``, once per distinct list of definition objects: the
+    finalized definitions are built once per process and never change, so their identities name
+    their bytes (the entry holds the definitions, so no identity is reused while it lives)."""
+    key = tuple(map(id, tools))
+    entry = _tool_surface_tokens.get(key)
+    if entry is None:
+        if len(_tool_surface_tokens) >= _TOOL_SURFACE_LIMIT:
+            _tool_surface_tokens.clear()
+        entry = _tool_surface_tokens[key] = (tools, estimate_tool_surface_tokens(tools))
+    return entry[1]
+
+
+@functools.lru_cache(maxsize=64)
 def system_messages(system: ResolvedSystemContext) -> tuple[Message, ...]:
     """The same objects for an equal System Context: every request of a session then starts
     with identical ``Message`` objects, which the adapters' per-message encodings rely on."""
@@ -107,16 +133,16 @@ class ContextEngine:
             accepts_data_blocks=capabilities.accepts_data_blocks,
         )
         conversation = normalize(forms)
-        validate_system_context(system)
+        system_context_tokens = checked_system_context_tokens(system)
         if conversation.has_system_message:
             raise SystemMessageInConversation("the Conversation contains a system message")
         tool_definitions = tuple(tools)
         budget = ContextBudgetEstimate.from_regions(
-            system_context_tokens=estimate_system_context_tokens(system),
+            system_context_tokens=system_context_tokens,
             conversation_tokens=tokens_for_bytes(
                 array_size(conversation.sizes_total, len(conversation.messages))
             ),
-            tool_surface_tokens=estimate_tool_surface_tokens(tool_definitions),
+            tool_surface_tokens=tool_surface_tokens(tool_definitions),
             reserved_output_tokens=capabilities.max_output_tokens,
         )
         request = ModelRequest(
