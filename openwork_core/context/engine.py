@@ -1,7 +1,7 @@
 """Request assembly: ``ContextEngine.prepare`` (context-window.md §6).
 
 Deterministic and pure: on a copy of the Conversation it prunes, projects and normalizes
-(§4.2, via the cached per-item forms of ``item_forms`` and one pairing pass in ``normalize``),
+(§4.2, in one pass of ``item_forms.normalized_conversation`` over the cached per-item forms),
 validates the System Context and the absence of System messages, measures the budget from the
 cached sizes, and builds the provider-neutral ``ModelRequest``: one System message per part, then
 the Conversation; tool definitions in ``tools``; ``max_output_tokens`` from the capabilities;
@@ -25,9 +25,9 @@ from openwork_core.context.budget import (
 )
 from openwork_core.context.builder import ResolvedSystemContext
 from openwork_core.context.errors import SystemContextInvalid, SystemMessageInConversation
-from openwork_core.context.item_forms import item_forms
+from openwork_core.context.item_forms import normalized_conversation
 from openwork_core.context.item_limits import check_system_context_part
-from openwork_core.context.normalize import ProjectionSummary, normalize
+from openwork_core.context.normalize import ProjectionSummary
 from openwork_core.context.provenance import (
     SYNTHESIZED_RESULT_PROVENANCE,
     Provenance,
@@ -126,13 +126,12 @@ class ContextEngine:
         tools: Sequence[ToolDefinition],
         spill_dir: str | None,
     ) -> PreparedModelCall:
-        forms = item_forms(
+        conversation = normalized_conversation(
             view.items,
             watermark=view.tool_result_pruned_through_sequence,
             spill_dir=spill_dir,
             accepts_data_blocks=capabilities.accepts_data_blocks,
         )
-        conversation = normalize(forms)
         system_context_tokens = checked_system_context_tokens(system)
         if conversation.has_system_message:
             raise SystemMessageInConversation("the Conversation contains a system message")

@@ -1,4 +1,6 @@
-"""Normalization of the request copy (context-window.md §4.2, §10 invariant 9).
+"""Normalization of the request copy (context-window.md §4.2, §10 invariant 9): the rules, the
+per-item form types and the data-block filters; the pass that applies the pairing as it builds
+each item's form is ``item_forms.normalized_conversation``.
 
 Pairing, over the per-item forms in Conversation order:
 
@@ -19,7 +21,6 @@ State, assistant messages) and in Tool Results they are removed and counted.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -36,7 +37,6 @@ from openwork_chat_state.messages import (
 )
 from openwork_core.context.errors import DataBlockInUserInput
 from openwork_core.context.projection import tool_message
-from openwork_core.context.wire import json_size
 
 INTERRUPTED_RESULT_TEXT = (
     "Tool result unavailable: the previous turn ended before a durable result was recorded."
@@ -131,72 +131,3 @@ def filter_message_data_blocks(item: ConversationItem) -> tuple[Message, int]:
         b for b in message.content if not isinstance(b, DataBlock)
     )
     return Message(role=message.role, content=kept), len(message.content) - len(kept)
-
-
-def normalize(forms: Iterable[ItemForm]) -> NormalizedConversation:
-    """Pair calls with results (see the module docstring) in one pass over ``forms``."""
-    messages: list[Message] = []
-    sources: list[ConversationItem | None] = []
-    sizes: list[int] = []
-    pruned = truncated = synthesized = dropped = dropped_data = 0
-    has_system = False
-    open_calls: tuple[ToolCallBlock, ...] = ()
-    open_ids: frozenset[str] = frozenset()
-    answers: dict[str, tuple[ResultForm, ConversationItem]] = {}
-
-    def flush() -> None:
-        nonlocal pruned, truncated, synthesized, dropped_data
-        for call in open_calls:
-            answer = answers.pop(call.id, None)
-            if answer is None:
-                message = synthesize_interrupted_result(call)
-                messages.append(message)
-                sources.append(None)
-                sizes.append(json_size(message))
-                synthesized += 1
-                continue
-            result, origin = answer
-            messages.append(result.message)
-            sources.append(origin)
-            sizes.append(result.size)
-            pruned += result.pruned
-            truncated += result.truncated
-            dropped_data += result.dropped_data_blocks
-        answers.clear()
-
-    for form in forms:
-        results = form.results
-        if results is not None:
-            for result in results:
-                if result.call_id in open_ids and result.call_id not in answers:
-                    answers[result.call_id] = (result, form.source)
-                else:
-                    dropped += 1
-            continue
-        if open_calls:
-            flush()
-        messages.append(form.message)
-        sources.append(form.source)
-        sizes.append(form.size)
-        if form.dropped_data_blocks:
-            dropped_data += form.dropped_data_blocks
-        if form.is_system:
-            has_system = True
-        open_calls = form.calls
-        open_ids = form.call_ids
-    if open_calls:
-        flush()
-    return NormalizedConversation(
-        messages=tuple(messages),
-        sources=tuple(sources),
-        sizes=tuple(sizes),
-        sizes_total=sum(sizes),
-        has_system_message=has_system,
-        summary=ProjectionSummary(
-            pruned=pruned,
-            truncated=truncated,
-            synthesized_results=synthesized,
-            dropped_results=dropped,
-            dropped_data_blocks=dropped_data,
-        ),
-    )
