@@ -6,8 +6,9 @@ of ``bench/fake_openai_server.py`` on one port (``SO_REUSEPORT``; zero delay, pr
 19 ``read`` tool calls then a final text), measures their own limit first (requests per second
 from this process over keep-alive connections, with a request the size of a late call), then:
 
-* one session alone on one daemon (after a warm-up session): the short-path gap between its
-  model calls (goal ≤ 10 ms; ``--alone-only`` stops here);
+* one session alone on one daemon (after a warm-up session; ``ALONE_SESSIONS`` such sessions one
+  after the other, their gaps pooled): the short-path gap between its model calls (goal ≤ 10 ms)
+  and the daemon's CPU time per model call (``--alone-only`` stops here);
 * one daemon: ``--sessions`` sessions created and driven concurrently, one turn each (20 model
   calls), every turn awaited on its SSE stream until ``turn_finished``;
 * two daemons on one database: the sessions spread over both (each created on, and driven
@@ -47,6 +48,8 @@ from tests.support.daemon import TOKEN, Daemon, start_daemon
 from tests.support.postgres import find_cluster
 
 CALLS = 20
+ALONE_SESSIONS = 5
+"""Sessions run one after the other for the alone figures (their gaps pooled)."""
 HERE = Path(__file__).resolve().parent
 
 
@@ -336,15 +339,26 @@ async def main(sessions: int, fake_count: int, alone_only: bool) -> None:
             }
             url = await cluster.new_database()
             single = await start_daemon(home=root / "home-single", database_url=url, env=env)
+            gaps, errors = [], 0
             try:
                 await _run([single], fakes, workspace, 1)  # warm-up: imports, first connections
-                alone = await _run([single], fakes, workspace, 1)
+                cpu_before = _cpu_s(single.process.pid)
+                for _ in range(ALONE_SESSIONS):  # one after the other: each session alone
+                    alone = await _run([single], fakes, workspace, 1)
+                    gaps += alone.gaps_ms
+                    errors += len(alone.errors)
+                cpu_per_call = (_cpu_s(single.process.pid) - cpu_before) / (ALONE_SESSIONS * CALLS)
             finally:
                 await single.stop()
-            gaps = sorted(alone.gaps_ms)
-            print(f"one session alone ({CALLS} calls, {len(alone.errors)} errors):")
+            gaps.sort()
+            print(f"one session alone ({ALONE_SESSIONS} × {CALLS} calls, {errors} errors):")
             print(f"  gap p50                {statistics.median(gaps):8.1f} ms   (goal ≤ 10)")
             print(f"  gap max                {gaps[-1]:8.1f} ms")
+            print(
+                f"  daemon CPU per call    {cpu_per_call * 1e3:8.1f} ms   (user + system time of"
+                " the daemon ÷ model calls, its sessions' whole turns: steadier than the gap on"
+                " a busy machine)"
+            )
             rates: list[float] = []
             results: list[RunResult] = []
             for count in () if alone_only else (1, 2):

@@ -9,7 +9,8 @@ happen on a listener thread, never on the event loop):
   says).
 
 ``session_id`` / ``turn_id`` are bound through structlog contextvars by the runtime and merged
-into every line; libraries' stdlib records pass through the same chain.
+into every line; libraries' stdlib records pass through the same chain (httpx at WARNING: its
+per-request INFO line repeats our ``model.call``). A record is rendered once for both JSON sinks.
 """
 
 from __future__ import annotations
@@ -68,6 +69,29 @@ def _formatter(json: bool) -> structlog.stdlib.ProcessorFormatter:
     )
 
 
+class _FormattedOnce(logging.Formatter):
+    """One rendering per record for every handler that shares it: the JSON file and JSON
+    stderr write the same line, and ``RotatingFileHandler`` formats each record twice on its
+    own (once to decide on a rollover, once to write). Only the listener thread formats."""
+
+    def __init__(self, inner: logging.Formatter) -> None:
+        super().__init__()
+        self._inner = inner
+        self._last: tuple[logging.LogRecord | None, str] = (None, "")
+
+    def format(self, record: logging.LogRecord) -> str:
+        last, text = self._last
+        if last is not record:
+            text = self._inner.format(record)
+            self._last = (record, text)
+        return text
+
+
+QUIET_LIBRARY_LOGGERS = ("httpx",)
+"""Libraries whose INFO lines repeat one of ours: httpx logs every request (``HTTP Request:
+POST …``) — once per model call, beside our own ``model.call`` line. Their warnings stay."""
+
+
 def configure_logging(
     log_format: Literal["json", "console"] | None = None,
     *,
@@ -76,8 +100,9 @@ def configure_logging(
 ) -> LogSetup:
     """Configure structlog and the root logger; ``log_dir`` adds the rotated JSON file."""
     stderr_json = log_format == "json" or (log_format is None and not sys.stderr.isatty())
+    json_lines = _FormattedOnce(_formatter(True))
     stderr = logging.StreamHandler(sys.stderr)
-    stderr.setFormatter(_formatter(stderr_json))
+    stderr.setFormatter(json_lines if stderr_json else _formatter(False))
     handlers: list[logging.Handler] = [stderr]
     file: Path | None = None
     if log_dir is not None:
@@ -86,7 +111,7 @@ def configure_logging(
         rotating = logging.handlers.RotatingFileHandler(
             file, maxBytes=ROTATE_BYTES, backupCount=ROTATE_KEEP, encoding="utf-8"
         )
-        rotating.setFormatter(_formatter(True))
+        rotating.setFormatter(json_lines)
         handlers.append(rotating)
     records: queue.SimpleQueue[logging.LogRecord] = queue.SimpleQueue()
     listener = logging.handlers.QueueListener(records, *handlers, respect_handler_level=False)
@@ -95,6 +120,8 @@ def configure_logging(
         root.removeHandler(old)
     root.addHandler(_RecordQueueHandler(records))
     root.setLevel(level)
+    for name in QUIET_LIBRARY_LOGGERS:
+        logging.getLogger(name).setLevel(max(level, logging.WARNING))
     structlog.configure(
         processors=[*_SHARED, structlog.stdlib.ProcessorFormatter.wrap_for_formatter],
         wrapper_class=structlog.make_filtering_bound_logger(level),

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import itertools
 import os
@@ -130,12 +131,17 @@ def resolve_path(
     lexical = lexical_absolute(given, session)
     mode = policy.mode.display
     escalate = can_escalate and session.sandbox.available
-    if is_secret(lexical, session) or is_secret(Path(os.path.realpath(lexical)), session):
+    strict: Path | None = None
+    if intent is PathIntent.MUST_EXIST:  # an existing path's canonical form, resolved once
+        with contextlib.suppress(OSError):
+            strict = Path(os.path.realpath(lexical, strict=True))
+    canonical = strict if strict is not None else Path(os.path.realpath(lexical))
+    if is_secret(lexical, session) or is_secret(canonical, session):
         return ToolResult.denied(secret_text(lexical), sandbox_denied=False)
     if intent is PathIntent.MUST_EXIST:
-        try:
-            real = Path(os.path.realpath(lexical, strict=True))
-        except OSError:
+        if strict is not None:
+            real = strict
+        else:
             if is_credential(lexical, session) and not policy.granted(lexical, access):
                 return ToolResult.denied(
                     denial_text(access, lexical, mode, can_escalate=escalate), sandbox_denied=True

@@ -1,7 +1,7 @@
 """Request assembly: ``ContextEngine.prepare`` (context-window.md §6).
 
 Deterministic and pure: on a copy of the Conversation it prunes, projects and normalizes
-(§4.2, via the cached per-item forms of ``item_forms`` and one pairing pass in ``normalize``),
+(§4.2, in one pass of ``item_forms.normalized_conversation`` over the cached per-item forms),
 validates the System Context and the absence of System messages, measures the budget from the
 cached sizes, and builds the provider-neutral ``ModelRequest``: one System message per part, then
 the Conversation; tool definitions in ``tools``; ``max_output_tokens`` from the capabilities;
@@ -15,6 +15,7 @@ import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from openwork_chat_state.item import ConversationItem
 from openwork_chat_state.messages import Message, Role, TextBlock, ToolDefinition
 from openwork_chat_state.view import ConversationContextView
 from openwork_core.context.budget import (
@@ -24,10 +25,14 @@ from openwork_core.context.budget import (
 )
 from openwork_core.context.builder import ResolvedSystemContext
 from openwork_core.context.errors import SystemContextInvalid, SystemMessageInConversation
-from openwork_core.context.item_forms import item_forms
+from openwork_core.context.item_forms import normalized_conversation
 from openwork_core.context.item_limits import check_system_context_part
-from openwork_core.context.normalize import ProjectionSummary, normalize
-from openwork_core.context.provenance import Provenance
+from openwork_core.context.normalize import ProjectionSummary
+from openwork_core.context.provenance import (
+    SYNTHESIZED_RESULT_PROVENANCE,
+    Provenance,
+    provenance_of,
+)
 from openwork_core.context.wire import array_size, tokens_for_bytes
 from openwork_core.models.capabilities import ModelCapabilities
 from openwork_core.models.port import ModelRequest
@@ -41,12 +46,22 @@ class PreparedModelCall:
     request: ModelRequest
     budget: ContextBudgetEstimate
     projection: ProjectionSummary
-    provenance: tuple[Provenance, ...]
+    sources: tuple[ConversationItem | None, ...]
+    """The item each Conversation message came from (``None``: a result synthesized by
+    normalization); ``provenance`` is derived from it when asked for (inspection only)."""
     conversation: tuple[Message, ...]
     system: ResolvedSystemContext
     conversation_sizes: tuple[int, ...] = ()
     """Each Conversation message's JSON size as measured (``conversation_sizes[i]`` belongs to
     ``conversation[i]``): lets the cache diagnostics compare calls without serializing again."""
+
+    @property
+    def provenance(self) -> tuple[Provenance, ...]:
+        """``provenance[i]`` belongs to ``conversation[i]``."""
+        return tuple(
+            SYNTHESIZED_RESULT_PROVENANCE if item is None else provenance_of(item)
+            for item in self.sources
+        )
 
 
 def validate_system_context(system: ResolvedSystemContext) -> None:
@@ -61,6 +76,32 @@ def validate_system_context(system: ResolvedSystemContext) -> None:
         if not part.content.strip():
             raise SystemContextInvalid(f"system context part {part.key!r} has blank content")
         check_system_context_part(part)
+
+
+@functools.lru_cache(maxsize=64)
+def checked_system_context_tokens(system: ResolvedSystemContext) -> int:
+    """``validate_system_context`` and the region's estimate, once per distinct System Context:
+    a session's turns repeat the same one on every call (nothing is cached when it is
+    invalid: the error is raised again)."""
+    validate_system_context(system)
+    return estimate_system_context_tokens(system)
+
+
+_TOOL_SURFACE_LIMIT = 64
+_tool_surface_tokens: dict[tuple[int, ...], tuple[tuple[ToolDefinition, ...], int]] = {}
+
+
+def tool_surface_tokens(tools: tuple[ToolDefinition, ...]) -> int:
+    """``estimate_tool_surface_tokens``, once per distinct list of definition objects: the
+    finalized definitions are built once per process and never change, so their identities name
+    their bytes (the entry holds the definitions, so no identity is reused while it lives)."""
+    key = tuple(map(id, tools))
+    entry = _tool_surface_tokens.get(key)
+    if entry is None:
+        if len(_tool_surface_tokens) >= _TOOL_SURFACE_LIMIT:
+            _tool_surface_tokens.clear()
+        entry = _tool_surface_tokens[key] = (tools, estimate_tool_surface_tokens(tools))
+    return entry[1]
 
 
 @functools.lru_cache(maxsize=64)
@@ -85,23 +126,22 @@ class ContextEngine:
         tools: Sequence[ToolDefinition],
         spill_dir: str | None,
     ) -> PreparedModelCall:
-        forms = item_forms(
+        conversation = normalized_conversation(
             view.items,
             watermark=view.tool_result_pruned_through_sequence,
             spill_dir=spill_dir,
             accepts_data_blocks=capabilities.accepts_data_blocks,
         )
-        conversation = normalize(forms)
-        validate_system_context(system)
+        system_context_tokens = checked_system_context_tokens(system)
         if conversation.has_system_message:
             raise SystemMessageInConversation("the Conversation contains a system message")
         tool_definitions = tuple(tools)
         budget = ContextBudgetEstimate.from_regions(
-            system_context_tokens=estimate_system_context_tokens(system),
+            system_context_tokens=system_context_tokens,
             conversation_tokens=tokens_for_bytes(
                 array_size(conversation.sizes_total, len(conversation.messages))
             ),
-            tool_surface_tokens=estimate_tool_surface_tokens(tool_definitions),
+            tool_surface_tokens=tool_surface_tokens(tool_definitions),
             reserved_output_tokens=capabilities.max_output_tokens,
         )
         request = ModelRequest(
@@ -114,7 +154,7 @@ class ContextEngine:
             request=request,
             budget=budget,
             projection=conversation.summary,
-            provenance=conversation.provenance,
+            sources=conversation.sources,
             conversation=conversation.messages,
             system=system,
             conversation_sizes=conversation.sizes,

@@ -1,4 +1,6 @@
-"""Normalization of the request copy (context-window.md §4.2, §10 invariant 9).
+"""Normalization of the request copy (context-window.md §4.2, §10 invariant 9): the rules, the
+per-item form types and the data-block filters; the pass that applies the pairing as it builds
+each item's form is ``item_forms.normalized_conversation``.
 
 Pairing, over the per-item forms in Conversation order:
 
@@ -19,8 +21,8 @@ State, assistant messages) and in Tool Results they are removed and counted.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from openwork_chat_state.item import ConversationItem, MessageKind
 from openwork_chat_state.messages import (
@@ -35,8 +37,6 @@ from openwork_chat_state.messages import (
 )
 from openwork_core.context.errors import DataBlockInUserInput
 from openwork_core.context.projection import tool_message
-from openwork_core.context.provenance import SYNTHESIZED_RESULT_PROVENANCE, Provenance
-from openwork_core.context.wire import json_size
 
 INTERRUPTED_RESULT_TEXT = (
     "Tool result unavailable: the previous turn ended before a durable result was recorded."
@@ -54,40 +54,42 @@ class ProjectionSummary:
     dropped_data_blocks: int = 0
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ResultForm:
-    """One Tool Result as it would be sent: its own tool message and that message's JSON size."""
+class ResultForm(NamedTuple):
+    """One Tool Result as it would be sent: its own tool message and that message's JSON size.
+    (Named tuples, like ``ItemForm``: a cold prepare makes one per item, and a tuple is built
+    several times faster than a frozen dataclass.)"""
 
     call_id: str
     message: Message
     size: int
-    pruned: bool = False
-    truncated: bool = False
-    dropped_data_blocks: int = 0
+    pruned: bool
+    truncated: bool
+    dropped_data_blocks: int
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ItemForm:
+class ItemForm(NamedTuple):
     """One Conversation item after prune, projection and the data-block filter.
 
     ``results`` is set exactly for tool messages (whose ``message`` is then never emitted);
-    ``calls`` holds an Assistant message's Tool Calls.
+    ``calls`` holds an Assistant message's Tool Calls; ``source`` is the item itself (its
+    provenance is derived from it only when asked for).
     """
 
     message: Message
     size: int
-    provenance: Provenance
-    calls: tuple[ToolCallBlock, ...] = ()
-    call_ids: frozenset[str] = frozenset()
-    results: tuple[ResultForm, ...] | None = None
-    dropped_data_blocks: int = 0
-    is_system: bool = False
+    source: ConversationItem
+    calls: tuple[ToolCallBlock, ...]
+    call_ids: frozenset[str]
+    results: tuple[ResultForm, ...] | None
+    dropped_data_blocks: int
+    is_system: bool
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class NormalizedConversation:
     messages: tuple[Message, ...]
-    provenance: tuple[Provenance, ...]
+    sources: tuple[ConversationItem | None, ...]
+    """The item each message came from (``None``: a synthesized result)."""
     sizes: tuple[int, ...]
     """Each message's JSON size (``sizes[i]`` belongs to ``messages[i]``)."""
     sizes_total: int
@@ -129,74 +131,3 @@ def filter_message_data_blocks(item: ConversationItem) -> tuple[Message, int]:
         b for b in message.content if not isinstance(b, DataBlock)
     )
     return Message(role=message.role, content=kept), len(message.content) - len(kept)
-
-
-def normalize(forms: Iterable[ItemForm]) -> NormalizedConversation:
-    """Pair calls with results (see the module docstring) in one pass over ``forms``."""
-    messages: list[Message] = []
-    provenance: list[Provenance] = []
-    sizes: list[int] = []
-    total = 0
-    pruned = truncated = synthesized = dropped = dropped_data = 0
-    has_system = False
-    open_calls: tuple[ToolCallBlock, ...] = ()
-    open_ids: frozenset[str] = frozenset()
-    answers: dict[str, tuple[ResultForm, Provenance]] = {}
-
-    def flush() -> None:
-        nonlocal total, pruned, truncated, synthesized, dropped_data
-        for call in open_calls:
-            answer = answers.pop(call.id, None)
-            if answer is None:
-                message = synthesize_interrupted_result(call)
-                messages.append(message)
-                provenance.append(SYNTHESIZED_RESULT_PROVENANCE)
-                sizes.append(json_size(message))
-                total += sizes[-1]
-                synthesized += 1
-                continue
-            result, origin = answer
-            messages.append(result.message)
-            provenance.append(origin)
-            sizes.append(result.size)
-            total += result.size
-            pruned += result.pruned
-            truncated += result.truncated
-            dropped_data += result.dropped_data_blocks
-        answers.clear()
-
-    for form in forms:
-        results = form.results
-        if results is not None:
-            for result in results:
-                if result.call_id in open_ids and result.call_id not in answers:
-                    answers[result.call_id] = (result, form.provenance)
-                else:
-                    dropped += 1
-            continue
-        if open_calls:
-            flush()
-        messages.append(form.message)
-        provenance.append(form.provenance)
-        sizes.append(form.size)
-        total += form.size
-        dropped_data += form.dropped_data_blocks
-        has_system = has_system or form.is_system
-        open_calls = form.calls
-        open_ids = form.call_ids
-    if open_calls:
-        flush()
-    return NormalizedConversation(
-        messages=tuple(messages),
-        provenance=tuple(provenance),
-        sizes=tuple(sizes),
-        sizes_total=total,
-        has_system_message=has_system,
-        summary=ProjectionSummary(
-            pruned=pruned,
-            truncated=truncated,
-            synthesized_results=synthesized,
-            dropped_results=dropped,
-            dropped_data_blocks=dropped_data,
-        ),
-    )

@@ -18,7 +18,6 @@ spill directory, so it is byte-stable across requests. Stored results are never 
 
 from __future__ import annotations
 
-import posixpath
 import re
 
 from openwork_chat_state.messages import DataBlock, TextBlock, ToolOutputBlock, ToolResultBlock
@@ -43,18 +42,32 @@ def spill_file_name(tool_call_id: str) -> str:
 
 
 def spill_path(spill_dir: str, tool_call_id: str) -> str:
-    return posixpath.join(spill_dir, spill_file_name(tool_call_id))
+    """``posixpath.join(spill_dir, <id>.txt)``, spelled out: the file name never starts with
+    ``/``, so the join is a concatenation with at most one separator."""
+    name = spill_file_name(tool_call_id)
+    if not spill_dir or spill_dir.endswith("/"):
+        return spill_dir + name
+    return f"{spill_dir}/{name}"
 
 
 def prune_marker(omitted: int, tool_call_id: str, spill_dir: str | None) -> str:
+    """``PRUNE_MARKER_WITH_SPILL`` / ``PRUNE_MARKER_WITHOUT_SPILL`` filled in (as f-strings:
+    ``str.format`` with keywords costs a cold prepare more than the rest of the marker)."""
     if spill_dir is None:
-        return PRUNE_MARKER_WITHOUT_SPILL.format(omitted=omitted)
-    return PRUNE_MARKER_WITH_SPILL.format(omitted=omitted, path=spill_path(spill_dir, tool_call_id))
+        return f"... [tool result pruned: {omitted} characters omitted]"
+    path = spill_path(spill_dir, tool_call_id)
+    return (
+        f"... [tool result pruned: {omitted} characters omitted. "
+        f"Full result at {path} — read it if you still need it]"
+    )
 
 
 def result_text(result: ToolResultBlock) -> str:
     """The text blocks of a result joined with ``"\\n"``."""
-    return TEXT_PART_SEPARATOR.join(b.text for b in result.output if isinstance(b, TextBlock))
+    output = result.output
+    if len(output) == 1 and type(output[0]) is TextBlock:  # the usual result: one text, no copy
+        return output[0].text
+    return TEXT_PART_SEPARATOR.join(b.text for b in output if isinstance(b, TextBlock))
 
 
 def prune_tool_result(result: ToolResultBlock, spill_dir: str | None) -> ToolResultBlock | None:
@@ -67,10 +80,7 @@ def prune_tool_result(result: ToolResultBlock, spill_dir: str | None) -> ToolRes
         f"{text[:PRUNE_HEAD_CHARS]}\n{prune_marker(omitted, result.id, spill_dir)}\n"
         f"{text[-PRUNE_TAIL_CHARS:]}"
     )
-    data: tuple[ToolOutputBlock, ...] = tuple(b for b in result.output if isinstance(b, DataBlock))
-    return ToolResultBlock(
-        id=result.id,
-        name=result.name,
-        output=(TextBlock(text=pruned), *data),
-        state=result.state,
-    )
+    output: tuple[ToolOutputBlock, ...] = (TextBlock(text=pruned),)
+    if len(result.output) != 1 or type(result.output[0]) is not TextBlock:
+        output += tuple(b for b in result.output if isinstance(b, DataBlock))
+    return ToolResultBlock(id=result.id, name=result.name, output=output, state=result.state)

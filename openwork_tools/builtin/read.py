@@ -152,6 +152,21 @@ def render_page(page: _Page, offset: int, display: str) -> str | None:
     return f"{body}\n\n{footer}"
 
 
+def _checked_page(
+    tool_input: ReadInput, offset: int, call: ToolCallContext, session: ToolSessionContext
+) -> tuple[CheckedPath, _Page] | ToolResult:
+    """Resolve and check the path, then read its page (blocking: both on one worker thread)."""
+    checked = resolve_path(
+        tool_input.path, Access.READ, PathIntent.MUST_EXIST, call.policy, session
+    )
+    if not isinstance(checked, CheckedPath):
+        return checked
+    try:
+        return checked, read_page(checked.real, checked.display, offset, tool_input.limit)
+    except _ReadFailure as failure:
+        return ToolResult.fail(ToolErrorCode.EXECUTION_FAILED, str(failure))
+
+
 class ReadTool(Tool[ReadInput]):
     input_model = ReadInput
 
@@ -161,23 +176,13 @@ class ReadTool(Tool[ReadInput]):
     async def execute(
         self, session: ToolSessionContext, call: ToolCallContext, tool_input: ReadInput
     ) -> ToolResult:
-        checked = await asyncio.to_thread(
-            resolve_path,
-            tool_input.path,
-            Access.READ,
-            PathIntent.MUST_EXIST,
-            call.policy,
-            session,
-        )
-        if not isinstance(checked, CheckedPath):
-            return checked
         offset = max(1, tool_input.offset)
-        try:
-            page = await asyncio.to_thread(
-                read_page, checked.real, checked.display, offset, tool_input.limit
-            )
-        except _ReadFailure as failure:
-            return ToolResult.fail(ToolErrorCode.EXECUTION_FAILED, str(failure))
+        read = await asyncio.to_thread(  # one worker-thread hop for the check and the read
+            _checked_page, tool_input, offset, call, session
+        )
+        if isinstance(read, ToolResult):
+            return read
+        checked, page = read
         text = render_page(page, offset, checked.display)
         if text is None:
             return ToolResult.fail(

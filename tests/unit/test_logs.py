@@ -50,3 +50,42 @@ def test_the_file_rotates_and_keeps_a_bounded_number_of_old_files(
     assert files[0] == LOG_FILE_NAME
     assert len(files) == 1 + logs.ROTATE_KEEP
     assert all((tmp_path / name).stat().st_size <= 2_200 for name in files)
+
+
+def test_a_line_is_rendered_once_for_the_file_and_json_stderr(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The listener renders each record once (the rotating file alone used to render it twice,
+    JSON stderr a third time); both sinks get the same line."""
+    renders: list[object] = []
+    render = structlog.processors.JSONRenderer.__call__
+
+    def counting(self: structlog.processors.JSONRenderer, *args: object) -> object:
+        renders.append(args)
+        return render(self, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(structlog.processors.JSONRenderer, "__call__", counting)
+    setup = configure_logging("json", log_dir=tmp_path)
+    try:
+        structlog.get_logger("t").info("once.only", n=1)
+        logging.getLogger("uvicorn.error").warning("stdlib %s", "too")
+    finally:
+        setup.close()
+    assert len(renders) == 2
+    file_lines = (tmp_path / LOG_FILE_NAME).read_text().splitlines()
+    assert capsys.readouterr().err.splitlines() == file_lines
+    assert [json.loads(line)["event"] for line in file_lines] == ["once.only", "stdlib too"]
+
+
+def test_httpx_request_lines_are_quiet_and_its_warnings_stay(tmp_path: Path) -> None:
+    """httpx's per-request INFO line repeats our ``model.call``; its warnings still go out."""
+    setup = configure_logging("json", log_dir=tmp_path)
+    try:
+        logging.getLogger("httpx").info("HTTP Request: POST http://x/v1/chat/completions")
+        logging.getLogger("httpx").warning("something odd")
+    finally:
+        setup.close()
+    events = [
+        json.loads(line)["event"] for line in (tmp_path / LOG_FILE_NAME).read_text().splitlines()
+    ]
+    assert events == ["something odd"]

@@ -38,7 +38,11 @@ from openwork_core.models.adapters.anthropic_encode import (
     with_cache_breakpoints,
 )
 from openwork_core.models.adapters.opaque import OpaqueScope, scoped_block
-from openwork_core.models.adapters.raw_body import anthropic_stream, dump_body
+from openwork_core.models.adapters.raw_body import (
+    ConfiguredClients,
+    anthropic_stream,
+    dump_body,
+)
 from openwork_core.models.adapters.streaming import (
     STREAM_ENDED_EARLY,
     ChunkStream,
@@ -240,6 +244,11 @@ class AnthropicAdapter:
             api_key=api_key or NO_API_KEY,
             default_headers=default_headers,
         )
+        self._configured = ConfiguredClients(
+            lambda retries, timeout_s: self._client.with_options(
+                max_retries=retries, timeout=timeout_s
+            )
+        )
 
     def __repr__(self) -> str:  # never show the key
         return f"AnthropicAdapter(base_url={str(self._client.base_url)!r})"
@@ -253,10 +262,7 @@ class AnthropicAdapter:
         max_tokens = request.max_output_tokens or DEFAULT_MAX_TOKENS
         scope = OpaqueScope(endpoint=str(self._client.base_url), model=request.model)
         decoder = MessagesStreamDecoder(scope=scope)
-        client = self._client.with_options(
-            max_retries=max(0, options.max_transport_attempts - 1),
-            timeout=options.idle_timeout_s,
-        )
+        client = self._configured.get(options)
         sampling = {  # not in this SDK's signature; sent only when the request sets them
             name: value
             for name, value in (("temperature", request.temperature), ("top_p", request.top_p))

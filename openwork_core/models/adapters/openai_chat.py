@@ -11,14 +11,16 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import AsyncIterator, Mapping
+from typing import cast
 
 import httpx
 import openai
-from openai.types import CompletionUsage
-from openai.types.chat import ChatCompletion, ChatCompletionChunk
+from openai._streaming import ServerSentEvent
+from openai.types.chat import ChatCompletion
 
 from openwork_core.models.adapters.openai_chat_encode import encode_messages, encode_tools
 from openwork_core.models.adapters.raw_body import (
+    ConfiguredClients,
     MessageFragments,
     add_openai_tail,
     dump_body,
@@ -64,32 +66,66 @@ def map_finish_reason(raw: str) -> FinishReason:
     return _FINISH_REASONS.get(raw, FinishReason.UNKNOWN)
 
 
-def _extra_int(extra: Mapping[str, object] | None, key: str) -> int | None:
-    value = (extra or {}).get(key)
+def _int(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def map_usage(usage: CompletionUsage) -> TokenUsage:
-    """Cached input from ``prompt_tokens_details.cached_tokens`` (DeepSeek:
-    ``prompt_cache_hit_tokens``), reasoning from ``completion_tokens_details.reasoning_tokens``."""
-    prompt_details = usage.prompt_tokens_details
-    completion_details = usage.completion_tokens_details
-    cached = prompt_details.cached_tokens if prompt_details is not None else None
+def _object(value: object) -> Mapping[str, object]:
+    """A JSON object of the stream, or an empty one for anything else (absent, null, wrong)."""
+    return cast(Mapping[str, object], value) if isinstance(value, dict) else {}
+
+
+def _array(value: object) -> list[object]:
+    return cast(list[object], value) if isinstance(value, list) else []
+
+
+def map_usage(usage: Mapping[str, object]) -> TokenUsage:
+    """The ``usage`` object of a chunk. Cached input from ``prompt_tokens_details.cached_tokens``
+    (DeepSeek: ``prompt_cache_hit_tokens``), reasoning from
+    ``completion_tokens_details.reasoning_tokens``."""
+    cached = _int(_object(usage.get("prompt_tokens_details")).get("cached_tokens"))
     if cached is None:
-        cached = _extra_int(usage.model_extra, "prompt_cache_hit_tokens")
+        cached = _int(usage.get("prompt_cache_hit_tokens"))
     return TokenUsage(
-        input_tokens=usage.prompt_tokens,
-        output_tokens=usage.completion_tokens,
-        total_tokens=usage.total_tokens,
+        input_tokens=_int(usage.get("prompt_tokens")),
+        output_tokens=_int(usage.get("completion_tokens")),
+        total_tokens=_int(usage.get("total_tokens")),
         cached_input_tokens=cached,
-        reasoning_tokens=(
-            completion_details.reasoning_tokens if completion_details is not None else None
+        reasoning_tokens=_int(
+            _object(usage.get("completion_tokens_details")).get("reasoning_tokens")
         ),
     )
 
 
+DRAIN_LIMIT_BYTES = 64 * 1024
+"""At most this much of a body is read past ``[DONE]`` to keep its connection."""
+
+
+class ChatChunkStream(openai.AsyncStream[object]):
+    """The SDK's stream (SSE decoding, in-stream ``error`` objects, closing), its chunks the JSON
+    objects as they arrived: building a ``ChatCompletionChunk`` model of each chunk cost more
+    than decoding it, and ``ChatStreamDecoder`` reads a few fields.
+
+    It also reads the body to its end once ``[DONE]`` arrives. The SDK stops at ``[DONE]`` and
+    closes the response before httpx has seen the body's end, which closes the keep-alive
+    connection: every model call would connect (and on TLS shake hands) again. Reading the few
+    bytes left first returns the connection to the pool."""
+
+    async def _iter_events(self) -> AsyncIterator[ServerSentEvent]:
+        body = self.response.aiter_bytes()
+        async for sse in self._decoder.aiter_bytes(body):
+            if sse.data.startswith("[DONE]"):
+                drained = 0
+                async for rest in body:
+                    drained += len(rest)
+                    if drained > DRAIN_LIMIT_BYTES:
+                        break
+            yield sse
+
+
 class ChatStreamDecoder:
-    """Decodes ``ChatCompletionChunk``s of choice 0 into ``ModelEvent``s."""
+    """Decodes the chunks (JSON objects) of choice 0 into ``ModelEvent``s. Like the SDK's own
+    lenient construction, a field of the wrong type counts as absent."""
 
     def __init__(self, provider_request_id: str | None = None) -> None:
         self.provider_request_id = provider_request_id
@@ -99,33 +135,46 @@ class ChatStreamDecoder:
         self._response_id: str | None = None
         self._model: str | None = None
 
-    def feed(self, chunk: ChatCompletionChunk) -> list[ModelEvent]:
-        self._response_id = self._response_id or chunk.id or None
-        self._model = self._model or chunk.model or None
-        if chunk.usage is not None:
-            self._usage = map_usage(chunk.usage)
+    def feed(self, chunk: object) -> list[ModelEvent]:
+        fields = _object(chunk)
+        if self._response_id is None and isinstance(response_id := fields.get("id"), str):
+            self._response_id = response_id or None
+        if self._model is None and isinstance(model := fields.get("model"), str):
+            self._model = model or None
+        usage = fields.get("usage")
+        if isinstance(usage, dict):
+            self._usage = map_usage(usage)
         events: list[ModelEvent] = []
-        for choice in chunk.choices:
-            if choice.index not in (0, None):
+        for raw_choice in _array(fields.get("choices")):
+            choice = _object(raw_choice)
+            if choice.get("index") not in (0, None):
                 continue
-            delta = choice.delta
-            extra = delta.model_extra or {}
-            reasoning = extra.get("reasoning_content") or extra.get("reasoning")
+            delta = _object(choice.get("delta"))
+            reasoning = delta.get("reasoning_content") or delta.get("reasoning")
             if isinstance(reasoning, str):
                 events += self._assembler.reasoning(reasoning)
-            if delta.content:
-                events += self._assembler.text(delta.content)
-            for position, call in enumerate(delta.tool_calls or ()):
-                key = call.index if isinstance(call.index, int) else position
-                function = call.function
+            content = delta.get("content")
+            if isinstance(content, str) and content:
+                events += self._assembler.text(content)
+            for position, raw_call in enumerate(_array(delta.get("tool_calls"))):
+                call = _object(raw_call)
+                index = _int(call.get("index"))
+                key = index if index is not None else position
+                function = _object(call.get("function"))
                 if not self._assembler.has_tool_call(key):
-                    name = function.name if function is not None else None
-                    call_id = call.id or f"call_{uuid.uuid4().hex[:24]}"
-                    events += self._assembler.tool_call_start(key, call_id, name or "")
-                if function is not None and function.arguments:
-                    events += self._assembler.tool_call_arguments(key, function.arguments)
-            if choice.finish_reason is not None:
-                self._finish = str(choice.finish_reason)
+                    name = function.get("name")
+                    call_id = call.get("id")
+                    if not isinstance(call_id, str) or not call_id:
+                        call_id = f"call_{uuid.uuid4().hex[:24]}"
+                    events += self._assembler.tool_call_start(
+                        key, call_id, name if isinstance(name, str) else ""
+                    )
+                arguments = function.get("arguments")
+                if isinstance(arguments, str) and arguments:
+                    events += self._assembler.tool_call_arguments(key, arguments)
+            finish = choice.get("finish_reason")
+            if finish is not None:
+                self._finish = str(finish)
                 events += self._assembler.close_open_block()
         return events
 
@@ -193,6 +242,11 @@ class OpenAIChatAdapter:
             http_client=http_client,
         )
         self._max_tokens_field: MaxTokensField = max_tokens_field
+        self._configured = ConfiguredClients(
+            lambda retries, timeout_s: self._client.with_options(
+                max_retries=retries, timeout=httpx.Timeout(timeout_s)
+            )
+        )
         self._messages = MessageFragments(encode_messages)
         self._stream_usage = stream_usage
         self._reasoning_effort: ReasoningEffort | None = reasoning_effort
@@ -207,14 +261,11 @@ class OpenAIChatAdapter:
         """Nothing happens until the first ``anext``: encoding errors (``invalid_request``,
         not_sent) surface there, like every other failure."""
         decoder = ChatStreamDecoder()
-        client = self._client.with_options(
-            max_retries=max(0, options.max_transport_attempts - 1),
-            timeout=httpx.Timeout(options.idle_timeout_s),
-        )
+        client = self._configured.get(options)
         limit = request.max_output_tokens
         effort = self._reasoning_effort
 
-        async def open_stream() -> ChunkStream[ChatCompletionChunk]:
+        async def open_stream() -> ChunkStream[object]:
             messages = self._messages.array(request.messages)  # invalid_request before any I/O
             tools = encode_tools(request.tools)
             fields: dict[str, object] = {"messages": messages, "model": request.model}
@@ -237,7 +288,7 @@ class OpenAIChatAdapter:
                 "/chat/completions",
                 dump_body(fields),
                 cast_to=ChatCompletion,
-                stream_cls=openai.AsyncStream[ChatCompletionChunk],
+                stream_cls=ChatChunkStream,
             )
             decoder.provider_request_id = request_id(stream.response.headers)
             return stream

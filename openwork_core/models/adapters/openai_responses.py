@@ -53,6 +53,7 @@ from openwork_core.models.adapters.openai_responses_encode import (
     reasoning_data,
 )
 from openwork_core.models.adapters.raw_body import (
+    ConfiguredClients,
     MessageFragments,
     add_openai_tail,
     dump_body,
@@ -216,6 +217,11 @@ class OpenAIResponsesAdapter:
             default_headers=default_headers,
             http_client=http_client,
         )
+        self._configured = ConfiguredClients(
+            lambda retries, timeout_s: self._client.with_options(
+                max_retries=retries, timeout=httpx.Timeout(timeout_s)
+            )
+        )
         self._inputs: dict[str, MessageFragments] = {}
         """Per requested model: the reasoning it made goes back to it only."""
 
@@ -237,10 +243,7 @@ class OpenAIResponsesAdapter:
         not_sent) surface there, like every other failure."""
         scope = OpaqueScope(endpoint=str(self._client.base_url), model=request.model)
         decoder = ResponsesStreamDecoder(scope=scope)
-        client = self._client.with_options(
-            max_retries=max(0, options.max_transport_attempts - 1),
-            timeout=httpx.Timeout(options.idle_timeout_s),
-        )
+        client = self._configured.get(options)
         effort = self._reasoning_effort
         tools = encode_tools(request.tools)
 

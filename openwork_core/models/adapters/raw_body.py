@@ -10,6 +10,10 @@ backoff (the bytes are re-sent unchanged), status-error classes and the SSE stre
 
 The bytes are what the SDK itself would have sent, modulo the JSON text form: compact
 separators and UTF-8 (no ``\\u`` escapes), like the SDK's ``openapi_dumps``.
+
+``ConfiguredClients`` keeps the client configured for a call's retries and timeout: the SDKs'
+``with_options`` copies the whole client, and each copy looks its platform headers up again on
+a worker thread before its first request — once per model call if made per call.
 """
 
 from __future__ import annotations
@@ -17,12 +21,12 @@ from __future__ import annotations
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import orjson
 
 from openwork_chat_state.messages import Message
-from openwork_core.models.port import ModelError
+from openwork_core.models.port import ModelCallOptions, ModelError
 
 if TYPE_CHECKING:  # each adapter imports its own SDK; this module must not import both
     import anthropic
@@ -30,6 +34,28 @@ if TYPE_CHECKING:  # each adapter imports its own SDK; this module must not impo
 
 OpenAIStreamT = TypeVar("OpenAIStreamT", bound="openai.AsyncStream[Any]")
 AnthropicStreamT = TypeVar("AnthropicStreamT", bound="anthropic.AsyncStream[Any]")
+ClientT = TypeVar("ClientT")
+
+
+class ConfiguredClients(Generic[ClientT]):
+    """An adapter's SDK client with the retries and timeout of each call's options, made once
+    per distinct pair (``configure(max_retries, timeout_s)``, e.g. ``with_options``) and kept:
+    the pair comes from the provider's settings, so a daemon sees very few."""
+
+    LIMIT = 8
+
+    def __init__(self, configure: Callable[[int, float], ClientT]) -> None:
+        self._configure = configure
+        self._clients: dict[tuple[int, float], ClientT] = {}
+
+    def get(self, options: ModelCallOptions) -> ClientT:
+        key = (max(0, options.max_transport_attempts - 1), options.idle_timeout_s)
+        client = self._clients.get(key)
+        if client is None:
+            if len(self._clients) >= self.LIMIT:
+                self._clients.clear()
+            client = self._clients[key] = self._configure(*key)
+        return client
 
 
 def dump_body(fields: object) -> bytes:
@@ -39,6 +65,14 @@ def dump_body(fields: object) -> bytes:
         return orjson.dumps(fields)
     except (TypeError, orjson.JSONEncodeError) as exc:
         raise ModelError.invalid_request(f"the request is not valid JSON: {exc}") from exc
+
+
+def kept_bytes(data: bytes) -> bytes:
+    """``data`` at its exact size, for bytes kept beyond the call that made them. An
+    ``orjson.dumps`` result holds on to its whole write buffer — at least 4 KiB even for a
+    30-byte message, some 64 KiB for a 5 KB one — and ``b",".join`` of one part returns that
+    part itself; a cached fragment would keep all of it for its message's life."""
+    return memoryview(data).tobytes()
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,7 +144,7 @@ class MessageFragments:
         return best
 
     def _dump(self, message: Message) -> bytes:
-        return b",".join(dump_body(item) for item in self._encode((message,)))
+        return kept_bytes(b",".join([dump_body(item) for item in self._encode((message,))]))
 
     def _forgetter(self, key: int) -> Callable[[weakref.ref[Message]], None]:
         def forget(ref: weakref.ref[Message]) -> None:

@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+import posixpath
+
 import orjson
 from ctx_support import History, image, only_text, prepare
 
-from openwork_chat_state.messages import TextBlock
-from openwork_core.context.prune import spill_file_name
+from openwork_chat_state.messages import TextBlock, ToolResultBlock, ToolResultState
+from openwork_core.context.prune import (
+    PRUNE_MARKER_WITH_SPILL,
+    PRUNE_MARKER_WITHOUT_SPILL,
+    prune_marker,
+    prune_tool_result,
+    spill_file_name,
+)
 
 
 def _long(n: int, ch: str = "x") -> str:
@@ -114,3 +122,30 @@ def test_pruning_is_byte_stable_and_leaves_the_stored_result_intact() -> None:
     second = orjson.dumps(prepare(view).request)
     assert first == second
     assert orjson.dumps(h.items[2].message) == stored
+
+
+def test_the_marker_is_the_documented_template_filled_in() -> None:
+    """The marker is written directly (no ``str.format``); it stays the published template."""
+    for spill_dir in ("/home/u/.openwork/spill/s1", "/home/u/spill/", "", "relative/dir"):
+        assert prune_marker(77, "call/1 é", spill_dir) == PRUNE_MARKER_WITH_SPILL.format(
+            omitted=77, path=posixpath.join(spill_dir, "call_1__.txt")
+        )
+    assert prune_marker(5, "c", None) == PRUNE_MARKER_WITHOUT_SPILL.format(omitted=5)
+
+
+def test_a_result_with_data_blocks_keeps_them_after_the_pruned_text() -> None:
+    """compaction.md §2: the pruned text block, then every data block unchanged and in order."""
+    block = image()
+    result = ToolResultBlock(
+        id="c",
+        name="read",
+        output=(TextBlock(text="a" * 5_000), block, TextBlock(text="b" * 5_000), block),
+        state=ToolResultState.SUCCESS,
+    )
+    pruned = prune_tool_result(result, None)
+    assert pruned is not None
+    assert pruned.output[1:] == (block, block)
+    text = pruned.output[0]
+    assert isinstance(text, TextBlock)
+    assert text.text.startswith("a" * 4_096 + "\n... [tool result pruned: 4881 characters")
+    assert text.text.endswith("\n" + "b" * 1_024)

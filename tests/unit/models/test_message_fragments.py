@@ -4,7 +4,8 @@ history-independent per-call cost; model-providers.md §1 for the encodings them
 from __future__ import annotations
 
 import gc
-from collections.abc import Sequence
+import tracemalloc
+from collections.abc import Callable, Sequence
 
 import orjson
 import pytest
@@ -167,3 +168,24 @@ def test_an_extended_history_encodes_only_its_new_messages() -> None:
     longer = [*messages, user_text("more"), user_text("and more")]
     assert dump_body(memo.array(longer)) == orjson.dumps(encode_messages(longer))
     assert counting.encoded == 2
+
+
+@ENCODERS
+def test_a_kept_fragment_holds_only_its_own_bytes(
+    encode: Callable[[Sequence[Message]], Sequence[object]],
+) -> None:
+    """issue 13 §5 (memory per loaded session): an ``orjson.dumps`` result keeps its whole
+    write buffer (4 KiB and more); the fragments kept for live messages are exact copies."""
+    fragments = MessageFragments(encode)
+    messages = [user_text(f"short message {n}") for n in range(200)]
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        fragments.array(messages)
+        gc.collect()
+        held = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    encoded = sum(len(dump_body(item)) for item in encode(messages))
+    assert held < 4 * encoded + 200 * 512, f"{held} bytes kept for {encoded} encoded bytes"

@@ -31,19 +31,20 @@ from openwork_core.models.port import (
 )
 
 
-def chunk(delta: Mapping[str, object], finish: str | None = None) -> ChatCompletionChunk:
-    return ChatCompletionChunk.model_validate(
-        {
-            "id": "c1",
-            "object": "chat.completion.chunk",
-            "created": 0,
-            "model": "m",
-            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
-        }
-    )
+def chunk(delta: Mapping[str, object], finish: str | None = None) -> dict[str, object]:
+    """A chunk as the stream hands it over: the JSON object, valid as a ``ChatCompletionChunk``."""
+    raw: dict[str, object] = {
+        "id": "c1",
+        "object": "chat.completion.chunk",
+        "created": 0,
+        "model": "m",
+        "choices": [{"index": 0, "delta": dict(delta), "finish_reason": finish}],
+    }
+    ChatCompletionChunk.model_validate(raw)
+    return raw
 
 
-def decode(*chunks: ChatCompletionChunk) -> list[ModelEvent]:
+def decode(*chunks: object) -> list[ModelEvent]:
     decoder = ChatStreamDecoder()
     events: list[ModelEvent] = []
     for item in chunks:
@@ -172,3 +173,30 @@ def test_reasoning_field_variants_are_both_read() -> None:
     final = events[-1]
     assert isinstance(final, ResponseCompleted)
     assert final.response.reasoning_text == "ab"
+
+
+def test_usage_and_ids_are_read_from_the_chunk_objects_and_wrong_types_count_as_absent() -> None:
+    """The decoder reads the JSON objects the stream yields (no SDK model per chunk); a field of
+    the wrong type is absent, as with the SDK's lenient construction."""
+    usage = {
+        "prompt_tokens": 120,
+        "completion_tokens": 8,
+        "total_tokens": 128,
+        "prompt_tokens_details": {"cached_tokens": 100},
+        "completion_tokens_details": {"reasoning_tokens": True},
+    }
+    tail = {"id": "c1", "model": "m", "choices": [], "usage": usage}
+    decoder = ChatStreamDecoder()
+    events = [
+        *decoder.feed({"id": "", "model": 7, "choices": "not a list"}),
+        *decoder.feed(chunk({"content": "hi", "tool_calls": None}, "stop")),
+        *decoder.feed(tail),
+        *decoder.finish(),
+    ]
+    final = events[-1]
+    assert isinstance(final, ResponseCompleted)
+    response = final.response
+    assert (response.text, response.response_id, response.model) == ("hi", "c1", "m")
+    assert response.usage is not None
+    assert (response.usage.input_tokens, response.usage.cached_input_tokens) == (120, 100)
+    assert response.usage.reasoning_tokens is None
