@@ -199,6 +199,8 @@ async def _serve_on(
             AccessLog(app),
             log_config=None,
             access_log=False,
+            http="h11",  # what "auto" picks without httptools, named: nothing probed at start
+            ws="none",  # the API has no WebSocket route (events are SSE)
             lifespan="off",
             timeout_graceful_shutdown=5,
         )
