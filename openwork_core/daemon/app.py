@@ -69,3 +69,14 @@ def create_app(
     app.include_router(ui_router(core))
     install_openapi(app)
     return app
+
+
+_ANY_REQUEST = {"type": "http", "method": "GET", "path": "/", "root_path": "", "headers": []}
+
+
+def prepare_routes(app: FastAPI) -> None:
+    """Build every router's route contexts now: FastAPI builds them (a validator per parameter,
+    body and response) at the router's first match, under its own lock, which the first request
+    into each router would otherwise pay. Matching runs no endpoint; safe from any thread."""
+    for route in app.router.routes:
+        route.matches(dict(_ANY_REQUEST))

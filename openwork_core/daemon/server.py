@@ -25,6 +25,7 @@ from openwork_core.config import (
 )
 from openwork_core.daemon.access_log import AccessLog
 from openwork_core.daemon.app import create_app
+from openwork_core.daemon.first_use import warm_up_first_use
 from openwork_core.daemon.home import HomeInUse, HomeLock, remove_discovery, write_discovery
 from openwork_core.daemon.startup import (
     BannerFacts,
@@ -34,7 +35,7 @@ from openwork_core.daemon.startup import (
     provider_warnings,
 )
 from openwork_core.logs import LogSetup, configure_logging
-from openwork_core.models.adapters import model_port_for, warm_up
+from openwork_core.models.adapters import model_port_for
 from openwork_core.service import OpenWorkCore
 from openwork_core.session.ownership import daemon_identity
 from openwork_core.session.registry import LoadLimits
@@ -191,8 +192,12 @@ async def _serve_on(
             for warning in warnings:
                 log.warning("daemon.configuration_warning", warning=warning)
             log.info("daemon.listening", url=url, pid=os.getpid())
-            threading.Thread(  # the SDKs' import and first-call costs, off the event loop
-                target=warm_up, args=([p.kind for p in providers],), name="sdk-warm-up", daemon=True
+            threading.Thread(  # the first session's and model call's costs, off the event loop
+                target=warm_up_first_use,
+                args=(app, [p.kind for p in providers]),
+                kwargs={"sandbox_available": sandbox.available},
+                name="sdk-warm-up",
+                daemon=True,
             ).start()
 
         config = uvicorn.Config(

@@ -1,0 +1,127 @@
+"""The daemon's warm-up pays the first request's, first session's and first model call's one-time
+costs in a background thread after it listens (issue 13 §3: the first model call no slower than
+the second)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import ssl
+import subprocess
+import sys
+import threading
+from typing import cast
+
+import httpx
+import pydantic
+import pytest
+
+from openwork_core.daemon.app import create_app, prepare_routes
+from openwork_core.models.adapters import build_model_port
+from openwork_core.service import OpenWorkCore
+from tests.unit.daemon.test_error_envelope import TOKEN
+
+
+class _Core:
+    """Any facade call is a failure: preparing the routes runs no endpoint."""
+
+    def __getattr__(self, name: str) -> object:
+        raise AssertionError(f"the core was called: {name}")
+
+
+def _app(core: object) -> object:
+    return create_app(
+        cast(OpenWorkCore, core),
+        token=TOKEN,
+        allowed_origins=frozenset(),
+        allow_remote=False,
+        version="0.0.0",
+        shutdown=asyncio.Event(),
+    )
+
+
+@pytest.fixture
+def validators_built(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """Every pydantic ``TypeAdapter`` built meanwhile (FastAPI builds one per route field)."""
+    built: list[object] = []
+    original = pydantic.TypeAdapter.__init__
+
+    def counting(self: pydantic.TypeAdapter[object], *args: object, **kwargs: object) -> None:
+        built.append(args[0] if args else None)
+        original(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(pydantic.TypeAdapter, "__init__", counting)
+    return built
+
+
+def test_preparing_the_routes_in_a_thread_runs_no_endpoint() -> None:
+    app = _app(_Core())
+    worker = threading.Thread(target=prepare_routes, args=(app,))
+    worker.start()
+    worker.join(timeout=60)
+    assert not worker.is_alive()
+
+
+async def test_after_preparing_the_first_request_into_a_router_builds_no_validator(
+    validators_built: list[object],
+) -> None:
+    """A body the route's validator refuses (422): matching and validating reach no endpoint."""
+    unprepared, prepared = _app(_Core()), _app(_Core())
+    prepare_routes(prepared)  # type: ignore[arg-type]
+    for app, expect_built in ((unprepared, True), (prepared, False)):
+        validators_built.clear()
+        transport = httpx.ASGITransport(app=app)  # type: ignore[arg-type]
+        async with httpx.AsyncClient(
+            transport=transport,
+            base_url="http://127.0.0.1",
+            headers={"Authorization": f"Bearer {TOKEN}"},
+        ) as client:
+            response = await client.post("/v1/sessions", json={"workspace": 7})
+        assert response.status_code == 422, response.text
+        assert bool(validators_built) is expect_built
+
+
+def test_the_warm_up_builds_the_tool_definitions_a_root_session_advertises() -> None:
+    """In a fresh interpreter: after the warm-up, building a root session's definitions (the
+    built-in tools with the sandbox as probed, update_plan, the agent tools) misses no cache."""
+    code = (
+        "import asyncio, json\n"
+        "from openwork_core.daemon.app import create_app\n"
+        "from openwork_core.daemon.first_use import warm_up_first_use\n"
+        "from openwork_core.agents.tools import agent_tool_definition, agent_tool_definitions\n"
+        "from openwork_core.plan.tool import update_plan_definition\n"
+        "from openwork_tools import builtin_registry\n"
+        "from openwork_tools.definition import _definition\n"
+        "app = create_app(None, token='t', allowed_origins=frozenset(), allow_remote=False,"
+        " version='0', shutdown=asyncio.Event())\n"
+        "warm_up_first_use(app, [], sandbox_available=True)\n"
+        "caches = (_definition, agent_tool_definition, update_plan_definition)\n"
+        "before = [c.cache_info().misses for c in caches]\n"
+        "builtin_registry().definitions(sandbox_available=True)\n"
+        "update_plan_definition(); agent_tool_definitions()\n"
+        "after = [c.cache_info().misses for c in caches]\n"
+        "print(json.dumps({'before': before, 'after': after}))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    misses = json.loads(done.stdout.strip().splitlines()[-1])
+    assert all(n > 0 for n in misses["before"])
+    assert misses["after"] == misses["before"]
+
+
+def test_sdk_clients_share_one_tls_context(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Building a model port after the first loads no CA bundle (20-50 ms on the event loop)."""
+    build_model_port("openai-chat", "https://example.invalid/v1", "k")
+    build_model_port("anthropic", "https://example.invalid", "k")
+    loaded: list[object] = []
+    original = ssl.create_default_context
+
+    def counting(*args: object, **kwargs: object) -> ssl.SSLContext:
+        loaded.append(args)
+        return original(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(ssl, "create_default_context", counting)
+    for kind in ("openai-chat", "openai-responses", "anthropic"):
+        build_model_port(kind, "https://example.invalid/v1", "k")  # type: ignore[arg-type]
+    assert loaded == []
