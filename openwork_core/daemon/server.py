@@ -194,7 +194,7 @@ async def _serve_on(
             log.info("daemon.listening", url=url, pid=os.getpid())
             threading.Thread(  # the first session's and model call's costs, off the event loop
                 target=warm_up_first_use,
-                args=(app, [p.kind for p in providers]),
+                args=([p.kind for p in providers],),
                 kwargs={"sandbox_available": sandbox.available},
                 name="sdk-warm-up",
                 daemon=True,

@@ -1,6 +1,6 @@
-"""The daemon's warm-up pays the first request's, first session's and first model call's one-time
-costs in a background thread after it listens (issue 13 §3: the first model call no slower than
-the second)."""
+"""The first request, first session and first model call cost what later ones do (issue 13 §3):
+routes are built with the app, and the daemon's warm-up pays the rest in a background thread
+after it listens."""
 
 from __future__ import annotations
 
@@ -9,14 +9,13 @@ import json
 import ssl
 import subprocess
 import sys
-import threading
 from typing import cast
 
 import httpx
 import pydantic
 import pytest
 
-from openwork_core.daemon.app import create_app, prepare_routes
+from openwork_core.daemon.app import create_app
 from openwork_core.models.adapters import build_model_port
 from openwork_core.service import OpenWorkCore
 from tests.unit.daemon.test_error_envelope import TOKEN
@@ -54,47 +53,39 @@ def validators_built(monkeypatch: pytest.MonkeyPatch) -> list[object]:
     return built
 
 
-def test_preparing_the_routes_in_a_thread_runs_no_endpoint() -> None:
-    app = _app(_Core())
-    worker = threading.Thread(target=prepare_routes, args=(app,))
-    worker.start()
-    worker.join(timeout=60)
-    assert not worker.is_alive()
-
-
-async def test_after_preparing_the_first_request_into_a_router_builds_no_validator(
+async def test_the_first_request_into_a_route_builds_no_validator(
     validators_built: list[object],
 ) -> None:
-    """A body the route's validator refuses (422): matching and validating reach no endpoint."""
-    unprepared, prepared = _app(_Core()), _app(_Core())
-    prepare_routes(prepared)  # type: ignore[arg-type]
-    for app, expect_built in ((unprepared, True), (prepared, False)):
-        validators_built.clear()
-        transport = httpx.ASGITransport(app=app)  # type: ignore[arg-type]
-        async with httpx.AsyncClient(
-            transport=transport,
-            base_url="http://127.0.0.1",
-            headers={"Authorization": f"Bearer {TOKEN}"},
-        ) as client:
-            response = await client.post("/v1/sessions", json={"workspace": 7})
-        assert response.status_code == 422, response.text
-        assert bool(validators_built) is expect_built
+    """Routes are built once, with the app (not again at their first match, as FastAPI does for
+    an included router): a body the route's validator refuses (422) reaches no endpoint."""
+    app = _app(_Core())
+    validators_built.clear()
+    async with httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=app),  # type: ignore[arg-type]
+        base_url="http://127.0.0.1",
+        headers={"Authorization": f"Bearer {TOKEN}"},
+    ) as client:
+        for method, path in (
+            ("POST", "/v1/sessions"),
+            ("POST", "/v1/sessions/s/turns"),
+            ("PUT", "/v1/sessions/s/permission-mode"),
+        ):
+            response = await client.request(method, path, json={"workspace": 7, "mode": 7})
+            assert response.status_code == 422, response.text
+    assert validators_built == []
 
 
 def test_the_warm_up_builds_the_tool_definitions_a_root_session_advertises() -> None:
     """In a fresh interpreter: after the warm-up, building a root session's definitions (the
     built-in tools with the sandbox as probed, update_plan, the agent tools) misses no cache."""
     code = (
-        "import asyncio, json\n"
-        "from openwork_core.daemon.app import create_app\n"
+        "import json\n"
         "from openwork_core.daemon.first_use import warm_up_first_use\n"
         "from openwork_core.agents.tools import agent_tool_definition, agent_tool_definitions\n"
         "from openwork_core.plan.tool import update_plan_definition\n"
         "from openwork_tools import builtin_registry\n"
         "from openwork_tools.definition import _definition\n"
-        "app = create_app(None, token='t', allowed_origins=frozenset(), allow_remote=False,"
-        " version='0', shutdown=asyncio.Event())\n"
-        "warm_up_first_use(app, [], sandbox_available=True)\n"
+        "warm_up_first_use([], sandbox_available=True)\n"
         "caches = (_definition, agent_tool_definition, update_plan_definition)\n"
         "before = [c.cache_info().misses for c in caches]\n"
         "builtin_registry().definitions(sandbox_available=True)\n"
