@@ -3,6 +3,22 @@
 
 from __future__ import annotations
 
-from openwork_core.cli import app, main
+from typing import TYPE_CHECKING
+
+from openwork_core.cli import main
+
+if TYPE_CHECKING:
+    from typer import Typer
+
+    app: Typer
+
+
+def __getattr__(name: str) -> object:
+    if name == "app":
+        from openwork_core.cli import app
+
+        return app
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = ["app", "main"]

@@ -1,4 +1,4 @@
-"""The ``openwork`` command: the daemon (``serve``), its database (``migrate``), a self-check
+"""The ``openwork`` command tree (typer; the console script is ``cli/entry.py::main``): the daemon (``serve``), its database (``migrate``), a self-check
 (``doctor``), and the client commands of a running daemon (``chat``, ``sessions``, ``inspect``,
 ``status``, ``stop``, ``logs``) found through ``OPENWORK_HOME/daemon.json``.
 
@@ -11,17 +11,12 @@ names the setting); 3 no daemon is running; 130 interrupted."""
 from __future__ import annotations
 
 import importlib
-import sys
 
 import typer
 from typer import _click as click
 from typer.core import TyperGroup
 
-from openwork_core.cli.errors import CliError
-from openwork_core.config import ConfigError
 from openwork_core.version import app_version
-
-EXIT_CONFIG = 2
 
 COMMAND_MODULES: dict[str, str] = {
     "serve": "openwork_core.cli.server_cmds",
@@ -80,14 +75,3 @@ def root(
 def version() -> None:
     """Print the version (same as --version)."""
     typer.echo(app_version())
-
-
-def main() -> None:
-    try:
-        app()
-    except ConfigError as exc:
-        print(f"openwork: {exc}", file=sys.stderr)
-        sys.exit(EXIT_CONFIG)
-    except CliError as exc:
-        print(f"openwork: {exc}", file=sys.stderr)
-        sys.exit(exc.exit_code)
