@@ -1,24 +1,13 @@
 """Kept for ``python -m openwork_core.daemon`` and old imports: the command line now lives in
-``openwork_core.cli``."""
+``openwork_core.cli`` (``app`` is imported on first use there and here)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from openwork_core.cli import main
+from openwork_core.cli import __getattr__, main
 
 if TYPE_CHECKING:
-    from typer import Typer
+    from openwork_core.cli import app
 
-    app: Typer
-
-
-def __getattr__(name: str) -> object:
-    if name == "app":
-        from openwork_core.cli import app
-
-        return app
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-__all__ = ["app", "main"]
+__all__ = ["__getattr__", "app", "main"]
