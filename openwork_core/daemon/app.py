@@ -11,7 +11,7 @@ import asyncio
 from fastapi import FastAPI
 
 from openwork_core.config import DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_INPUT_CHARS
-from openwork_core.daemon.errors import ERROR_RESPONSES, install_error_handlers
+from openwork_core.daemon.errors import install_error_handlers
 from openwork_core.daemon.middleware import BodyLimitMiddleware, EnvelopeMiddleware
 from openwork_core.daemon.openapi import install_openapi, operation_id
 from openwork_core.daemon.routes.events import events_routes
@@ -45,7 +45,6 @@ def create_app(
         openapi_url="/v1/openapi.json",
         docs_url=None,
         redoc_url=None,
-        responses=ERROR_RESPONSES,
         generate_unique_id_function=operation_id,
     )
     app.add_middleware(BodyLimitMiddleware, max_bytes=max_body_bytes)
