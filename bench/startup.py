@@ -7,6 +7,8 @@ Every daemon runs with its bytecode written and read (``BYTECODE``), as an insta
 
 - bare: a Python process that imports asyncio and answers ``GET /v1/health`` on a socket (the
   physical floor of "a Python daemon answers");
+- framework floor: FastAPI + uvicorn (with uvloop, asyncpg and structlog imported) answering
+  one pydantic-validated route: the part of the start the daemon's own code does not decide;
 - empty: ``openwork serve`` on a freshly migrated database;
 - full: ``openwork serve`` on a database holding 1 000 sessions and 1 000 000 messages (made
   once per run with ``generate_series``: the start-up recovery must be index-driven);
@@ -57,6 +59,25 @@ async def main():
     await server.serve_forever()
 asyncio.run(main())
 """
+
+STACK = """
+import sys
+import asyncpg, structlog, uvicorn, uvloop
+from fastapi import FastAPI
+from pydantic import BaseModel
+class Health(BaseModel):
+    status: str
+app = FastAPI()
+@app.get("/v1/health", response_model=Health)
+async def health() -> Health:
+    return Health(status="ok")
+config = uvicorn.Config(app, host="127.0.0.1", port=int(sys.argv[1]), log_config=None,
+                        access_log=False, lifespan="off", http="h11", ws="none", loop="uvloop")
+uvicorn.Server(config).run()
+"""
+"""The framework floor: the daemon's HTTP and database stack imported (FastAPI, uvicorn, uvloop,
+asyncpg, structlog) and one pydantic-validated FastAPI route answering: what any daemon built on
+it pays before its own modules, database and recovery."""
 
 SEED = [
     """INSERT INTO sessions (id, working_directory)
@@ -203,26 +224,31 @@ async def main(rounds: int) -> None:
     try:
         with tempfile.TemporaryDirectory() as tmp:
             root = Path(tmp)
-            bare = []
+            bare, stack = [], []
             for _ in range(rounds):
                 port = free_port()
                 bare.append(await time_to_health([sys.executable, "-c", BARE, str(port)], {}, port))
+                port = free_port()
+                argv = [sys.executable, "-c", STACK, str(port)]
+                stack.append(await time_to_health(argv, dict(os.environ) | BYTECODE, port))
             empty_times = await serve_times(root, empty, rounds)
             full_times = await serve_times(root, full, rounds)
             calls = [await first_and_second_call(root, empty) for _ in range(rounds)]
     finally:
         await cluster.drop_all()
-    b, e, f = (statistics.median(x) for x in (bare, empty_times, full_times))
+    b, st, e, f = (statistics.median(x) for x in (bare, stack, empty_times, full_times))
     first = statistics.median(c[0] for c in calls)
     second = statistics.median(c[1] for c in calls)
     print(f"seeded {messages} messages in 1 000 sessions in {seeded:.1f} s")
     print(f"bare Python answers:          {b * 1e3:7.0f} ms  (the floor)")
+    print(f"FastAPI + uvicorn answers:    {st * 1e3:7.0f} ms  (the framework floor)")
     print(f"serve, empty database:        {e * 1e3:7.0f} ms  (goal <= 500 ms)")
     print(f"serve, 1 000 000 messages:    {f * 1e3:7.0f} ms")
     print(f"first model call after start: {first * 1e3:7.1f} ms")
     print(f"second model call:            {second * 1e3:7.1f} ms")
     print()
     print(f"empty / bare                  = {e / b:5.2f}   (info)")
+    print(f"empty / framework floor       = {e / st:5.2f}   (info)")
     print(f"full / empty                  = {f / e:5.2f}   (goal <= 1.10)")
     print(f"first call / second call      = {first / second:5.2f}   (goal <= 1.10)")
 

@@ -8,17 +8,12 @@ from __future__ import annotations
 import ipaddress
 import os
 import tomllib
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Literal
 
 import platformdirs
-from pydantic import Field, ValidationError, field_validator
-from pydantic_settings import (
-    BaseSettings,
-    PydanticBaseSettingsSource,
-    SettingsConfigDict,
-    TomlConfigSettingsSource,
-)
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from openwork_core.models.capabilities import CapabilityError, resolve_capabilities
 from openwork_core.storage.records import (
@@ -69,8 +64,11 @@ def default_skill_root() -> Path | None:
     return None if not home else Path(home) / ".agents" / "skills"
 
 
-class OpenWorkSettings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="ignore")
+class OpenWorkSettings(BaseModel):
+    """Built from, highest first: the keyword arguments, the ``OPENWORK_*`` environment variables
+    (names in any case) and the TOML file (``config_file_path``), each value validated as given."""
+
+    model_config = ConfigDict(extra="ignore")
 
     home: Path = Field(default_factory=default_home)
     database_url: str | None = None
@@ -129,19 +127,12 @@ class OpenWorkSettings(BaseSettings):
             raise ValueError("not a PostgreSQL URL (postgresql://user:password@host:5432/db)")
         return value
 
+    @model_validator(mode="before")
     @classmethod
-    def settings_customise_sources(
-        cls,
-        settings_cls: type[BaseSettings],
-        init_settings: PydanticBaseSettingsSource,
-        env_settings: PydanticBaseSettingsSource,
-        dotenv_settings: PydanticBaseSettingsSource,
-        file_secret_settings: PydanticBaseSettingsSource,
-    ) -> tuple[PydanticBaseSettingsSource, ...]:
-        path = config_file_path()
-        if not path.is_file():
-            return (init_settings, env_settings)
-        return (init_settings, env_settings, TomlConfigSettingsSource(settings_cls, path))
+    def _from_environment_and_file(cls, given: object) -> object:
+        if not isinstance(given, dict):
+            return given
+        return _file_values() | _environment_values(cls.model_fields) | given
 
     @property
     def listen_host_port(self) -> tuple[str, int]:
@@ -201,14 +192,34 @@ _FIXES = {
 }
 
 
-def _check_file_keys(path: Path) -> None:
-    """The TOML file may only hold settings (a typo must not be silently ignored)."""
+def _environment_values(fields: Iterable[str]) -> dict[str, object]:
+    """``OPENWORK_<FIELD>`` in any case (``os.environ``'s last spelling wins, as it lists them)."""
+    wanted = {ENV_PREFIX.lower() + name: name for name in fields}
+    found: dict[str, object] = {}
+    for key, value in os.environ.items():
+        name = wanted.get(key.lower())
+        if name is not None:
+            found[name] = value
+    return found
+
+
+def _file_values() -> dict[str, object]:
+    path = config_file_path()
+    return _read_file(path) if path.is_file() else {}
+
+
+def _read_file(path: Path) -> dict[str, object]:
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        return tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(
             CONFIG_ENV, f"cannot read {path} ({exc})", "fix or remove the file"
         ) from None
+
+
+def _check_file_keys(path: Path) -> None:
+    """The TOML file may only hold settings (a typo must not be silently ignored)."""
+    data = _read_file(path)
     known = set(OpenWorkSettings.model_fields)
     for key in data:
         if key not in known:

@@ -55,6 +55,13 @@ class ToolRegistry:
     def ids(self) -> tuple[str, ...]:
         return tuple(self._tools)
 
+    def definitions(self, *, sandbox_available: bool) -> tuple[ToolDefinition, ...]:
+        """Every registered tool's definition, as a session with this sandbox gets it (each is
+        built once per process: the daemon's warm-up builds them before the first session)."""
+        return tuple(
+            t.definition(sandbox_available=sandbox_available) for t in self._tools.values()
+        )
+
     def finalize(self, config: ToolsetConfig, session: ToolSessionContext) -> FinalizedToolset:
         selected: dict[str, AnyTool] = {}
         for tool_id in config.tool_ids:

@@ -17,7 +17,8 @@ from rich.status import Status
 from rich.text import Text
 
 from openwork_core.cli.chat_view import ToolLine, TurnResult, card_lines, tool_line, turn_result
-from openwork_core.cli.client import ApiError, CliError, DaemonClient, EventStream, objects
+from openwork_core.cli.client import ApiError, DaemonClient, EventStream, objects
+from openwork_core.cli.errors import CliError
 
 EXIT_INTERRUPTED = 130
 HISTORY_FILE = "chat_history"

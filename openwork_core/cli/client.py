@@ -14,19 +14,10 @@ from types import TracebackType
 import httpx
 from pydantic import JsonValue
 
+from openwork_core.cli.errors import CliError
 from openwork_core.daemon.home import discovery_path
 
 TIMEOUT_S = 30.0
-
-
-class CliError(Exception):
-    """Ends the command with one line on stderr and ``exit_code``."""
-
-    exit_code = 1
-
-    def __init__(self, message: str, code: str = "error") -> None:
-        super().__init__(message)
-        self.code = code
 
 
 class DaemonNotRunning(CliError):

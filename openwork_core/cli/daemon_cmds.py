@@ -13,7 +13,6 @@ import typer
 from pydantic import JsonValue
 
 from openwork_core.cli.client import (
-    CliError,
     DaemonClient,
     DaemonNotRunning,
     home,
@@ -21,6 +20,7 @@ from openwork_core.cli.client import (
     process_alive,
     read_discovery,
 )
+from openwork_core.cli.errors import CliError
 from openwork_core.cli.output import console, print_json
 from openwork_core.logs import LOG_FILE_NAME
 

@@ -16,7 +16,8 @@ from urllib.parse import urlsplit
 import typer
 from pydantic import JsonValue
 
-from openwork_core.cli.client import CliError, DaemonClient, process_alive, read_discovery
+from openwork_core.cli.client import DaemonClient, process_alive, read_discovery
+from openwork_core.cli.errors import CliError
 from openwork_core.cli.output import console, print_json
 from openwork_core.config import (
     DEFAULT_PROVIDER_ID,

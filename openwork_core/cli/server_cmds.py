@@ -2,28 +2,18 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import sys
 
 import typer
 
+from openwork_core.cli.server_run import run_on_loop, serve_daemon
 from openwork_core.config import ConfigError, OpenWorkSettings, load_settings
 
 
 def register(app: typer.Typer) -> None:
     app.command()(serve)
     app.command()(migrate)
-
-
-def _run(coroutine_factory: object) -> int:
-    import uvloop
-
-    assert callable(coroutine_factory)
-    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
-        code = runner.run(coroutine_factory())
-    assert isinstance(code, int)
-    return code
 
 
 def serve(
@@ -35,14 +25,7 @@ def serve(
     ),
 ) -> None:
     """Run the daemon until SIGTERM/SIGINT (running turns end cancelled, exit 0)."""
-    settings = load_settings()
-
-    async def run() -> int:
-        from openwork_core.daemon.server import serve as serve_daemon
-
-        return await serve_daemon(settings, allow_remote=allow_remote)
-
-    sys.exit(_run(run))
+    serve_daemon(allow_remote=allow_remote)  # as `openwork serve` does without typer (entry.py)
 
 
 def migrate() -> None:
@@ -52,7 +35,7 @@ def migrate() -> None:
     async def run() -> int:
         return await apply_pending(settings)
 
-    sys.exit(_run(run))
+    sys.exit(run_on_loop(run))
 
 
 async def apply_pending(settings: OpenWorkSettings) -> int:

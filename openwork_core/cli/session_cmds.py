@@ -12,7 +12,8 @@ from pydantic import JsonValue
 from rich.table import Table
 
 from openwork_core.cli import chat as chat_mod
-from openwork_core.cli.client import CliError, connect, home, objects
+from openwork_core.cli.client import connect, home, objects
+from openwork_core.cli.errors import CliError
 from openwork_core.cli.inspect_view import inspection_lines, read_inspection
 from openwork_core.cli.output import console, err_console, plain_output, print_json, tsv_lines
 

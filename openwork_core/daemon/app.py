@@ -11,19 +11,19 @@ import asyncio
 from fastapi import FastAPI
 
 from openwork_core.config import DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_INPUT_CHARS
-from openwork_core.daemon.errors import ERROR_RESPONSES, install_error_handlers
+from openwork_core.daemon.errors import install_error_handlers
 from openwork_core.daemon.middleware import BodyLimitMiddleware, EnvelopeMiddleware
 from openwork_core.daemon.openapi import install_openapi, operation_id
-from openwork_core.daemon.routes.events import events_router
-from openwork_core.daemon.routes.file_changes import file_changes_router
-from openwork_core.daemon.routes.health import health_router
-from openwork_core.daemon.routes.history import history_router
-from openwork_core.daemon.routes.lifecycle import lifecycle_router
-from openwork_core.daemon.routes.providers import providers_router
-from openwork_core.daemon.routes.sessions import sessions_router
-from openwork_core.daemon.routes.skills import skills_router
-from openwork_core.daemon.routes.turns import turns_router
-from openwork_core.daemon.routes.ui import ui_router
+from openwork_core.daemon.routes.events import events_routes
+from openwork_core.daemon.routes.file_changes import file_changes_routes
+from openwork_core.daemon.routes.health import health_routes
+from openwork_core.daemon.routes.history import history_routes
+from openwork_core.daemon.routes.lifecycle import lifecycle_routes
+from openwork_core.daemon.routes.providers import providers_routes
+from openwork_core.daemon.routes.sessions import sessions_routes
+from openwork_core.daemon.routes.skills import skills_routes
+from openwork_core.daemon.routes.turns import turns_routes
+from openwork_core.daemon.routes.ui import ui_routes
 from openwork_core.daemon.security import SecurityMiddleware
 from openwork_core.service import OpenWorkCore
 
@@ -45,7 +45,6 @@ def create_app(
         openapi_url="/v1/openapi.json",
         docs_url=None,
         redoc_url=None,
-        responses=ERROR_RESPONSES,
         generate_unique_id_function=operation_id,
     )
     app.add_middleware(BodyLimitMiddleware, max_bytes=max_body_bytes)
@@ -57,15 +56,18 @@ def create_app(
     )
     app.add_middleware(EnvelopeMiddleware)
     install_error_handlers(app)
-    app.include_router(health_router(core, version=version))
-    app.include_router(providers_router(core))
-    app.include_router(skills_router(core))
-    app.include_router(sessions_router(core))
-    app.include_router(turns_router(core, max_input_chars=max_input_chars))
-    app.include_router(file_changes_router(core))
-    app.include_router(events_router(core, shutdown=shutdown))
-    app.include_router(lifecycle_router(core))
-    app.include_router(history_router(core))
-    app.include_router(ui_router(core))
+    # on the app's own router, not included: FastAPI builds an included router's routes a
+    # second time, at its first match (a second set of validators, paid by a first request)
+    routes = app.router
+    health_routes(routes, core, version=version)
+    providers_routes(routes, core)
+    skills_routes(routes, core)
+    sessions_routes(routes, core)
+    turns_routes(routes, core, max_input_chars=max_input_chars)
+    file_changes_routes(routes, core)
+    events_routes(routes, core, shutdown=shutdown)
+    lifecycle_routes(routes, core)
+    history_routes(routes, core)
+    ui_routes(routes, core)
     install_openapi(app)
     return app

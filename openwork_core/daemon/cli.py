@@ -1,8 +1,13 @@
 """Kept for ``python -m openwork_core.daemon`` and old imports: the command line now lives in
-``openwork_core.cli``."""
+``openwork_core.cli`` (``app`` is imported on first use there and here)."""
 
 from __future__ import annotations
 
-from openwork_core.cli import app, main
+from typing import TYPE_CHECKING
 
-__all__ = ["app", "main"]
+from openwork_core.cli import __getattr__, main
+
+if TYPE_CHECKING:
+    from openwork_core.cli import app
+
+__all__ = ["__getattr__", "app", "main"]

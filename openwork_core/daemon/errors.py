@@ -182,19 +182,18 @@ def install_error_handlers(app: FastAPI) -> None:
         return http_error_response(exc)
 
 
-ERROR_RESPONSES: dict[int | str, dict[str, object]] = {
-    status: {"model": ErrorEnvelope, "description": description}
-    for status, description in (
-        (400, "invalid_request (e.g. unstorable text) or a domain refusal"),
-        (401, "unauthorized"),
-        (403, "forbidden_host / forbidden_origin"),
-        (404, "not_found"),
-        (409, "a state conflict (busy, session_active, …)"),
-        (413, "payload_too_large"),
-        (422, "invalid_request with the field errors"),
-        (500, "internal_error with a request id"),
-        (502, "an upstream (model) failure"),
-        (503, "service unavailable"),
-    )
+ERROR_DESCRIPTIONS: dict[int, str] = {
+    400: "invalid_request (e.g. unstorable text) or a domain refusal",
+    401: "unauthorized",
+    403: "forbidden_host / forbidden_origin",
+    404: "not_found",
+    409: "a state conflict (busy, session_active, …)",
+    413: "payload_too_large",
+    422: "invalid_request with the field errors",
+    500: "internal_error with a request id",
+    502: "an upstream (model) failure",
+    503: "service unavailable",
 }
-"""Documented on every operation (an addition to the OpenAPI document)."""
+"""Documented on every operation with the ``ErrorEnvelope`` body (an addition to the OpenAPI
+document, made by ``daemon/openapi``: given to FastAPI as app-wide ``responses`` they cost a
+response validator per route and status when the routes are registered, none of them used)."""

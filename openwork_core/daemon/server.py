@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import os
 import secrets
 import signal
@@ -25,6 +26,7 @@ from openwork_core.config import (
 )
 from openwork_core.daemon.access_log import AccessLog
 from openwork_core.daemon.app import create_app
+from openwork_core.daemon.first_use import warm_up_first_use
 from openwork_core.daemon.home import HomeInUse, HomeLock, remove_discovery, write_discovery
 from openwork_core.daemon.startup import (
     BannerFacts,
@@ -34,7 +36,7 @@ from openwork_core.daemon.startup import (
     provider_warnings,
 )
 from openwork_core.logs import LogSetup, configure_logging
-from openwork_core.models.adapters import model_port_for, warm_up
+from openwork_core.models.adapters import model_port_for
 from openwork_core.service import OpenWorkCore
 from openwork_core.session.ownership import daemon_identity
 from openwork_core.session.registry import LoadLimits
@@ -171,6 +173,10 @@ async def _serve_on(
         )
 
         def on_listening() -> None:
+            # the start's objects live as long as the daemon: no collection pass examines them
+            # again, and the collector (off during `openwork serve`'s start) runs from now on
+            gc.freeze()
+            gc.enable()
             path = write_discovery(home, url, token, app_version())
             facts = BannerFacts(
                 version=app_version(),
@@ -191,14 +197,20 @@ async def _serve_on(
             for warning in warnings:
                 log.warning("daemon.configuration_warning", warning=warning)
             log.info("daemon.listening", url=url, pid=os.getpid())
-            threading.Thread(  # the SDKs' import and first-call costs, off the event loop
-                target=warm_up, args=([p.kind for p in providers],), name="sdk-warm-up", daemon=True
+            threading.Thread(  # the first session's and model call's costs, off the event loop
+                target=warm_up_first_use,
+                args=([p.kind for p in providers],),
+                kwargs={"sandbox_available": sandbox.available},
+                name="sdk-warm-up",
+                daemon=True,
             ).start()
 
         config = uvicorn.Config(
             AccessLog(app),
             log_config=None,
             access_log=False,
+            http="h11",  # what "auto" picks without httptools, named: nothing probed at start
+            ws="none",  # the API has no WebSocket route (events are SSE)
             lifespan="off",
             timeout_graceful_shutdown=5,
         )

@@ -2,15 +2,17 @@
 (``served_window``) at once, each bounded by a short timeout; the first in the order llama.cpp,
 Ollama, LM Studio, vLLM that answers a window wins. Any failure is "not known" (debug log):
 a probe never fails anything. Runs in the background (``ProviderRuntime``), never on the start
-path."""
+path; ``httpx`` (which pulls in the terminal libraries the CLI installs) is imported in a thread
+by the first probe, off the event loop, not when the daemon starts."""
 
 from __future__ import annotations
 
 import asyncio
+import importlib
 from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-import httpx
 import structlog
 
 from openwork_core.models.endpoints import server_root
@@ -23,6 +25,9 @@ from openwork_core.models.served_window import (
     vllm_window,
 )
 from openwork_core.storage.records import ProviderKind, ProviderRecord
+
+if TYPE_CHECKING:
+    import httpx
 
 log = structlog.get_logger(__name__)
 
@@ -51,6 +56,9 @@ async def probe_served_window(
     base_url: str, model: str, *, timeout_s: float = PROBE_TIMEOUT_S
 ) -> ServedWindow | None:
     root = server_root(base_url)
+    await asyncio.to_thread(importlib.import_module, "httpx")  # once: then in sys.modules
+    import httpx
+
     async with httpx.AsyncClient(timeout=timeout_s, follow_redirects=False) as client:
 
         async def ask(

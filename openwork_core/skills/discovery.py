@@ -17,8 +17,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar, Literal
 
-import yaml
-
 from openwork_chat_state.error_root import OpenWorkError
 
 SKILL_FILE_NAME = "SKILL.md"
@@ -31,10 +29,6 @@ _NAME_RE = re.compile(r"[a-z0-9](?:[a-z0-9-]*[a-z0-9])?")
 _CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _FRONTMATTER_FENCE = "---"
 
-# The C loader when libyaml is present: same semantics, much faster.
-_YamlLoader: type[yaml.SafeLoader | yaml.CSafeLoader] = getattr(
-    yaml, "CSafeLoader", yaml.SafeLoader
-)
 
 # Warning reasons: fixed English texts, one per cause (skills.md §1 "distinct per cause").
 REASON_ROOT_UNREADABLE = "the skill root cannot be read"
@@ -151,8 +145,11 @@ def parse_skill_text(text: str) -> ParsedSkillFile:
     close = next((i for i in range(1, len(lines)) if lines[i].rstrip() == _FRONTMATTER_FENCE), None)
     if close is None:
         raise SkillParseError(REASON_FRONTMATTER_UNCLOSED)
+    import yaml  # here: a daemon without skills never loads it (issue 13 §5)
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the C one: same semantics, faster
     try:
-        data: object = yaml.load("".join(lines[1:close]), Loader=_YamlLoader)
+        data: object = yaml.load("".join(lines[1:close]), Loader=loader)
     except yaml.YAMLError:
         raise SkillParseError(REASON_FRONTMATTER_INVALID_YAML) from None
     if data is None:

@@ -34,6 +34,7 @@ from openwork_core.daemon.desktop_schemas import (
     TranscriptPageBody,
     TurnCancelAcceptedBody,
 )
+from openwork_core.daemon.errors import ERROR_DESCRIPTIONS, ErrorBody
 from openwork_core.session.snapshot import SessionSnapshot
 from openwork_core.session.updates import SessionUpdate
 from openwork_core.session.wire_fields import OMIT_WHEN_NONE_KEY
@@ -125,6 +126,7 @@ def _error_response(status: int) -> dict[str, Any]:
 
 def _named_schemas() -> dict[str, Any]:
     models: list[type[BaseModel]] = [
+        ErrorBody,  # kept from when FastAPI documented errors.py's envelope (add-only)
         ErrorEnvelope,
         SessionUpdateEnvelopeBody,
         *_RAW_RESPONSES.values(),
@@ -139,6 +141,15 @@ def _finish_operation(op: dict[str, Any], path: str, method: str) -> None:
     op_id = op["operationId"]
     responses: dict[str, Any] = op.setdefault("responses", {})
     responses.pop("422", None)  # FastAPI's {"detail"} shape: ours follows
+    for status, description in ERROR_DESCRIPTIONS.items():
+        if status != 422:  # a route's own response for a status wins
+            responses.setdefault(
+                str(status),
+                {
+                    "description": description,
+                    "content": {"application/json": {"schema": _ref("ErrorEnvelope")}},
+                },
+            )
     if op_id in _RAW_RESPONSES:
         success = next((k for k in ("200", "201", "202") if k in responses), "200")
         responses[success] = {

@@ -19,8 +19,7 @@ class InvalidLastEventId(InvalidRequest):
     """400 ``invalid_request``: ``Last-Event-ID`` is not a decimal sequence within int64."""
 
 
-def events_router(core: OpenWorkCore, *, shutdown: asyncio.Event) -> APIRouter:
-    router = APIRouter()
+def events_routes(router: APIRouter, core: OpenWorkCore, *, shutdown: asyncio.Event) -> None:
 
     @router.get("/v1/sessions/{sid}/events")
     async def events(
@@ -55,5 +54,3 @@ def events_router(core: OpenWorkCore, *, shutdown: asyncio.Event) -> APIRouter:
         return EventSourceResponse(
             global_events(replay, subscription, shutdown), ping=15, send_timeout=30
         )
-
-    return router

@@ -10,8 +10,7 @@ from openwork_core.service import OpenWorkCore
 from openwork_tools.undo import ChangeDirection
 
 
-def file_changes_router(core: OpenWorkCore) -> APIRouter:
-    router = APIRouter()
+def file_changes_routes(router: APIRouter, core: OpenWorkCore) -> None:
 
     @router.post("/v1/sessions/{sid}/file-changes/{direction}", response_model=AppliedChangesBody)
     async def file_changes(
@@ -24,5 +23,3 @@ def file_changes_router(core: OpenWorkCore) -> APIRouter:
                 for c in applied
             ]
         )
-
-    return router

@@ -10,8 +10,7 @@ from openwork_core.daemon.schemas import HealthBody
 from openwork_core.service import OpenWorkCore
 
 
-def health_router(core: OpenWorkCore, *, version: str) -> APIRouter:
-    router = APIRouter()
+def health_routes(router: APIRouter, core: OpenWorkCore, *, version: str) -> None:
 
     @router.get("/v1/health", response_model=HealthBody)
     async def health() -> Response:
@@ -20,5 +19,3 @@ def health_router(core: OpenWorkCore, *, version: str) -> APIRouter:
             status="ok" if database == "ok" else "degraded", version=version, database=database
         )
         return JsonBytes(body.model_dump(), status_code=200 if database == "ok" else 503)
-
-    return router

@@ -3,6 +3,7 @@ targets, the latest plan, sub-agents, a Turn's trace spans."""
 
 from __future__ import annotations
 
+from enum import Enum
 from typing import Annotated
 
 import orjson
@@ -61,10 +62,13 @@ def _turn_body(turn: TurnSummary) -> TurnSummaryBody:
     )
 
 
-def history_router(core: OpenWorkCore) -> APIRouter:
-    router = APIRouter(tags=["history"])
+TAGS: list[str | Enum] = ["history"]
+"""The OpenAPI tag of these routes."""
 
-    @router.get("/v1/sessions/{sid}/turns", response_model=TurnPageBody)
+
+def history_routes(router: APIRouter, core: OpenWorkCore) -> None:
+
+    @router.get("/v1/sessions/{sid}/turns", response_model=TurnPageBody, tags=TAGS)
     async def list_turns(
         sid: SessionIdPath,
         cursor: Annotated[
@@ -77,7 +81,7 @@ def history_router(core: OpenWorkCore) -> APIRouter:
         page = await core.desktop.turns(sid, before, limit)
         return TurnPageBody(turns=[_turn_body(t) for t in page.turns], next_cursor=page.next_cursor)
 
-    @router.get("/v1/sessions/{sid}/turns/{tid}", response_model=TurnDetailBody)
+    @router.get("/v1/sessions/{sid}/turns/{tid}", response_model=TurnDetailBody, tags=TAGS)
     async def get_turn(sid: SessionIdPath, tid: TurnIdPath) -> TurnDetailBody:
         view = await core.turn_view(sid, tid)
         stored = await core.desktop.turn(sid, tid)
@@ -93,7 +97,7 @@ def history_router(core: OpenWorkCore) -> APIRouter:
             usage=usage_body(TokenUsage() if stored is None else stored.usage),
         )
 
-    @router.get("/v1/sessions/{sid}/compactions", response_model=CompactionListBody)
+    @router.get("/v1/sessions/{sid}/compactions", response_model=CompactionListBody, tags=TAGS)
     async def list_compactions(sid: SessionIdPath) -> CompactionListBody:
         """Rewind targets, newest first."""
         rows = await core.desktop.compactions(sid)
@@ -114,7 +118,7 @@ def history_router(core: OpenWorkCore) -> APIRouter:
             ]
         )
 
-    @router.get("/v1/sessions/{sid}/plan", response_model=PlanBody)
+    @router.get("/v1/sessions/{sid}/plan", response_model=PlanBody, tags=TAGS)
     async def get_plan(sid: SessionIdPath) -> PlanBody:
         row = await core.desktop.plan(sid)
         if row is None:
@@ -128,7 +132,7 @@ def history_router(core: OpenWorkCore) -> APIRouter:
             )
         )
 
-    @router.get("/v1/sessions/{sid}/children", response_model=ChildListBody)
+    @router.get("/v1/sessions/{sid}/children", response_model=ChildListBody, tags=TAGS)
     async def list_children(sid: SessionIdPath) -> ChildListBody:
         return ChildListBody(
             children=[
@@ -149,7 +153,7 @@ def history_router(core: OpenWorkCore) -> APIRouter:
             ]
         )
 
-    @router.get("/v1/sessions/{sid}/turns/{tid}/trace", response_model=TraceBody)
+    @router.get("/v1/sessions/{sid}/turns/{tid}/trace", response_model=TraceBody, tags=TAGS)
     async def get_turn_trace(sid: SessionIdPath, tid: TurnIdPath) -> TraceBody:
         """Best-effort diagnostic spans in start order (a span may be missing)."""
         spans = await core.desktop.trace(sid, tid)
@@ -175,5 +179,3 @@ def history_router(core: OpenWorkCore) -> APIRouter:
                 for s in spans
             ],
         )
-
-    return router

@@ -4,6 +4,7 @@ without loading its actor, ``PATCH`` (title, archived) and ``DELETE``."""
 from __future__ import annotations
 
 import asyncio
+from enum import Enum
 from pathlib import Path
 from typing import Annotated
 
@@ -58,10 +59,13 @@ async def _workspace_key(workspace: str | None) -> str | None:
     return str(await asyncio.to_thread(Path(workspace).resolve))
 
 
-def lifecycle_router(core: OpenWorkCore) -> APIRouter:
-    router = APIRouter(tags=["sessions"])
+TAGS: list[str | Enum] = ["sessions"]
+"""The OpenAPI tag of these routes."""
 
-    @router.get("/v1/sessions", response_model=SessionPageBody)
+
+def lifecycle_routes(router: APIRouter, core: OpenWorkCore) -> None:
+
+    @router.get("/v1/sessions", response_model=SessionPageBody, tags=TAGS)
     async def list_sessions(
         workspace: Annotated[str | None, Query(min_length=1, max_length=4096)] = None,
         archived: bool | None = None,
@@ -83,7 +87,7 @@ def lifecycle_router(core: OpenWorkCore) -> APIRouter:
             sessions=[summary_body(s) for s in page.sessions], next_cursor=page.next_cursor
         )
 
-    @router.get("/v1/sessions/{sid}", response_model=SessionSummaryWithSnapshot)
+    @router.get("/v1/sessions/{sid}", response_model=SessionSummaryWithSnapshot, tags=TAGS)
     async def get_session(sid: SessionIdPath) -> Response:
         summary = await core.desktop.session(sid)
         snapshot = await core.snapshot(sid)  # never loads the actor
@@ -91,7 +95,7 @@ def lifecycle_router(core: OpenWorkCore) -> APIRouter:
         body["snapshot"] = orjson.loads(wire_json(snapshot))
         return JsonBytes(body)
 
-    @router.patch("/v1/sessions/{sid}", response_model=SessionSummaryBody)
+    @router.patch("/v1/sessions/{sid}", response_model=SessionSummaryBody, tags=TAGS)
     async def update_session(sid: SessionIdPath, body: PatchSessionBody) -> SessionSummaryBody:
         given = body.model_fields_set
         patch = SessionPatch(
@@ -101,12 +105,10 @@ def lifecycle_router(core: OpenWorkCore) -> APIRouter:
         )
         return summary_body(await core.desktop.update_session(sid, patch))
 
-    @router.delete("/v1/sessions/{sid}", status_code=204, response_class=Response)
+    @router.delete("/v1/sessions/{sid}", status_code=204, response_class=Response, tags=TAGS)
     async def delete_session(sid: SessionIdPath) -> Response:
         await core.desktop.delete_session(sid)
         return Response(status_code=204)
-
-    return router
 
 
 def _cursor_check(value: str | None) -> str | None:

@@ -20,8 +20,7 @@ class InvalidProviderId(InvalidBody):
         super().__init__(f"invalid provider id: {provider_id[:80]!r} (non-blank, no '/')")
 
 
-def providers_router(core: OpenWorkCore) -> APIRouter:
-    router = APIRouter()
+def providers_routes(router: APIRouter, core: OpenWorkCore) -> None:
 
     def view(provider: ProviderRecord) -> ProviderBody:
         return provider_body(provider, has_key=core.providers.has_key(provider))
@@ -46,5 +45,3 @@ def providers_router(core: OpenWorkCore) -> APIRouter:
             raise InvalidProviderId(provider_id)
         key = KeyUpdate(body.api_key) if "api_key" in body.model_fields_set else None
         return view(await core.put_provider(provider_record(provider_id, body), key))
-
-    return router

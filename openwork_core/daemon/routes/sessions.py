@@ -22,8 +22,7 @@ from openwork_core.daemon.views import compaction_body, message_json, session_bo
 from openwork_core.service import OpenWorkCore
 
 
-def sessions_router(core: OpenWorkCore) -> APIRouter:
-    router = APIRouter()
+def sessions_routes(router: APIRouter, core: OpenWorkCore) -> None:
 
     @router.post("/v1/sessions", status_code=201, response_model=SessionBody)
     async def create_session(body: CreateSessionBody) -> SessionBody:
@@ -88,5 +87,3 @@ def sessions_router(core: OpenWorkCore) -> APIRouter:
     @router.get("/v1/sessions/{sid}/context")
     async def inspect_context(sid: SessionIdPath) -> Response:
         return JsonBytes((await core.inspect_context_window(sid)).to_json())
-
-    return router

@@ -10,8 +10,7 @@ from openwork_core.daemon.views import skill_list
 from openwork_core.service import OpenWorkCore
 
 
-def skills_router(core: OpenWorkCore) -> APIRouter:
-    router = APIRouter()
+def skills_routes(router: APIRouter, core: OpenWorkCore) -> None:
 
     @router.get("/v1/skills", response_model=SkillListBody)
     async def list_skills() -> SkillListBody:
@@ -20,5 +19,3 @@ def skills_router(core: OpenWorkCore) -> APIRouter:
     @router.put("/v1/skills/{name}", response_model=SkillListBody)
     async def set_skill(name: StorableStr, body: SkillStatusBody) -> SkillListBody:
         return skill_list(await core.set_skill_disabled(name, body.disabled))
-
-    return router

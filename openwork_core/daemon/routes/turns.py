@@ -25,8 +25,7 @@ class InputTooLong(InvalidBody):
         super().__init__(f"the turn's text has {chars} characters; the limit is {cap}")
 
 
-def turns_router(core: OpenWorkCore, *, max_input_chars: int) -> APIRouter:
-    router = APIRouter()
+def turns_routes(router: APIRouter, core: OpenWorkCore, *, max_input_chars: int) -> None:
 
     @router.post("/v1/sessions/{sid}/turns", status_code=202, response_model=TurnAcceptedBody)
     async def start_turn(sid: SessionIdPath, body: StartTurnBody) -> TurnAcceptedBody:
@@ -65,5 +64,3 @@ def turns_router(core: OpenWorkCore, *, max_input_chars: int) -> APIRouter:
             await core.turn_view(sid, tid)  # an unknown turn is 404 not_found, not 409
             raise
         return JsonBytes({"turn_id": tid, "tool_call_id": tool_call_id}, status_code=202)
-
-    return router

@@ -83,8 +83,7 @@ def overview_body(overview: ContextOverview) -> ContextOverviewBody:
     )
 
 
-def ui_router(core: OpenWorkCore) -> APIRouter:
-    router = APIRouter()
+def ui_routes(router: APIRouter, core: OpenWorkCore) -> None:
 
     @router.get(UI_PREFIX, include_in_schema=False)
     async def ui_redirect() -> Response:
@@ -105,5 +104,3 @@ def ui_router(core: OpenWorkCore) -> APIRouter:
     )
     async def get_context_overview(sid: SessionId) -> ContextOverviewBody:
         return overview_body(await core.context_overview(sid))
-
-    return router

@@ -49,6 +49,7 @@ from openwork_core.models.adapters.streaming import (
     EventAssembler,
     guarded_events,
 )
+from openwork_core.models.adapters.tls import httpx2_tls
 from openwork_core.models.errors import (
     connection_cause,
     http_error,
@@ -243,6 +244,7 @@ class AnthropicAdapter:
             base_url=base_url,
             api_key=api_key or NO_API_KEY,
             default_headers=default_headers,
+            http_client=anthropic.DefaultAsyncHttpxClient(verify=httpx2_tls()),
         )
         self._configured = ConfiguredClients(
             lambda retries, timeout_s: self._client.with_options(

@@ -13,8 +13,6 @@ from collections.abc import AsyncGenerator, Awaitable, Callable, Hashable, Itera
 from dataclasses import dataclass
 from typing import NoReturn, Protocol, TypeVar
 
-import httpx
-
 from openwork_chat_state.messages import ProviderOpaqueBlock, ToolCallBlock, ToolCallState
 from openwork_core.models.port import (
     SEMANTIC_EVENTS,
@@ -228,7 +226,10 @@ class StreamDecoder(Protocol[T_contra]):
 
 
 def transport_error(exc: BaseException) -> ModelError | None:
-    """httpx failures while reading a stream (the SDKs do not wrap those)."""
+    """httpx failures while reading a stream (the SDKs do not wrap those). Only the SDK
+    adapters stream over httpx, and they imported it: the daemon's start does not."""
+    import httpx
+
     if isinstance(exc, httpx.TimeoutException):
         return ModelError.timeout()
     if isinstance(exc, httpx.HTTPError):
