@@ -48,7 +48,7 @@ from tests.support.sse import open_events
 
 SIZES = (100, 1_000, 10_000)
 TOOL_CALLS = 5
-TURNS = 3
+TURNS = 10
 MESSAGE_TEXT = (
     "Some earlier part of the conversation, with code `x = f(y)` and ünïcode — "
     "long enough to look like a real message in a coding session, about 300 bytes. "
