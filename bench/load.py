@@ -18,8 +18,14 @@ Printed per run: errors (a non-202, a turn not ``completed``, a missing call), c
 (model calls ÷ wall time from the first POST to the last ``turn_finished``), the gap between a
 session's model calls (response written by the fake → the next request of that session arrives,
 i.e. all daemon time between two calls: tool, writes, prepare), p50 / p99, peak RSS of each
-daemon (``VmHWM``); then two daemons' throughput ÷ one daemon's (goal ≥ 1.8 on 2 cores) and the
-fake's own limit ÷ the calls per second it served (how far it was from being the bottleneck).
+daemon (``VmHWM``), the CPU per model call of each party (the daemons, every ``postgres``
+process, the fakes and this load client, from ``/proc/PID/stat``) and the cores they kept busy;
+then two daemons' throughput ÷ one daemon's (goal ≥ 1.8 on 2 cores), the ceiling the machine allows
+that ratio (from the one-daemon run's shares: one daemon can use one core, all parties together
+all cores, so ``min(2 ÷ daemon CPU, cores ÷ total CPU) ÷ min(1 ÷ daemon CPU, cores ÷ total
+CPU)``), and the fake's own limit ÷ the calls per second it served (how far it was from being the
+bottleneck). The sessions are driven by ``bench/load_client.py`` (raw asyncio HTTP), so the load
+generator takes as little of the machine as it can.
 
 Nothing is asserted.
 """
