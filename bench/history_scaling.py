@@ -11,6 +11,11 @@ calls (five ``read`` tool calls of small files, then text) on each. Measured fro
 - the physical limit: one ``orjson.dumps`` of that call's ``ModelRequest`` (rebuilt from the
   stored messages), best of 5; and, for information, one dump of the parsed wire body.
 
+Beside the gap, the daemon's CPU per call (every thread's run time from ``/proc/PID/task/*/
+schedstat``, over its whole measured turns, which run one at a time) and its growth over the
+session seeded with nothing, ÷ dump: the daemon's own history-dependent work, without the
+waiting on sockets and schedulers that the wall-clock gap also holds.
+
 Printed: gap ÷ dump (the literal figure of issue 13 §1: at 100 messages the dump takes ~10 µs,
 so the fixed cost of a call dominates it) and the history-dependent part — the gap minus the gap
 of a session seeded with nothing — ÷ dump; goal ≤ 3.0 at every size; the gap ≤ 10 ms.
@@ -21,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import signal
 import statistics
 import sys
@@ -131,6 +137,17 @@ class Measured:
     wire_dumps: list[float] = field(default_factory=list)
     request_dumps: list[float] = field(default_factory=list)
     request_bytes: int = 0
+    cpu_ns: int = 0
+    calls: int = 0
+
+
+def cpu_ns(pid: int) -> int:
+    """Nanoseconds every thread of ``pid`` has run on a CPU (``/proc/PID/task/*/schedstat``)."""
+    total = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        with contextlib.suppress(OSError):
+            total += int((task / "schedstat").read_text().split()[0])
+    return total
 
 
 async def measure(
@@ -146,12 +163,16 @@ async def measure(
             for size, sid in sessions.items():
                 before = len(fake.requests)
                 fake.push(*script(f"{size}_{turn}"))
+                ran = cpu_ns(daemon.process.pid)
                 await run_turn(client, sid, f"bench-{size}-{turn}")
+                ran = cpu_ns(daemon.process.pid) - ran
                 if turn == 0:
                     continue
                 requests = fake.requests
                 answered = fake.answered_at
                 measured = results[size]
+                measured.cpu_ns += ran
+                measured.calls += len(requests) - before
                 for number in range(before + 2, len(requests) + 1):
                     request = requests[number - 1]
                     measured.gaps.append(request.received_at - answered[number - 1])
@@ -264,22 +285,35 @@ def report(results: dict[int, Measured]) -> None:
         f" {'gap/dump':>9} {'growth/dump':>12} {'growth/wire':>12}"
     )
     floor = statistics.median(results[0].gaps)
-    worst = 0.0
+    cpu_floor = results[0].cpu_ns / results[0].calls / 1e9
+    worst = cpu_worst = 0.0
+    cpu_rows = []
     for size, measured in results.items():
         gap = statistics.median(measured.gaps)
         dump = statistics.median(measured.request_dumps)
         wire = statistics.median(measured.wire_dumps)
         growth = gap - floor
+        cpu = measured.cpu_ns / measured.calls / 1e9
+        cpu_rows.append((size, cpu, (cpu - cpu_floor) / dump))
         if size:
             worst = max(worst, growth / dump)
+            cpu_worst = max(cpu_worst, (cpu - cpu_floor) / dump)
         print(
             f"{size:>9} {measured.request_bytes / 1e6:>8.2f}MB {gap * 1e3:>7.2f}ms"
             f" {growth * 1e3:>7.2f}ms {dump * 1e3:>7.3f}ms {wire * 1e3:>6.3f}ms"
             f" {gap / dump:>9.1f} {growth / dump:>12.2f} {growth / wire:>12.2f}"
         )
+    print()
+    print("daemon CPU per call (every thread, its whole turns: /proc schedstat), the same growth")
+    for size, cpu, ratio in cpu_rows:
+        print(
+            f"{size:>9} {cpu * 1e3:>9.2f}ms  growth {(cpu - cpu_floor) * 1e3:>6.2f}ms"
+            f"  growth/dump {ratio:>6.2f}"
+        )
     largest = max(results)
     print()
     print(f"history-dependent cost / dump, worst     = {worst:7.2f}   (goal <= 3.0)")
+    print(f"  the same from daemon CPU, worst        = {cpu_worst:7.2f}   (goal <= 3.0)")
     print(
         f"gap at {largest} ÷ gap with no history = "
         f"{statistics.median(results[largest].gaps) / floor:7.2f}   (info)"
