@@ -25,6 +25,7 @@ from openwork_core.session.ownership import LeaseLost, SessionLease
 from openwork_core.session.storage import TurnClosing
 from openwork_core.storage.errors import RecordNotFound
 from openwork_core.storage.postgres.connection import Conn
+from openwork_core.storage.postgres.turns import add_tokens
 from openwork_core.storage.records import NewMessage, TurnUsage
 from openwork_core.storage.usage_records import ModelCallRecord
 
@@ -73,19 +74,9 @@ _FRESH_ROWS = """inserted AS (
 no lookup of stored ids, each row numbered by its position; a stored id would be a primary-key
 violation, never a silent skip."""
 
-_COUNTERS = """,
+_COUNTERS = f""",
     counted AS (
-        UPDATE turns SET
-            input_tokens = CASE WHEN $12::bigint IS NULL THEN input_tokens
-                                ELSE COALESCE(input_tokens, 0) + $12 END,
-            output_tokens = CASE WHEN $13::bigint IS NULL THEN output_tokens
-                                 ELSE COALESCE(output_tokens, 0) + $13 END,
-            cached_input_tokens = CASE WHEN $14::bigint IS NULL THEN cached_input_tokens
-                                       ELSE COALESCE(cached_input_tokens, 0) + $14 END,
-            reasoning_tokens = CASE WHEN $15::bigint IS NULL THEN reasoning_tokens
-                                    ELSE COALESCE(reasoning_tokens, 0) + $15 END,
-            cache_write_tokens = CASE WHEN $19::bigint IS NULL THEN cache_write_tokens
-                                      ELSE COALESCE(cache_write_tokens, 0) + $19 END,
+        UPDATE turns SET {add_tokens(12, 13, 14, 15, 19)},
             tool_call_count = tool_call_count + $16,
             model_call_count = GREATEST(model_call_count, $17),
             model_submission_count = model_submission_count + $18,

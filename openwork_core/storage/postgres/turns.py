@@ -109,21 +109,30 @@ async def record_submission(conn: Conn, turn_id: TurnId, model_call_index: int) 
     )
 
 
+_TOKEN_COLUMNS = (
+    "input_tokens",
+    "output_tokens",
+    "cached_input_tokens",
+    "reasoning_tokens",
+    "cache_write_tokens",
+)
+
+
+def add_tokens(*params: int) -> str:
+    """``SET`` items adding a response's token counts, in ``_TOKEN_COLUMNS`` order, to the turn's:
+    each ``$n`` a ``bigint`` or NULL (not reported: the column is left as it is)."""
+    return ", ".join(
+        f"{column} = CASE WHEN ${n}::bigint IS NULL THEN {column}"
+        f" ELSE COALESCE({column}, 0) + ${n} END"
+        for column, n in zip(_TOKEN_COLUMNS, params, strict=True)
+    )
+
+
 async def add_response_counters(
     conn: Conn, turn_id: TurnId, usage: TurnUsage, tool_calls: int
 ) -> None:
     await conn.execute(
-        """UPDATE turns SET
-               input_tokens = CASE WHEN $2::bigint IS NULL THEN input_tokens
-                                   ELSE COALESCE(input_tokens, 0) + $2 END,
-               output_tokens = CASE WHEN $3::bigint IS NULL THEN output_tokens
-                                    ELSE COALESCE(output_tokens, 0) + $3 END,
-               cached_input_tokens = CASE WHEN $4::bigint IS NULL THEN cached_input_tokens
-                                          ELSE COALESCE(cached_input_tokens, 0) + $4 END,
-               reasoning_tokens = CASE WHEN $5::bigint IS NULL THEN reasoning_tokens
-                                       ELSE COALESCE(reasoning_tokens, 0) + $5 END,
-               cache_write_tokens = CASE WHEN $7::bigint IS NULL THEN cache_write_tokens
-                                         ELSE COALESCE(cache_write_tokens, 0) + $7 END,
+        f"""UPDATE turns SET {add_tokens(2, 3, 4, 5, 7)},
                tool_call_count = tool_call_count + $6,
                updated_at = now()
            WHERE id = $1""",
