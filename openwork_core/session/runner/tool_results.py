@@ -50,14 +50,13 @@ def control_attrs() -> dict[str, JsonValue]:
 
 @dataclass(frozen=True, slots=True)
 class _HeldResult:
-    """A deferred response's tool result, written with it."""
+    """A deferred response's tool result, written with it (its artifacts are the row's)."""
 
     row: OutgoingMessage
     call: ToolCallBlock
     tool_call_id: ToolCallId
     block: ToolResultBlock
     status: str
-    artifacts: tuple[JsonValue, ...]
 
 
 class ToolResultWriter:
@@ -96,7 +95,7 @@ class ToolResultWriter:
         chat = self._turn.services.chat
         for h, origin in zip(held, origins[1:], strict=True):
             await in_chat_state(chat.append(committed(h.row, origin)))
-            self._finished_update(h.call, h.tool_call_id, h.block, h.status, h.artifacts)
+            self._finished_update(h.call, h.tool_call_id, h.block, h.status, h.row.artifacts)
 
     def drop_deferred(self) -> None:
         """The deferred response will not be written (the step ended by an error before its
@@ -212,7 +211,7 @@ class ToolResultWriter:
         message = Message(role=Role.TOOL, content=(block,))
         row = OutgoingMessage(id=new_message_id(), message=message, artifacts=artifacts)
         if self._deferred is not None:
-            self._held.append(_HeldResult(row, call, tool_call_id, block, status, artifacts))
+            self._held.append(_HeldResult(row, call, tool_call_id, block, status))
             return
         faultpoint("tool_result_before_commit")
         submission, self._submission_ahead = self._submission_ahead, None
