@@ -51,23 +51,30 @@ def _request(method: str, host: str, path: str, token: str, body: bytes | None) 
     return head.encode() + b"\r\n" + (body or b"")
 
 
-class Connection:
-    """One keep-alive connection for requests whose answers carry a ``Content-Length``."""
+class _Socket:
+    """One TCP connection to the daemon, open while the ``async with`` lasts."""
 
     def __init__(self, host: str, port: int, token: str) -> None:
         self._host, self._port, self._token = host, port, token
         self._reader: asyncio.StreamReader | None = None
         self._writer: asyncio.StreamWriter | None = None
 
-    async def __aenter__(self) -> Connection:
+    async def _open(self) -> None:
         self._reader, self._writer = await asyncio.open_connection(self._host, self._port)
-        return self
 
     async def __aexit__(
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         if self._writer is not None:
             self._writer.close()
+
+
+class Connection(_Socket):
+    """One keep-alive connection for requests whose answers carry a ``Content-Length``."""
+
+    async def __aenter__(self) -> Connection:
+        await self._open()
+        return self
 
     async def send(self, method: str, path: str, body: object | None = None) -> Answer:
         assert self._reader is not None and self._writer is not None
@@ -79,29 +86,23 @@ class Connection:
         return Answer(status, await self._reader.readexactly(int(headers[b"content-length"])))
 
 
-class EventStream:
+class EventStream(_Socket):
     """``GET …/events`` read until one turn's ``turn_finished``: chunks are scanned as bytes and
     only the finishing event is decoded."""
 
     def __init__(self, host: str, port: int, token: str, path: str) -> None:
-        self._host, self._port, self._token, self._path = host, port, token, path
-        self._reader: asyncio.StreamReader | None = None
-        self._writer: asyncio.StreamWriter | None = None
+        super().__init__(host, port, token)
+        self._path = path
         self._buffer = b""
 
     async def __aenter__(self) -> EventStream:
-        self._reader, self._writer = await asyncio.open_connection(self._host, self._port)
+        await self._open()
+        assert self._reader is not None and self._writer is not None
         self._writer.write(_request("GET", self._host, self._path, self._token, None))
         status, headers = await _head(self._reader)
         if status != 200 or headers.get(b"transfer-encoding") != b"chunked":
             raise ProtocolError(f"events: {status} {headers!r}")
         return self
-
-    async def __aexit__(
-        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        if self._writer is not None:
-            self._writer.close()
 
     async def _chunk(self) -> bytes:
         assert self._reader is not None
@@ -115,7 +116,8 @@ class EventStream:
         """The ``update`` of ``turn_id``'s ``turn_finished`` event."""
         marker = turn_id.encode()
         while True:
-            self._buffer += (await self._chunk()).replace(b"\r\n", b"\n")  # sse-starlette: CRLF
+            # sse-starlette ends lines with CRLF; a pair split across chunks joins in the buffer
+            self._buffer = (self._buffer + await self._chunk()).replace(b"\r\n", b"\n")
             *events, self._buffer = self._buffer.split(b"\n\n")
             for event in events:
                 if _FINISHED not in event or marker not in event:
