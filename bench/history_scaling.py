@@ -42,6 +42,7 @@ import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the tests package
 
+from bench.soak import turn as soak_turn
 from openwork_chat_state.messages import CONTENT_BLOCKS, Message, Role, TextBlock, ToolDefinition
 from openwork_core.models.port import ModelRequest
 from openwork_core.storage.codec import encode_content
@@ -50,7 +51,6 @@ from tests.fakes.fake_provider import FakeProvider
 from tests.fakes.fake_script import Reply, ToolCallSpec
 from tests.support.daemon import Daemon, start_daemon
 from tests.support.postgres import find_cluster
-from tests.support.sse import open_events
 
 SIZES = (100, 1_000, 10_000)
 TOOL_CALLS = 5
@@ -97,21 +97,6 @@ async def seed(url: str, session_id: str, count: int) -> None:
             )
     finally:
         await conn.close()
-
-
-async def run_turn(client: httpx.AsyncClient, sid: str, request_id: str) -> None:
-    async with open_events(client, f"/v1/sessions/{sid}/events") as events:
-        response = await client.post(
-            f"/v1/sessions/{sid}/turns",
-            json={"client_request_id": request_id, "input": [{"type": "text", "text": "go"}]},
-        )
-        assert response.status_code == 202, response.text
-        tid = response.json()["turn_id"]
-        seen = await events.until(
-            lambda e: e.turn_id == tid and e.type == "turn_finished", timeout=300
-        )
-        outcome = seen[-1].update["outcome"]
-        assert outcome["status"] == "completed", outcome
 
 
 def script(tag: str) -> list[Reply]:
@@ -164,7 +149,8 @@ async def measure(
                 before = len(fake.requests)
                 fake.push(*script(f"{size}_{turn}"))
                 ran = cpu_ns(daemon.process.pid)
-                await run_turn(client, sid, f"bench-{size}-{turn}")
+                outcome = await soak_turn(client, sid, f"bench-{size}-{turn}", within=300)
+                assert outcome["status"] == "completed", outcome
                 ran = cpu_ns(daemon.process.pid) - ran
                 if turn == 0:
                     continue

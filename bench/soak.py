@@ -19,6 +19,7 @@ import asyncio
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import asyncpg
 import httpx
@@ -40,7 +41,10 @@ def rss_kib(pid: int) -> int:
     raise RuntimeError("no VmRSS")
 
 
-async def turn(client: httpx.AsyncClient, sid: str, request_id: str) -> None:
+async def turn(
+    client: httpx.AsyncClient, sid: str, request_id: str, *, within: float = 60
+) -> dict[str, Any]:
+    """One turn, awaited on the session's events; its ``turn_finished`` outcome."""
     async with open_events(client, f"/v1/sessions/{sid}/events") as events:
         response = await client.post(
             f"/v1/sessions/{sid}/turns",
@@ -48,7 +52,12 @@ async def turn(client: httpx.AsyncClient, sid: str, request_id: str) -> None:
         )
         assert response.status_code == 202, response.text
         tid = response.json()["turn_id"]
-        await events.until(lambda e: e.turn_id == tid and e.type == "turn_finished", timeout=60)
+        seen = await events.until(
+            lambda e: e.turn_id == tid and e.type == "turn_finished", timeout=within
+        )
+    outcome = seen[-1].update["outcome"]
+    assert isinstance(outcome, dict)
+    return outcome
 
 
 async def _loaded(conn: asyncpg.Connection, daemon_pid: int) -> int:
