@@ -12,8 +12,8 @@ Every daemon runs with its bytecode written and read (``BYTECODE``), as an insta
 - empty: ``openwork serve`` on a freshly migrated database;
 - full: ``openwork serve`` on a database holding 1 000 sessions and 1 000 000 messages (made
   once per run with ``generate_series``: the start-up recovery must be index-driven);
-- first vs second model call: a daemon with the fake OpenAI-compatible provider; after its SDK
-  warm-up logged ``models.warmed_up``, two sessions each run one turn; the figure is the time
+- first vs second model call: a daemon with the fake OpenAI-compatible provider; after its
+  warm-ups logged ``models.warmed_up`` and ``storage.warmed_up``, two sessions each run one turn; the figure is the time
   from ``POST …/turns`` to the fake provider holding the whole request body.
 
 Goals (issue 13 §3): empty ≤ 0.5 s; full ÷ empty ≤ 1.1 (unchanged by the data); first call ÷
@@ -168,8 +168,13 @@ async def serve_times(root: Path, database_url: str, rounds: int) -> list[float]
     return times
 
 
+WARM_UP_EVENTS = ("models.warmed_up", "storage.warmed_up")
+"""What a daemon does once it listens so that its first turn pays nothing a second would not: the
+SDKs (``daemon/first_use.py``) and the pool's prepared statements (``daemon/startup.py``)."""
+
+
 def warmed_up(log_lines: list[str]) -> bool:
-    return any("models.warmed_up" in line for line in log_lines)
+    return all(any(event in line for line in log_lines) for event in WARM_UP_EVENTS)
 
 
 async def first_and_second_call(root: Path, database_url: str) -> tuple[float, float]:

@@ -34,6 +34,7 @@ from openwork_core.daemon.startup import (
     bind_socket,
     open_database,
     provider_warnings,
+    warm_pool,
 )
 from openwork_core.logs import LogSetup, configure_logging
 from openwork_core.models.adapters import model_port_for
@@ -172,6 +173,8 @@ async def _serve_on(
             default_provider, providers, settings.provider_api_key is not None
         )
 
+        warming: list[asyncio.Task[None]] = []
+
         def on_listening() -> None:
             # the start's objects live as long as the daemon: no collection pass examines them
             # again, and the collector (off during `openwork serve`'s start) runs from now on
@@ -197,6 +200,7 @@ async def _serve_on(
             for warning in warnings:
                 log.warning("daemon.configuration_warning", warning=warning)
             log.info("daemon.listening", url=url, pid=os.getpid())
+            warming.append(asyncio.get_running_loop().create_task(warm_pool(database)))
             threading.Thread(  # the first session's and model call's costs, off the event loop
                 target=warm_up_first_use,
                 args=([p.kind for p in providers],),
@@ -219,6 +223,8 @@ async def _serve_on(
             await server.serve(sockets=[sock])
         finally:
             shutdown.set()
+            for task in warming:
+                task.cancel()
             log.info("daemon.draining")
             await core.shutdown()
             remove_discovery(home, url)

@@ -8,19 +8,25 @@ import asyncio
 import contextlib
 import errno
 import socket
+import time
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
+import structlog
 
 from openwork_core.config import ConfigError, OpenWorkSettings
 from openwork_core.daemon.embedded_pg import EmbeddedPostgres, start_embedded_postgres
 from openwork_core.daemon.home import HomeInUse, HomeLock
 from openwork_core.storage import create_pool
+from openwork_core.storage.postgres.connection import PoolWarmth
+from openwork_core.storage.postgres.steady_statements import STEADY_STATEMENTS
 from openwork_core.storage.records import ProviderKind, ProviderRecord
 from openwork_tools.modes import SandboxStatus
+
+log = structlog.get_logger(__name__)
 
 CONNECT_TIMEOUT_S = 15.0
 DATABASE_FIX = "check that PostgreSQL runs there and the URL is right, or unset it to use the embedded database"
@@ -46,6 +52,8 @@ class Database:
     display: str
     """``postgresql://user@host:5432/db`` (no password) or ``embedded (<data dir>)``."""
     embedded: bool
+    warmth: PoolWarmth
+    """Primes the pool's connections with the steady path's statements once the daemon listens."""
 
 
 @contextlib.asynccontextmanager
@@ -69,17 +77,35 @@ async def open_database(settings: OpenWorkSettings) -> AsyncIterator[Database]:
     try:
         try:
             async with asyncio.timeout(CONNECT_TIMEOUT_S):
-                pool = await create_pool(url)
+                warmth = PoolWarmth(STEADY_STATEMENTS)
+                pool = await create_pool(url, warmth=warmth)
         except (OSError, TimeoutError, asyncpg.PostgresError, ValueError) as exc:
             problem = f"cannot connect to {display} ({_one_line(exc) or 'timed out'})"
             raise ConfigError("OPENWORK_DATABASE_URL", problem, DATABASE_FIX) from None
         try:
-            yield Database(pool, display, embedded is not None)
+            yield Database(pool, display, embedded is not None, warmth)
         finally:
             await pool.close()
     finally:
         if embedded is not None:
             await asyncio.to_thread(embedded.stop)
+
+
+async def warm_pool(database: Database) -> None:
+    """Once the daemon listens: prime the pool's connections with the steady path's statements
+    (``PoolWarmth``). Never fatal: a turn on an unprimed connection prepares what it runs."""
+    started = time.perf_counter()
+    try:
+        primed = await database.warmth.warm(database.pool)
+    except Exception as exc:  # e.g. the database went away: the turns will say so themselves
+        log.warning("storage.warm_up_failed", error=_one_line(exc))
+        return
+    log.info(
+        "storage.warmed_up",
+        connections=primed,
+        statements=len(STEADY_STATEMENTS),
+        duration_ms=round((time.perf_counter() - started) * 1000, 1),
+    )
 
 
 def _one_line(exc: BaseException) -> str:

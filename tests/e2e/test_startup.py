@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from openwork_core.storage.postgres.steady_statements import STEADY_STATEMENTS
 from tests.e2e.conftest import provider_env
 from tests.fakes.fake_provider import FakeProvider
 from tests.fakes.fake_script import Reply, ToolCallSpec
@@ -254,6 +255,33 @@ async def test_the_log_file_has_json_lines_with_ids_access_lines_and_call_lines(
     assert "turn_id" not in undo
     session_work = [e for e in events if e["event"].startswith(("turn.", "compaction", "session."))]
     assert all(e.get("session_id") == sid for e in session_work)
+
+
+async def test_once_listening_the_daemon_primes_its_pool_and_its_turns_run(
+    tmp_path: Path, database_url: str, fake_provider: FakeProvider
+) -> None:
+    """Issue 13 §3 (the first model call no slower than the second): after it listens, the
+    daemon prepares the steady path's statements on its pool's connections in the background
+    and says so; a turn then runs as ever."""
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    fake_provider.push(Reply(text="hello"))
+    daemon = await start_daemon(
+        home=tmp_path / "home", database_url=database_url, env=provider_env(fake_provider)
+    )
+    try:
+        warmed = await daemon.logged("storage.warmed_up")
+        assert warmed["statements"] == len(STEADY_STATEMENTS)
+        assert isinstance(warmed["connections"], int) and warmed["connections"] >= 1
+        async with daemon.client() as client:
+            created = await client.post("/v1/sessions", json={"workspace": str(workspace)})
+            sid = created.json()["session_id"]
+            turn_id, _ = await run_turn_and_wait(client, sid, "hi", "req-primed")
+            turn = (await client.get(f"/v1/sessions/{sid}/turns/{turn_id}")).json()
+        assert (turn["status"], turn["final_text"]) == ("completed", "hello")
+    finally:
+        assert await daemon.stop() == 0
+    assert not any("storage.warm_up_failed" in line for line in daemon.log_lines)
 
 
 def test_python_can_run_the_cli_module() -> None:

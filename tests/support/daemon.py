@@ -25,6 +25,24 @@ class Daemon:
     home: Path
     log_lines: list[str] = field(default_factory=list)
     _reader: asyncio.Task[None] | None = None
+    _line_added: asyncio.Condition = field(default_factory=asyncio.Condition)
+
+    async def logged(self, event: str, timeout: float = 30) -> dict[str, object]:
+        """The first JSON log event named ``event``, awaited as its line arrives (bounded)."""
+
+        def found() -> dict[str, object] | None:
+            for line in self.log_lines:
+                with contextlib.suppress(ValueError):
+                    parsed = json.loads(line)
+                    if isinstance(parsed, dict) and parsed.get("event") == event:
+                        return parsed
+            return None
+
+        async with asyncio.timeout(timeout), self._line_added:
+            await self._line_added.wait_for(lambda: found() is not None)
+            match = found()
+            assert match is not None
+            return match
 
     def client(self) -> httpx.AsyncClient:
         return httpx.AsyncClient(
@@ -74,12 +92,15 @@ async def start_daemon(
     assert process.stderr is not None
     lines: list[str] = []
     listening: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+    line_added = asyncio.Condition()
 
     async def read() -> None:
         assert process.stderr is not None
         async for raw in process.stderr:
             line = raw.decode(errors="replace").rstrip("\n")
-            lines.append(line)
+            async with line_added:
+                lines.append(line)
+                line_added.notify_all()
             with contextlib.suppress(ValueError):
                 event = json.loads(line)
                 if event.get("event") == "daemon.listening" and not listening.done():
@@ -95,7 +116,7 @@ async def start_daemon(
         process.kill()
         await process.wait()
         raise
-    return Daemon(process, url, home, lines, reader)
+    return Daemon(process, url, home, lines, reader, line_added)
 
 
 async def events_until_turn_finished(

@@ -62,6 +62,26 @@ _CHILD_COLUMNS = """id, working_directory, agent, provider_id, model_name, sandb
     tool_result_pruned_through_sequence, parent_session_id, created_at, updated_at,
     task_name, agent_role, spawn_span_id"""
 
+CHILDREN = f"""SELECT {_CHILD_COLUMNS} FROM sessions WHERE parent_session_id = $1
+    ORDER BY task_name"""
+CHILD_TERMINAL_TURNS = """SELECT s.id AS child_session_id, s.task_name, t.id AS turn_id, t.status,
+        t.error_code, t.error_message, last.content::text AS last_content
+    FROM sessions s
+    JOIN turns t ON t.session_id = s.id
+    LEFT JOIN LATERAL (
+        SELECT m.content FROM messages m
+        WHERE m.turn_id = t.id AND m.session_id = s.id AND m.role = 'assistant'
+        ORDER BY m.sequence DESC LIMIT 1
+    ) last ON TRUE
+    WHERE s.parent_session_id = $1 AND t.status <> 'running'
+    ORDER BY s.task_name, t.sequence"""
+DELIVERED_AGENT_MESSAGES = "SELECT id FROM messages WHERE session_id = $1 AND message_kind = $2"
+DELETE_TURNLESS_CHILDREN = """DELETE FROM sessions s
+    WHERE s.parent_session_id = $1
+      AND NOT (s.id = ANY($2::text[]))
+      AND NOT EXISTS (SELECT 1 FROM turns t WHERE t.session_id = s.id)
+    RETURNING s.id, s.task_name"""
+
 
 def _child(row: asyncpg.Record) -> ChildSessionRecord:
     return ChildSessionRecord(
@@ -128,31 +148,14 @@ async def insert_child_session(
 
 
 async def fetch_children(conn: Conn, parent_session_id: SessionId) -> list[ChildSessionRecord]:
-    rows = await conn.fetch(
-        f"""SELECT {_CHILD_COLUMNS} FROM sessions WHERE parent_session_id = $1
-            ORDER BY task_name""",
-        parent_session_id,
-    )
+    rows = await conn.fetch(CHILDREN, parent_session_id)
     return [_child(r) for r in rows]
 
 
 async def fetch_child_terminal_turns(conn: Conn, parent_session_id: SessionId) -> list[ChildTurn]:
     """Every terminal Turn of every direct child, by task name then Turn sequence, with the text
     of the Turn's last assistant message."""
-    rows = await conn.fetch(
-        """SELECT s.id AS child_session_id, s.task_name, t.id AS turn_id, t.status,
-                  t.error_code, t.error_message, last.content::text AS last_content
-           FROM sessions s
-           JOIN turns t ON t.session_id = s.id
-           LEFT JOIN LATERAL (
-               SELECT m.content FROM messages m
-               WHERE m.turn_id = t.id AND m.session_id = s.id AND m.role = 'assistant'
-               ORDER BY m.sequence DESC LIMIT 1
-           ) last ON TRUE
-           WHERE s.parent_session_id = $1 AND t.status <> 'running'
-           ORDER BY s.task_name, t.sequence""",
-        parent_session_id,
-    )
+    rows = await conn.fetch(CHILD_TERMINAL_TURNS, parent_session_id)
     return [
         ChildTurn(
             child_session_id=r["child_session_id"],
@@ -173,9 +176,7 @@ async def fetch_delivered_agent_message_ids(
     conn: Conn, parent_session_id: SessionId
 ) -> frozenset[str]:
     rows = await conn.fetch(
-        "SELECT id FROM messages WHERE session_id = $1 AND message_kind = $2",
-        parent_session_id,
-        MessageKind.AGENT_MESSAGE.value,
+        DELIVERED_AGENT_MESSAGES, parent_session_id, MessageKind.AGENT_MESSAGE.value
     )
     return frozenset(r["id"] for r in rows)
 
@@ -212,15 +213,7 @@ async def delete_turnless_child_rows(
 ) -> list[TurnlessChild]:
     """Delete the direct children without a Turn, except the session ids in ``keep`` (children
     whose actor is live: a spawn in flight has its row before its first Turn row)."""
-    rows = await conn.fetch(
-        """DELETE FROM sessions s
-           WHERE s.parent_session_id = $1
-             AND NOT (s.id = ANY($2::text[]))
-             AND NOT EXISTS (SELECT 1 FROM turns t WHERE t.session_id = s.id)
-           RETURNING s.id, s.task_name""",
-        parent_session_id,
-        list(keep),
-    )
+    rows = await conn.fetch(DELETE_TURNLESS_CHILDREN, parent_session_id, list(keep))
     deleted = [TurnlessChild(child_session_id=r["id"], task_name=r["task_name"]) for r in rows]
     return sorted(deleted, key=lambda c: c.task_name)
 

@@ -46,12 +46,12 @@ def _row(row: asyncpg.Record) -> CheckpointRecord:
     return CheckpointRecord(**values)
 
 
+LATEST_CHECKPOINT = f"""SELECT {_COLUMNS} FROM conversation_compactions WHERE session_id = $1
+    ORDER BY sequence DESC LIMIT 1"""
+
+
 async def fetch_latest_checkpoint(conn: Conn, session_id: SessionId) -> CheckpointRecord | None:
-    row = await conn.fetchrow(
-        f"""SELECT {_COLUMNS} FROM conversation_compactions WHERE session_id = $1
-            ORDER BY sequence DESC LIMIT 1""",
-        session_id,
-    )
+    row = await conn.fetchrow(LATEST_CHECKPOINT, session_id)
     return None if row is None else _row(row)
 
 

@@ -13,9 +13,11 @@ query never touched them)."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import re
-from typing import Any, TypeAlias
+from collections.abc import Iterable, Sequence
+from typing import Any, TypeAlias, cast
 
 import asyncpg
 from asyncpg.pool import PoolConnectionProxy
@@ -105,12 +107,58 @@ async def _init_connection(connection: asyncpg.Connection) -> None:
         )
 
 
-async def create_pool(dsn: str, *, min_size: int = 1, max_size: int = 10) -> asyncpg.Pool:
+async def prime(connection: Conn, statements: Iterable[str]) -> None:
+    """Put ``statements`` into the connection's statement cache without running them: asyncpg
+    prepares a statement (parse, describe, and a catalog lookup for each parameter type it has no
+    codec for, such as ``bigint[]``) the first time a connection runs it, which is what a first
+    turn on a fresh connection would otherwise pay. ``executemany`` with no argument sets
+    prepares and caches it, then executes it zero times."""
+    for statement in statements:
+        await connection.executemany(statement, [])
+    if issubclass(type(connection), TrackedConnection):  # not a pool's proxy (asyncpg's
+        # isinstance answers True for any connection or proxy): asyncpg's type lookup turns jit
+        # off for its one query and back to what it was after it, so the connection leaves with
+        # the session state it came with (a borrowed one is reset once when it goes back)
+        cast(TrackedConnection, connection).dirty = False
+
+
+class PoolWarmth:
+    """The statements every connection of one pool prepares before it serves a turn (issue 13
+    §3: the first model call after start no slower than the second). The connections the pool
+    opens while the daemon starts are primed by ``warm`` once it listens (the start does not
+    wait for them); every connection opened after that, at connect."""
+
+    def __init__(self, statements: Sequence[str]) -> None:
+        self._statements = tuple(statements)
+        self._at_connect = False
+
+    async def init(self, connection: asyncpg.Connection) -> None:
+        """The pool's ``init``: the codecs, and the statements once ``warm`` has begun."""
+        await _init_connection(connection)
+        if self._at_connect:
+            await prime(connection, self._statements)
+
+    async def warm(self, pool: asyncpg.Pool) -> int:
+        """Prime the pool's idle connections and, from now on, every new one at connect; the
+        number of connections primed here."""
+        self._at_connect = True
+        async with contextlib.AsyncExitStack() as held:
+            connections = [
+                await held.enter_async_context(pool.acquire()) for _ in range(pool.get_idle_size())
+            ]
+            for connection in connections:
+                await prime(connection, self._statements)
+        return len(connections)
+
+
+async def create_pool(
+    dsn: str, *, min_size: int = 1, max_size: int = 10, warmth: PoolWarmth | None = None
+) -> asyncpg.Pool:
     pool = await asyncpg.create_pool(
         dsn,
         min_size=min_size,
         max_size=max_size,
-        init=_init_connection,
+        init=_init_connection if warmth is None else warmth.init,
         command_timeout=60,
         connection_class=TrackedConnection,
         reset=reset_if_dirty,

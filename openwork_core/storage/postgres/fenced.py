@@ -255,6 +255,9 @@ SELECT (SELECT bool_or(ours) FROM lease) AS ours, (SELECT bool_or(live) FROM lea
 
 _FINISH_SQL = {f: f"WITH {_LEASE if f else _NO_LEASE}{_FINISH}" for f in (True, False)}
 
+LEASED_STATEMENTS = (*(sql for key, sql in _SQL.items() if key[0]), _FINISH_SQL[True])
+"""Every form of the fenced write and the turn's end under a lease: a daemon's steady path."""
+
 
 async def finish_fenced(
     conn: Conn,

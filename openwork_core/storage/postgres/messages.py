@@ -67,12 +67,15 @@ async def insert_messages(
     return stored
 
 
+MESSAGES_AFTER = f"""SELECT {_COLUMNS} FROM messages WHERE session_id = $1 AND sequence > $2
+    ORDER BY sequence LIMIT $3"""
+
+
 async def fetch_session_messages(
     conn: Conn, session_id: SessionId, *, after_sequence: int = 0, limit: int | None = None
 ) -> list[StoredMessage]:
     rows = await conn.fetch(
-        f"""SELECT {_COLUMNS} FROM messages WHERE session_id = $1 AND sequence > $2
-            ORDER BY sequence LIMIT $3""",
+        MESSAGES_AFTER,
         session_id,
         after_sequence,
         limit,

@@ -31,6 +31,24 @@ _NOT_LIVE_ELSEWHERE = """NOT EXISTS (
     WHERE l.session_id = turns.session_id AND l.expires_at > now() AND l.owner_daemon_id <> $3)"""
 
 
+CHECK_LEASE = """SELECT owner_daemon_id, epoch, expires_at > now() AS live FROM session_leases
+    WHERE session_id = $1 FOR SHARE"""
+LEASE_FOR_UPDATE = """SELECT l.owner_daemon_id, l.expires_at > now() AS live, d.url
+    FROM session_leases l JOIN daemons d ON d.id = l.owner_daemon_id
+    WHERE l.session_id = $1 FOR UPDATE OF l"""
+TAKE_LEASE = """INSERT INTO session_leases (session_id, owner_daemon_id, epoch, expires_at)
+    VALUES ($1, $2, 1, now() + make_interval(secs => $3))
+    ON CONFLICT (session_id) DO UPDATE SET
+        owner_daemon_id = EXCLUDED.owner_daemon_id,
+        epoch = session_leases.epoch + 1,
+        acquired_at = now(),
+        expires_at = EXCLUDED.expires_at
+    RETURNING epoch"""
+_SESSION_ID = "session_id = $3"
+INTERRUPT_SESSION_TURNS = _INTERRUPT_TURNS.format(where=_SESSION_ID)
+"""Taking a lease interrupts the session's leftover running turn (``acquire``)."""
+
+
 async def _interrupt(conn: Conn, where: str, *args: object) -> int:
     rows = await conn.fetch(
         _INTERRUPT_TURNS.format(where=where), RESTART_ERROR_CODE, RESTART_ERROR_MESSAGE, *args
@@ -44,11 +62,7 @@ async def _interrupt(conn: Conn, where: str, *args: object) -> int:
 async def check_lease(conn: Conn, lease: SessionLease) -> None:
     """Inside a writing transaction: lock the session's lease row (``FOR SHARE``, so a takeover
     waits for this commit) and refuse the write unless ``lease`` is still current and live."""
-    row = await conn.fetchrow(
-        """SELECT owner_daemon_id, epoch, expires_at > now() AS live FROM session_leases
-           WHERE session_id = $1 FOR SHARE""",
-        lease.session_id,
-    )
+    row = await conn.fetchrow(CHECK_LEASE, lease.session_id)
     if row is None or row["owner_daemon_id"] != lease.daemon_id or row["epoch"] != lease.epoch:
         raise LeaseLost(f"session {lease.session_id}: this daemon no longer owns it")
     if not row["live"]:
@@ -96,29 +110,12 @@ class PostgresOwnership:
     async def acquire(self, session_id: SessionId) -> SessionLease | LeaseHolder:
         me = self._identity.id
         async with self._pool.acquire() as conn, conn.transaction():
-            current = await conn.fetchrow(
-                """SELECT l.owner_daemon_id, l.expires_at > now() AS live, d.url
-                   FROM session_leases l JOIN daemons d ON d.id = l.owner_daemon_id
-                   WHERE l.session_id = $1 FOR UPDATE OF l""",
-                session_id,
-            )
+            current = await conn.fetchrow(LEASE_FOR_UPDATE, session_id)
             if current is not None and current["live"] and current["owner_daemon_id"] != me:
                 return LeaseHolder(daemon_id=current["owner_daemon_id"], url=current["url"])
-            epoch = await conn.fetchval(
-                """INSERT INTO session_leases (session_id, owner_daemon_id, epoch, expires_at)
-                   VALUES ($1, $2, 1, now() + make_interval(secs => $3))
-                   ON CONFLICT (session_id) DO UPDATE SET
-                       owner_daemon_id = EXCLUDED.owner_daemon_id,
-                       epoch = session_leases.epoch + 1,
-                       acquired_at = now(),
-                       expires_at = EXCLUDED.expires_at
-                   RETURNING epoch""",
-                session_id,
-                me,
-                self._lease_seconds,
-            )
+            epoch = await conn.fetchval(TAKE_LEASE, session_id, me, self._lease_seconds)
             # nobody in any live process drives this session now: its running turn is a leftover
-            await _interrupt(conn, "session_id = $3", session_id)
+            await _interrupt(conn, _SESSION_ID, session_id)
             return SessionLease(session_id=session_id, daemon_id=me, epoch=int(epoch))
 
     async def holder(self, session_id: SessionId) -> LeaseHolder | None:

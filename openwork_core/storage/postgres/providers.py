@@ -19,6 +19,8 @@ from openwork_core.storage.records import (
 _MODELS: TypeAdapter[list[ProviderModel]] = TypeAdapter(list[ProviderModel])
 _SETTINGS: TypeAdapter[ProviderSettings] = TypeAdapter(ProviderSettings)
 _COLUMNS = "id, kind, base_url, api_key_env, models::text AS models, settings::text AS settings"
+PROVIDER_BY_ID = f"SELECT {_COLUMNS} FROM providers WHERE id = $1"
+PROVIDERS = f"SELECT {_COLUMNS} FROM providers ORDER BY id"
 
 
 def _row(row: asyncpg.Record) -> ProviderRecord:
@@ -52,15 +54,12 @@ async def upsert_provider(conn: Conn, provider: ProviderRecord) -> ProviderRecor
 
 
 async def fetch_provider(conn: Conn, provider_id: str) -> ProviderRecord:
-    row = await conn.fetchrow(
-        f"SELECT {_COLUMNS} FROM providers WHERE id = $1",
-        provider_id,
-    )
+    row = await conn.fetchrow(PROVIDER_BY_ID, provider_id)
     if row is None:
         raise RecordNotFound(f"unknown provider: {provider_id}")
     return _row(row)
 
 
 async def list_providers(conn: Conn) -> list[ProviderRecord]:
-    rows = await conn.fetch(f"SELECT {_COLUMNS} FROM providers ORDER BY id")
+    rows = await conn.fetch(PROVIDERS)
     return [_row(r) for r in rows]

@@ -14,6 +14,13 @@ _COLUMNS = """id, working_directory, agent, provider_id, model_name, sandbox_mod
     tool_result_pruned_through_sequence, parent_session_id, created_at, updated_at"""
 
 
+INSERT_SESSION = f"""INSERT INTO sessions
+        (id, working_directory, agent, provider_id, model_name, sandbox_mode)
+    VALUES ($1, $2, $3, $4, $5, $6) RETURNING {_COLUMNS}"""
+SESSION_BY_ID = f"SELECT {_COLUMNS} FROM sessions WHERE id = $1"
+LOCK_SESSION = "SELECT 1 FROM sessions WHERE id = $1 FOR UPDATE"
+
+
 def _row(row: asyncpg.Record) -> SessionRecord:
     return SessionRecord(
         id=row["id"],
@@ -40,9 +47,7 @@ async def insert_session(
     sandbox_mode: SandboxMode,
 ) -> SessionRecord:
     row = await conn.fetchrow(
-        f"""INSERT INTO sessions
-                (id, working_directory, agent, provider_id, model_name, sandbox_mode)
-            VALUES ($1, $2, $3, $4, $5, $6) RETURNING {_COLUMNS}""",
+        INSERT_SESSION,
         session_id,
         working_directory,
         agent,
@@ -55,7 +60,7 @@ async def insert_session(
 
 
 async def fetch_session(conn: Conn, session_id: SessionId) -> SessionRecord:
-    row = await conn.fetchrow(f"SELECT {_COLUMNS} FROM sessions WHERE id = $1", session_id)
+    row = await conn.fetchrow(SESSION_BY_ID, session_id)
     if row is None:
         raise RecordNotFound(f"unknown session: {session_id}")
     return _row(row)
@@ -85,6 +90,6 @@ async def update_sandbox_mode(
 
 async def lock_session(conn: Conn, session_id: SessionId) -> None:
     """Serialize sequence allocation for one session (inside a transaction)."""
-    found = await conn.fetchval("SELECT 1 FROM sessions WHERE id = $1 FOR UPDATE", session_id)
+    found = await conn.fetchval(LOCK_SESSION, session_id)
     if found is None:
         raise RecordNotFound(f"unknown session: {session_id}")

@@ -129,7 +129,7 @@ class SpanClosed:
     permission_wait_ms: int | None = None
 
 
-_BATCH = """
+SPAN_BATCH = """
 WITH opened AS (
     INSERT INTO trace_spans (id, trace_id, session_id, turn_id, parent_span_id, kind, name,
                              model_id, resolved_model_name, provider_call_id,
@@ -192,7 +192,7 @@ async def write_span_batch(
     by earlier batches."""
     opens = [o for o, _ in opened]
     await conn.execute(
-        _BATCH,
+        SPAN_BATCH,
         [o.span_id for o in opens],
         [o.trace_id for o in opens],
         [o.session_id for o in opens],

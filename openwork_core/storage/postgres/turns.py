@@ -17,6 +17,17 @@ _COLUMNS = """id, session_id, client_request_id, sequence, status, resolved_prov
     input_tokens, output_tokens, error_code, error_message, started_at, ended_at"""
 
 
+INSERT_TURN = f"""INSERT INTO turns (id, session_id, client_request_id, sequence, model_id,
+                       resolved_provider_id, resolved_model_name, app_version)
+    VALUES ($1, $2, $3, (SELECT COALESCE(MAX(sequence), 0) + 1 FROM turns WHERE session_id = $2),
+            $4 || '/' || $5, $4, $5, $6)
+    RETURNING {_COLUMNS}"""
+TOUCH_SESSION = "UPDATE sessions SET last_turn_at = now(), updated_at = now() WHERE id = $1"
+TURN_BY_CLIENT_REQUEST = (
+    f"SELECT {_COLUMNS} FROM turns WHERE session_id = $1 AND client_request_id = $2"
+)
+
+
 def _row(row: asyncpg.Record) -> TurnRecord:
     return TurnRecord(
         id=row["id"],
@@ -50,12 +61,7 @@ async def insert_turn(
 ) -> TurnRecord:
     """Insert a running turn with the next per-session sequence (caller holds the session lock)."""
     row = await conn.fetchrow(
-        f"""INSERT INTO turns (id, session_id, client_request_id, sequence, model_id,
-                               resolved_provider_id, resolved_model_name, app_version)
-            VALUES ($1, $2, $3,
-                    (SELECT COALESCE(MAX(sequence), 0) + 1 FROM turns WHERE session_id = $2),
-                    $4 || '/' || $5, $4, $5, $6)
-            RETURNING {_COLUMNS}""",
+        INSERT_TURN,
         turn_id,
         session_id,
         client_request_id,
@@ -64,9 +70,7 @@ async def insert_turn(
         app_version,
     )
     assert row is not None
-    await conn.execute(
-        "UPDATE sessions SET last_turn_at = now(), updated_at = now() WHERE id = $1", session_id
-    )
+    await conn.execute(TOUCH_SESSION, session_id)
     return _row(row)
 
 
@@ -83,7 +87,7 @@ async def fetch_turn_by_client_request(
     conn: Conn, session_id: SessionId, client_request_id: ClientRequestId
 ) -> TurnRecord | None:
     row = await conn.fetchrow(
-        f"SELECT {_COLUMNS} FROM turns WHERE session_id = $1 AND client_request_id = $2",
+        TURN_BY_CLIENT_REQUEST,
         session_id,
         client_request_id,
     )
