@@ -155,16 +155,21 @@ def daemon_env(home: Path, database_url: str, port: int) -> dict[str, str]:
     )
 
 
-async def serve_times(root: Path, database_url: str, rounds: int) -> list[float]:
-    """``rounds`` starts after one uncounted start (it writes the bytecode)."""
-    times = []
+async def serve_times(
+    root: Path, databases: tuple[str, ...], rounds: int
+) -> tuple[list[float], ...]:
+    """``rounds`` starts on each database, interleaved (a drift of the machine's load during the
+    run then weighs on every database alike), after one uncounted start on each (it writes the
+    bytecode)."""
+    times: tuple[list[float], ...] = tuple([] for _ in databases)
     for number in range(-1, rounds):
-        port = free_port()
-        env = daemon_env(root / f"home-{number}", database_url, port)
-        argv = [sys.executable, "-m", "openwork_core.daemon", "serve"]
-        elapsed = await time_to_health(argv, env, port)
-        if number >= 0:
-            times.append(elapsed)
+        for index, database_url in enumerate(databases):
+            port = free_port()
+            env = daemon_env(root / f"home-{number}-{index}", database_url, port)
+            argv = [sys.executable, "-m", "openwork_core.daemon", "serve"]
+            elapsed = await time_to_health(argv, env, port)
+            if number >= 0:
+                times[index].append(elapsed)
     return times
 
 
@@ -236,8 +241,7 @@ async def main(rounds: int) -> None:
                 port = free_port()
                 argv = [sys.executable, "-c", STACK, str(port)]
                 stack.append(await time_to_health(argv, dict(os.environ) | BYTECODE, port))
-            empty_times = await serve_times(root, empty, rounds)
-            full_times = await serve_times(root, full, rounds)
+            empty_times, full_times = await serve_times(root, (empty, full), rounds)
             calls = [await first_and_second_call(root, empty) for _ in range(rounds)]
     finally:
         await cluster.drop_all()
