@@ -27,7 +27,8 @@ that ratio (from the one-daemon run's shares: one daemon can use one core, all p
 all cores, so ``min(2 ÷ daemon CPU, cores ÷ total CPU) ÷ min(1 ÷ daemon CPU, cores ÷ total
 CPU)``), and the fake's own limit ÷ the calls per second it served (how far it was from being the
 bottleneck). The sessions are driven by ``bench/load_client.py`` (raw asyncio HTTP), so the load
-generator takes as little of the machine as it can.
+generator takes as little of the machine as it can (it and the fakes run on uvloop, as the
+daemon does).
 
 Nothing is asserted.
 """
@@ -48,6 +49,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
+
+import uvloop
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -467,4 +470,6 @@ if __name__ == "__main__":
     parser.add_argument("--fakes", type=int, default=2)
     parser.add_argument("--alone-only", action="store_true", help="only the one-session gap")
     args = parser.parse_args()
-    asyncio.run(main(args.sessions, args.fakes, args.alone_only))
+    # uvloop, as the daemon and the fakes: the load client's CPU is counted, not measured
+    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+        runner.run(main(args.sessions, args.fakes, args.alone_only))
