@@ -18,14 +18,17 @@ Printed per run: errors (a non-202, a turn not ``completed``, a missing call), c
 (model calls ÷ wall time from the first POST to the last ``turn_finished``), the gap between a
 session's model calls (response written by the fake → the next request of that session arrives,
 i.e. all daemon time between two calls: tool, writes, prepare), p50 / p99, peak RSS of each
-daemon (``VmHWM``), the CPU per model call of each party (the daemons, every ``postgres``
-process, the fakes and this load client, from ``/proc/PID/stat``) and the cores they kept busy;
+daemon (``VmHWM``), the CPU per model call of each party (the daemons, the ``postgres``
+processes working for the run — its database's backends and the server's own processes, not
+other databases' backends on a shared server —, the fakes and this load client, from
+``/proc/PID/stat``) and the cores they kept busy;
 then two daemons' throughput ÷ one daemon's (goal ≥ 1.8 on 2 cores), the ceiling the machine allows
 that ratio (from the one-daemon run's shares: one daemon can use one core, all parties together
 all cores, so ``min(2 ÷ daemon CPU, cores ÷ total CPU) ÷ min(1 ÷ daemon CPU, cores ÷ total
 CPU)``), and the fake's own limit ÷ the calls per second it served (how far it was from being the
 bottleneck). The sessions are driven by ``bench/load_client.py`` (raw asyncio HTTP), so the load
-generator takes as little of the machine as it can.
+generator takes as little of the machine as it can (it and the fakes run on uvloop, as the
+daemon does).
 
 Nothing is asserted.
 """
@@ -46,6 +49,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
+
+import uvloop
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -77,13 +82,44 @@ def _cpu_s(pid: int) -> float:
     return sum(int(f) for f in fields[11:15]) / _TICK
 
 
-def _postgres_pids() -> list[int]:
-    pids = []
-    for stat in Path("/proc").glob("[0-9]*/comm"):
+def _own_cpu_s(pid: int) -> float:
+    """User + system CPU seconds of a process itself (its reaped children left out)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return sum(int(f) for f in fields[11:13]) / _TICK
+
+
+def _backend_database(title: str) -> str | None:
+    """The database of a client backend from its process title (``postgres: [cluster: ]user
+    database host(port) state``), ``None`` for the server's own processes."""
+    words = title.removeprefix("postgres: ").split()
+    if words and words[0].endswith(":"):  # Debian's cluster name, "15/main:"
+        words = words[1:]
+    if len(words) >= 3 and (words[2].endswith(")") or words[2] == "[local]"):
+        return words[1]
+    return None
+
+
+def _postgres_cpu(database: str) -> dict[int, float]:
+    """CPU seconds of each PostgreSQL process working for this run: the backends connected to
+    ``database`` and the server's own processes (the postmaster — without its reaped children —,
+    WAL writer, checkpointer, background writer, autovacuum). Backends of other databases (other
+    benchmarks and test suites on a shared server) are left out."""
+    cpu: dict[int, float] = {}
+    for pid, title in _postgres_processes():
         with contextlib.suppress(OSError):
-            if stat.read_text().strip() == "postgres":
-                pids.append(int(stat.parent.name))
-    return pids
+            if _backend_database(title) in (None, database):
+                cpu[pid] = _own_cpu_s(pid)
+    return cpu
+
+
+def _postgres_processes() -> list[tuple[int, str]]:
+    found = []
+    for comm in Path("/proc").glob("[0-9]*/comm"):
+        with contextlib.suppress(OSError):
+            if comm.read_text().strip() == "postgres":
+                title = (comm.parent / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+                found.append((int(comm.parent.name), title.strip()))
+    return found
 
 
 @dataclass
@@ -94,18 +130,32 @@ class CpuShares:
     postgres: float
     fakes: float
     client: float
+    server: float
+    """The whole server's CPU (``CpuSnapshot.server``), printed apart; not in ``total``."""
 
     @property
     def total(self) -> float:
         return self.daemons + self.postgres + self.fakes + self.client
 
 
-def _cpu_snapshot(daemons: list[Daemon], fakes: Fakes) -> CpuShares:
-    return CpuShares(
+@dataclass
+class CpuSnapshot:
+    daemons: float
+    postgres: dict[int, float]
+    """By process: a backend started during the run counts from 0."""
+    fakes: float
+    client: float
+    server: float
+    """Every ``postgres`` process with its reaped children (other databases' work included)."""
+
+
+def _cpu_snapshot(daemons: list[Daemon], fakes: Fakes, database: str) -> CpuSnapshot:
+    return CpuSnapshot(
         daemons=sum(_cpu_s(d.process.pid) for d in daemons),
-        postgres=sum(_cpu_s(pid) for pid in _postgres_pids()),
+        postgres=_postgres_cpu(database),
         fakes=sum(_cpu_s(p.pid) for p in fakes.processes),
         client=_cpu_s(os.getpid()),
+        server=sum(_cpu_s(pid) for pid, _ in _postgres_processes()),
     )
 
 
@@ -255,25 +305,28 @@ def _gaps(fakes: Fakes) -> tuple[list[float], dict[str, int]]:
     return gaps, counts
 
 
-async def _run(daemons: list[Daemon], fakes: Fakes, workspace: Path, sessions: int) -> RunResult:
+async def _run(
+    daemons: list[Daemon], fakes: Fakes, workspace: Path, sessions: int, database: str
+) -> RunResult:
     fakes.reset_log()
     errors: list[str] = []
-    before = _cpu_snapshot(daemons, fakes)
+    before = _cpu_snapshot(daemons, fakes, database)
     start = time.monotonic()
     async with asyncio.TaskGroup() as group:
         for n in range(sessions):
             group.create_task(_drive(daemons[n % len(daemons)], workspace, n, errors))
     wall = time.monotonic() - start
-    after = _cpu_snapshot(daemons, fakes)
+    after = _cpu_snapshot(daemons, fakes, database)
     gaps, counts = _gaps(fakes)
     for n in range(sessions):
         if counts.get(str(n), 0) != CALLS:
             errors.append(f"session {n}: {counts.get(str(n), 0)} model calls, not {CALLS}")
     cpu = CpuShares(
         daemons=after.daemons - before.daemons,
-        postgres=after.postgres - before.postgres,
+        postgres=sum(cpu - before.postgres.get(pid, 0.0) for pid, cpu in after.postgres.items()),
         fakes=after.fakes - before.fakes,
         client=after.client - before.client,
+        server=after.server - before.server,
     )
     return RunResult(
         errors, wall, sum(counts.values()), gaps, [_hwm_kib(d.process.pid) for d in daemons], cpu
@@ -303,6 +356,10 @@ def _print(label: str, result: RunResult) -> float:
         f"postgres {cpu.postgres * per_call:.2f}, fakes {cpu.fakes * per_call:.2f}, "
         f"load client {cpu.client * per_call:.2f}"
     )
+    print(
+        f"  postgres, whole server {cpu.server * per_call:8.2f} ms   (every postgres process,"
+        " other databases' work on a shared server included)"
+    )
     print(f"  cores busy             {cpu.total / result.wall_s:8.2f} of {os.cpu_count()}")
     return rate
 
@@ -319,6 +376,10 @@ def _ceiling(one: RunResult, daemons: int) -> float:
         return min(n / per_daemon, cores / per_call)
 
     return rate(daemons) / rate(1)
+
+
+def _database(url: str) -> str:
+    return urlsplit(url).path.lstrip("/")
 
 
 async def main(sessions: int, fake_count: int, alone_only: bool) -> None:
@@ -344,13 +405,15 @@ async def main(sessions: int, fake_count: int, alone_only: bool) -> None:
                 "OPENWORK_LOG_LEVEL": "warning",
             }
             url = await cluster.new_database()
+            database = _database(url)
             single = await start_daemon(home=root / "home-single", database_url=url, env=env)
             gaps, errors = [], 0
             try:
-                await _run([single], fakes, workspace, 1)  # warm-up: imports, first connections
+                # warm-up: imports, first connections
+                await _run([single], fakes, workspace, 1, database)
                 cpu_before = _cpu_s(single.process.pid)
                 for _ in range(ALONE_SESSIONS):  # one after the other: each session alone
-                    alone = await _run([single], fakes, workspace, 1)
+                    alone = await _run([single], fakes, workspace, 1, database)
                     gaps += alone.gaps_ms
                     errors += len(alone.errors)
                 cpu_per_call = (_cpu_s(single.process.pid) - cpu_before) / (ALONE_SESSIONS * CALLS)
@@ -374,7 +437,7 @@ async def main(sessions: int, fake_count: int, alone_only: bool) -> None:
                     for i in range(count)
                 ]
                 try:
-                    result = await _run(daemons, fakes, workspace, sessions)
+                    result = await _run(daemons, fakes, workspace, sessions, _database(url))
                 finally:
                     for d in daemons:
                         with contextlib.suppress(Exception):
@@ -407,4 +470,6 @@ if __name__ == "__main__":
     parser.add_argument("--fakes", type=int, default=2)
     parser.add_argument("--alone-only", action="store_true", help="only the one-session gap")
     args = parser.parse_args()
-    asyncio.run(main(args.sessions, args.fakes, args.alone_only))
+    # uvloop, as the daemon and the fakes: the load client's CPU is counted, not measured
+    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+        runner.run(main(args.sessions, args.fakes, args.alone_only))

@@ -2,9 +2,12 @@
 through a bounded queue to one writer task, which gathers what arrives within ``LINGER_S`` of a
 first event and writes it as one batch in one statement on its own connection (so a trace write never rolls back a business
 write, storage.md §4): a span opened and closed within a batch is one finished row, a closing of an
-earlier span one update. A full queue or a database error drops the signal and counts it — the
-turn never waits for, or depends on, a trace write. ``close`` writes what is queued (clean
-shutdown); ``flushed`` waits until what was queued so far was attempted."""
+earlier span one update. A span opened in a window and still open at its end is held for one more
+window (``_Batch.hold_open``): closed by then it is one finished row too, else it is written as
+running at that window's end, at most two windows after it opened. A full queue or a database
+error drops the signal and counts it — the turn never waits for, or depends on, a trace write.
+``close`` writes what is queued (clean shutdown); ``flushed`` waits until what was queued so far
+was attempted (nothing held)."""
 
 from __future__ import annotations
 
@@ -31,7 +34,8 @@ LINGER_S = 0.25
 """How long the writer gathers events after the first one before it writes them: a quarter
 second makes a 20-call turn's spans (model calls ~10 ms apart) one or two batches instead of one
 per few calls, each batch a pool acquire and a statement on the event loop between model calls
-(issue 13); a trace row is still visible well within a second, and ``flushed`` waits for none."""
+(issue 13); a trace row is still visible within two windows (half a second; a span still running
+is held for one, ``_Batch.hold_open``), and ``flushed`` waits for none."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +54,32 @@ class _Batch:
     closed: list[SpanClosed] = field(default_factory=list)
     flushes: list[_Flush] = field(default_factory=list)
     size: int = 0
+    held: frozenset[SpanId] = frozenset()
+    """Opens carried in from the previous window (``hold_open``): written with this one."""
+
+    @classmethod
+    def carrying(cls, held: list[SpanOpened]) -> _Batch:
+        batch = cls(held=frozenset(o.span_id for o in held))
+        for opened in held:
+            batch.add(opened)
+        return batch
+
+    def hold_open(self) -> list[SpanOpened]:
+        """Take out the spans opened in this window and not closed in it, to carry into the next
+        one: a span that closes soon (a tool call, a model call's stream) is then one insert of
+        its finished row instead of an insert now and an update later. Spans already carried
+        once stay (written as running now), and nothing is held from a window with a flush."""
+        if self.flushes:
+            return []
+        young = [
+            opened
+            for span_id, (opened, closing) in self.opened.items()
+            if closing is None and span_id not in self.held
+        ]
+        for opened in young:
+            del self.opened[opened.span_id]
+        self.size -= len(young)
+        return young
 
     def add(self, event: _Event) -> None:
         match event:
@@ -140,6 +170,8 @@ class TraceRecorder:
         self._task: asyncio.Task[None] | None = None
         self.dropped_signals = 0
         self.batches_written = 0
+        self.late_closings_written = 0
+        """Closings of spans an earlier batch wrote as running (one ``UPDATE`` row each)."""
         self._open: dict[str, _OpenSpan] = {}
 
     def start(self) -> None:
@@ -159,9 +191,11 @@ class TraceRecorder:
                 await self._task
 
     async def _run(self) -> None:
+        held: list[SpanOpened] = []
         while True:
-            batch = _Batch()
+            batch = _Batch.carrying(held)
             stop = await self._collect(batch)
+            held = [] if stop else batch.hold_open()
             await self._write(batch)
             for flush in batch.flushes:
                 if not flush.done.done():
@@ -170,12 +204,14 @@ class TraceRecorder:
                 return
 
     async def _collect(self, batch: _Batch) -> bool:
-        """Wait for one event, then gather what comes within ``LINGER_S`` (a flush, the stop
-        or ``BATCH_LIMIT`` events end the window early). True when the recorder stops."""
-        first = await self._queue.get()
-        if first is None:
-            return True
-        batch.add(first)
+        """Wait for one event (not when spans are carried in: their window starts now), then
+        gather what comes within ``LINGER_S`` (a flush, the stop or ``BATCH_LIMIT`` events end
+        the window early). True when the recorder stops."""
+        if not batch.size:
+            first = await self._queue.get()
+            if first is None:
+                return True
+            batch.add(first)
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(self._linger_s):
                 while batch.size < BATCH_LIMIT and not batch.flushes:
@@ -192,6 +228,7 @@ class TraceRecorder:
             async with self._pool.acquire() as conn:
                 await traces.write_span_batch(conn, list(batch.opened.values()), batch.closed)
             self.batches_written += 1
+            self.late_closings_written += len(batch.closed)
         except Exception as exc:  # best effort: count and go on
             self.dropped_signals += batch.size
             log.warning("trace.write_failed", error=str(exc), dropped=self.dropped_signals)

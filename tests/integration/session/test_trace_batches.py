@@ -4,11 +4,18 @@ clean shutdown, and a failing batch never touches business writes."""
 
 from __future__ import annotations
 
+import asyncio
+from typing import Any
+
 import pytest
 
 from openwork_core.ids import SessionId
+from openwork_core.session import trace
 from openwork_core.session.trace import SpanFinish, TraceRecorder
 from openwork_core.storage import PostgresStore
+from openwork_core.storage.postgres import traces
+from openwork_core.storage.postgres.connection import Conn
+from openwork_core.storage.postgres.traces import SpanClosed
 from openwork_tools import SandboxMode
 
 SID = SessionId("ses_trace_batches")
@@ -96,3 +103,72 @@ async def test_a_failing_batch_is_dropped_and_counted_and_the_next_one_is_writte
     _open(recorder, "fine")
     await recorder.close()
     assert await _spans(store) == [("fine", "running", None)]
+
+
+class _Batches:
+    """Each batch the writer writes (through the real statement), announced to the test."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.written: list[tuple[list[str], list[str]]] = []
+        self._changed = asyncio.Event()
+        real = traces.write_span_batch
+
+        async def write(conn: Conn, opened: list[Any], closed: list[SpanClosed]) -> None:
+            await real(conn, opened, closed)
+            self.written.append(([o.name for o, _ in opened], [c.span_id for c in closed]))
+            self._changed.set()
+
+        monkeypatch.setattr(traces, "write_span_batch", write)
+
+    async def count(self, n: int) -> None:
+        async with asyncio.timeout(10):
+            while len(self.written) < n:
+                self._changed.clear()
+                await self._changed.wait()
+
+
+@pytest.mark.usefixtures("session")
+async def test_a_span_still_open_at_its_windows_end_and_closed_in_the_next_is_one_finished_row(
+    store: PostgresStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Windows end at three events here (no timer): the open span is held out of the first
+    window's statement and written once, finished, by the second."""
+    monkeypatch.setattr(trace, "BATCH_LIMIT", 3)
+    batches = _Batches(monkeypatch)
+    recorder = TraceRecorder(store.pool, linger_s=3600)
+    recorder.start()
+    held = _open(recorder, "held")
+    quick = _open(recorder, "quick")
+    recorder.close_span(quick, SpanFinish("succeeded"))
+    await batches.count(1)
+    assert await _spans(store) == [("quick", "succeeded", None)]
+    recorder.close_span(held, SpanFinish("succeeded"))
+    _open(recorder, "next")
+    await batches.count(2)
+    assert await _spans(store) == [("held", "succeeded", None), ("quick", "succeeded", None)]
+    await recorder.close()
+    assert await _spans(store) == [
+        ("held", "succeeded", None),
+        ("quick", "succeeded", None),
+        ("next", "running", None),
+    ]
+    assert (recorder.late_closings_written, recorder.dropped_signals) == (0, 0)
+
+
+@pytest.mark.usefixtures("session")
+async def test_a_span_still_open_after_a_second_window_is_written_running_without_new_events(
+    store: PostgresStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A long tool call: held for one window, then written as running by the carried window's
+    own timer (no later event needed), and its closing is an update."""
+    batches = _Batches(monkeypatch)
+    recorder = TraceRecorder(store.pool, linger_s=0)
+    recorder.start()
+    span = _open(recorder, "long")
+    await batches.count(1)
+    assert await _spans(store) == [("long", "running", None)]
+    recorder.close_span(span, SpanFinish("cancelled"))
+    await recorder.close()
+    assert await _spans(store) == [("long", "cancelled", None)]
+    assert recorder.late_closings_written == 1
+    assert batches.written == [(["long"], []), ([], [span])]
