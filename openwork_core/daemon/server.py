@@ -39,7 +39,7 @@ from openwork_core.logs import LogSetup, configure_logging
 from openwork_core.models.adapters import model_port_for
 from openwork_core.service import OpenWorkCore
 from openwork_core.session.ownership import daemon_identity
-from openwork_core.session.registry import LoadLimits
+from openwork_core.session.registry_settings import LoadLimits
 from openwork_core.storage import PostgresStore, apply_migrations
 from openwork_core.storage.errors import MigrationChecksumMismatch, MigrationLayoutError
 from openwork_core.version import app_version

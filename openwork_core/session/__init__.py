@@ -10,7 +10,7 @@ import importlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from openwork_core.session.commands import SessionCommand, SessionStatus, TurnAccepted
+    from openwork_core.session.commands import SessionCommand, SessionStatus
     from openwork_core.session.directory import SessionDirectory
     from openwork_core.session.handle import SessionHandle
     from openwork_core.session.storage import (
@@ -20,6 +20,7 @@ if TYPE_CHECKING:
         TurnClosing,
         TurnOpening,
     )
+    from openwork_core.session.turn_accepted import TurnAccepted
 
 _EXPORTS = {
     "CompactionStorage": "openwork_core.session.storage",
@@ -29,7 +30,7 @@ _EXPORTS = {
     "SessionHandle": "openwork_core.session.handle",
     "SessionStatus": "openwork_core.session.commands",
     "SessionStorage": "openwork_core.session.storage",
-    "TurnAccepted": "openwork_core.session.commands",
+    "TurnAccepted": "openwork_core.session.turn_accepted",
     "TurnClosing": "openwork_core.session.storage",
     "TurnOpening": "openwork_core.session.storage",
 }
