@@ -63,7 +63,6 @@ from openwork_core.storage.postgres.agents import AgentStore
 from openwork_core.storage.postgres.compactions import CompactionStore, TranscriptPage
 from openwork_core.storage.postgres.file_changes import FileChangeStore
 from openwork_core.storage.postgres.ownership import PostgresOwnership
-from openwork_core.storage.postgres.session_storage import PostgresSessionStorage
 from openwork_core.storage.postgres.skills import SkillStatusStore
 from openwork_core.storage.provider_keys import ProviderKeys, keys_path
 from openwork_core.storage.records import ProviderRecord, SessionRecord, StoredMessage
@@ -78,6 +77,7 @@ if TYPE_CHECKING:
     from openwork_core.session.handle import SessionHandle
     from openwork_core.session.registry import SessionRegistry
     from openwork_core.session.runner import ResolvedModel, SessionServices
+    from openwork_core.storage.postgres.session_storage import PostgresSessionStorage
     from openwork_tools.results import FileChange
     from openwork_tools.undo import ChangeDirection
 
@@ -170,6 +170,8 @@ class OpenWorkCore:
     def _session_storage(
         self, session_id: SessionId, lease: SessionLease
     ) -> PostgresSessionStorage:
+        from openwork_core.storage.postgres.session_storage import PostgresSessionStorage
+
         return PostgresSessionStorage(self._store.pool, session_id, lease)
 
     # -- read-only views the daemon and tests use ----------------------------------------------

@@ -18,11 +18,11 @@ from openwork_core.daemon.desktop_schemas import (
     WindowBarBody,
     WorldStateEntryBody,
 )
-from openwork_core.desktop.context_overview import ContextOverview
 from openwork_core.ids import SessionId
 from openwork_core.storage import RecordNotFound
 
 if TYPE_CHECKING:
+    from openwork_core.desktop.context_overview import ContextOverview
     from openwork_core.service import OpenWorkCore
 
 UI_PREFIX = "/ui"
