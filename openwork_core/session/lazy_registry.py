@@ -29,6 +29,7 @@ RUNTIME_MODULES = (
     "openwork_core.session.runner",
     "openwork_core.session.sub_agent_host",
     "openwork_core.context.engine",
+    "openwork_core.models.adapters",
     "openwork_core.storage.postgres.session_storage",
     "openwork_tools.builtin.registry",
 )

@@ -25,6 +25,8 @@ RUNTIME = (
     "openwork_chat_state.actor",
     "openwork_tools.builtin.registry",
     "openwork_tools.builtin.bash",
+    "openwork_core.models.adapters",
+    "openwork_core.models.port",
 )
 """What only a running session needs; ``import_session_runtime`` loads it after listen."""
 
