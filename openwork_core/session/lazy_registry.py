@@ -73,13 +73,13 @@ class LazyRegistry:
         if registry is not None:
             return registry
         async with self._building:
-            registry = self._registry
-            if registry is None:
+            if self._registry is None:
                 await asyncio.to_thread(import_session_runtime)
-                registry = self._build()
+            registry = self._registry  # ``registry_now`` may have built it meanwhile
+            if registry is None:
+                self._registry = registry = self._build()
                 if self._closing:
                     await registry.shutdown()  # empty: it only marks the registry closing
-                self._registry = registry
             return registry
 
     def registry_now(self) -> SessionRegistry:

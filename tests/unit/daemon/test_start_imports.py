@@ -11,7 +11,10 @@ import sys
 import threading
 from typing import cast
 
+import pytest
+
 from openwork_core.ids import SessionId
+from openwork_core.session import lazy_registry
 from openwork_core.session.lazy_registry import LazyRegistry, import_session_runtime
 from openwork_core.session.registry import SessionRegistry
 
@@ -130,3 +133,24 @@ async def test_a_registry_built_after_shutdown_is_built_closed() -> None:
     assert lazy.closing
     await lazy.registry()
     assert built[0].shut_down
+
+
+async def test_a_synchronous_build_during_the_first_operations_import_is_the_one_kept(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``registry_now`` (tests, benchmarks) while ``registry()`` awaits its import thread: one
+    registry, not two."""
+    entered, release = threading.Event(), threading.Event()
+
+    def held_import() -> None:
+        entered.set()
+        release.wait(30)
+
+    monkeypatch.setattr(lazy_registry, "import_session_runtime", held_import)
+    lazy, built = _counting_build()
+    pending = asyncio.ensure_future(lazy.registry())
+    assert await asyncio.to_thread(entered.wait, 30)  # the operation awaits its import thread
+    now = lazy.registry_now()
+    release.set()
+    assert await pending is now
+    assert built == [now]
