@@ -310,7 +310,7 @@ class OpenWorkCore:
     async def _loaded(self, session_id: SessionId) -> SessionHandle:
         """The live handle of an existing session (``RecordNotFound`` otherwise)."""
         await self._store.get_session(session_id)
-        return await (await self._sessions.registry()).load(session_id)
+        return await self._loaded_any(session_id)
 
     async def _loaded_any(self, session_id: SessionId) -> SessionHandle:
         """The live handle, loading the session (no existence check first: the load's own)."""
@@ -496,6 +496,6 @@ class OpenWorkCore:
 
     async def context_overview(self, session_id: SessionId) -> ContextOverview:
         """The context page's view of the inspection (issue 16 point 4)."""
-        from openwork_core.desktop.context_overview import context_overview
+        from openwork_core.desktop.context_overview import context_overview  # with the registry
 
         return context_overview(await self.inspect_context_window(session_id))

@@ -32,9 +32,11 @@ RUNTIME_MODULES = (
     "openwork_core.models.adapters",
     "openwork_core.storage.postgres.session_storage",
     "openwork_tools.builtin.registry",
+    "openwork_core.desktop.context_overview",
 )
-"""What building the registry and running a session import: after ``import_session_runtime``
-every ``from … import`` of them in the facade is a dictionary lookup."""
+"""What building the registry, running a session and the facade's session operations import (the
+context overview renders an inspection): after ``import_session_runtime`` every ``from … import``
+of them in the facade is a dictionary lookup."""
 
 _import_lock = threading.Lock()
 

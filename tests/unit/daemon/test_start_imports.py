@@ -30,6 +30,7 @@ RUNTIME = (
     "openwork_tools.builtin.bash",
     "openwork_core.models.adapters",
     "openwork_core.models.port",
+    "openwork_core.desktop.context_overview",
 )
 """What only a running session needs; ``import_session_runtime`` loads it after listen."""
 
