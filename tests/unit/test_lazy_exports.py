@@ -69,3 +69,20 @@ def test_an_unknown_name_is_an_attribute_error() -> None:
 
     with pytest.raises(AttributeError, match="no attribute 'NoSuchTool'"):
         _ = openwork_tools.NoSuchTool  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("package", LAZY_PACKAGES)
+def test_no_module_imports_names_from_its_own_lazy_package(package: str) -> None:
+    """A submodule importing ``from <its package> import Name`` would import a sibling through
+    ``__getattr__``, an edge ``arch_check.py`` does not see (it skips a package's own
+    ``__init__``): a hidden cycle could then deadlock the warm-up thread's import against the
+    event loop's. Submodules import their siblings by their own names."""
+    root = Path(importlib.import_module(package).__file__ or "").parent
+    offenders = []
+    for path in root.rglob("*.py"):
+        if path.name == "__init__.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module == package and node.level == 0:
+                offenders.append(f"{path}: from {package} import …")
+    assert offenders == []
