@@ -16,7 +16,7 @@ from openwork_core.models.capabilities import resolve_capabilities
 from openwork_core.models.served_window import ServedWindow
 from openwork_core.models.window_probe import probe_served_window, probes_window
 from openwork_core.session.errors import ModelNotFound, ProviderNotFound
-from openwork_core.session.registry import environment_key
+from openwork_core.session.registry_settings import environment_key
 from openwork_core.storage import PostgresStore
 from openwork_core.storage.errors import RecordNotFound
 from openwork_core.storage.provider_keys import ProviderKeys

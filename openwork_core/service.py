@@ -1,6 +1,10 @@
 """OpenWorkCore: the service facade — a registry of session handles, restart correction,
 provider resolution, and every operation the daemon exposes (session-runtime.md §1, §10).
 
+The session runtime (the registry and what it builds: actor, runner, context engine, tools) is not
+imported with this module: ``LazyRegistry`` imports it in a thread at the first operation that
+needs a session, or when the daemon's warm-up does (docs/architecture.md "Start").
+
 Over the 400-line soft limit on purpose: it is the one facade the routes call, a thin method
 per daemon operation (docs/architecture.md "Daemon routes")."""
 
@@ -12,15 +16,13 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import structlog
 
 from openwork_chat_state.item import MessageKind
 from openwork_chat_state.messages import user_text
 from openwork_core.agents.definitions import AGENTS
-from openwork_core.context.engine import ContextEngine
-from openwork_core.context.inspection import ContextInspection
-from openwork_core.desktop.context_overview import ContextOverview, context_overview
 from openwork_core.desktop.queries import DesktopQueries
 from openwork_core.ids import (
     ClientRequestId,
@@ -32,12 +34,7 @@ from openwork_core.ids import (
     new_turn_id,
 )
 from openwork_core.provider_runtime import KeyUpdate, ProviderRuntime
-from openwork_core.session.approval import PermissionDecision
-from openwork_core.session.build import SessionDeps
-from openwork_core.session.commands import TurnAccepted
-from openwork_core.session.compaction import CompactionResult, SummarySettings
 from openwork_core.session.errors import InvalidWorkspace, UnknownAgent
-from openwork_core.session.handle import SessionHandle
 from openwork_core.session.input import (
     InputMessage,
     PreparedTurnInput,
@@ -45,17 +42,17 @@ from openwork_core.session.input import (
     UserInput,
     visible_user_message,
 )
+from openwork_core.session.lazy_registry import LazyRegistry
 from openwork_core.session.ownership import (
     DEFAULT_LEASE_SECONDS,
     DaemonIdentity,
     SessionLease,
     in_process_identity,
 )
-from openwork_core.session.registry import LoadLimits, ModelPortFactory, SessionRegistry
-from openwork_core.session.runner import ResolvedModel, SessionServices, TurnSpec
+from openwork_core.session.registry_settings import LoadLimits, ModelPortFactory
 from openwork_core.session.snapshot import SessionSnapshot, sandbox_view, stored_snapshot
-from openwork_core.session.sub_agent_host import SubAgentModeFixed
 from openwork_core.session.trace import TraceRecorder
+from openwork_core.session.turn_accepted import TurnAccepted
 from openwork_core.session.turn_views import TurnView, read_turn_view
 from openwork_core.session.updates import GlobalUpdates, Replay, Subscription
 from openwork_core.session.workspace import is_directory, workspace_refusal
@@ -66,13 +63,23 @@ from openwork_core.storage.postgres.agents import AgentStore
 from openwork_core.storage.postgres.compactions import CompactionStore, TranscriptPage
 from openwork_core.storage.postgres.file_changes import FileChangeStore
 from openwork_core.storage.postgres.ownership import PostgresOwnership
-from openwork_core.storage.postgres.session_storage import PostgresSessionStorage
 from openwork_core.storage.postgres.skills import SkillStatusStore
 from openwork_core.storage.provider_keys import ProviderKeys, keys_path
 from openwork_core.storage.records import ProviderRecord, SessionRecord, StoredMessage
 from openwork_core.storage.spill_retention import sweep_spill_dirs
-from openwork_tools import FileChange, SandboxMode, SandboxStatus, builtin_registry
-from openwork_tools.undo import ChangeDirection
+from openwork_tools.modes import SandboxMode, SandboxStatus
+
+if TYPE_CHECKING:
+    from openwork_core.context.inspection import ContextInspection
+    from openwork_core.desktop.context_overview import ContextOverview
+    from openwork_core.session.approval import PermissionDecision
+    from openwork_core.session.compaction import CompactionResult, SummarySettings
+    from openwork_core.session.handle import SessionHandle
+    from openwork_core.session.registry import SessionRegistry
+    from openwork_core.session.runner import ResolvedModel, SessionServices
+    from openwork_core.storage.postgres.session_storage import PostgresSessionStorage
+    from openwork_tools.results import FileChange
+    from openwork_tools.undo import ChangeDirection
 
 log = structlog.get_logger(__name__)
 
@@ -116,38 +123,55 @@ class OpenWorkCore:
         self._skills = SkillEnablement(SkillStatusStore(store.pool), skill_root)
         self._compactions = CompactionStore(store.pool)
         self._file_changes = FileChangeStore(store.pool)
-        self._agent_store = agent_store = AgentStore(store.pool)
-        self.providers = providers = ProviderRuntime(store, ProviderKeys(keys_path(home)))
+        self._agent_store = AgentStore(store.pool)
+        self.providers = ProviderRuntime(store, ProviderKeys(keys_path(home)))
         """Keys, served windows and the session-choice check (issue 14)."""
-        self._sessions = sessions = SessionRegistry(
+        self._app_version = app_version
+        self._summary_settings = summary_settings
+        self._observe_sessions = observe_sessions
+        self._model_ports = model_ports
+        self._load_limits = load_limits
+        self._sessions = LazyRegistry(self._build_registry)
+        self.desktop = DesktopQueries(store.pool, home, self._sessions)
+        """The desktop app's reads and the session lifecycle (issue 16); never loads an actor."""
+        self._idle_check_s = max(1.0, min(30.0, (load_limits or LoadLimits()).idle_seconds / 4))
+
+    def _build_registry(self) -> SessionRegistry:
+        """Called by ``LazyRegistry`` once the runtime is imported: these imports are lookups."""
+        from openwork_core.context.engine import ContextEngine
+        from openwork_core.session.build import SessionDeps
+        from openwork_core.session.compaction import SummarySettings
+        from openwork_core.session.registry import SessionRegistry
+        from openwork_tools.builtin.registry import builtin_registry
+
+        return SessionRegistry(
             deps=SessionDeps(
                 storage_for=self._session_storage,
                 engine=ContextEngine(),
                 registry=builtin_registry(),
                 trace=self._trace,
-                home=home,
-                sandbox=sandbox,
-                skill_root=skill_root,
-                app_version=app_version,
-                summary_settings=summary_settings or SummarySettings(),
+                home=self._home,
+                sandbox=self._sandbox,
+                skill_root=self._skill_root,
+                app_version=self._app_version,
+                summary_settings=self._summary_settings or SummarySettings(),
                 global_updates=self._global_updates,
-                observe=observe_sessions,
+                observe=self._observe_sessions,
             ),
-            children=agent_store,
-            get_provider=store.get_provider,
-            model_ports=model_ports,
+            children=self._agent_store,
+            get_provider=self._store.get_provider,
+            model_ports=self._model_ports,
             ownership=self._ownership,
-            limits=load_limits,
-            api_key=providers.api_key,
-            served_window=providers.served_window,
+            limits=self._load_limits,
+            api_key=self.providers.api_key,
+            served_window=self.providers.served_window,
         )
-        self.desktop = DesktopQueries(store.pool, home, sessions)
-        """The desktop app's reads and the session lifecycle (issue 16); never loads an actor."""
-        self._idle_check_s = max(1.0, min(30.0, (load_limits or LoadLimits()).idle_seconds / 4))
 
     def _session_storage(
         self, session_id: SessionId, lease: SessionLease
     ) -> PostgresSessionStorage:
+        from openwork_core.storage.postgres.session_storage import PostgresSessionStorage
+
         return PostgresSessionStorage(self._store.pool, session_id, lease)
 
     # -- read-only views the daemon and tests use ----------------------------------------------
@@ -157,8 +181,9 @@ class OpenWorkCore:
 
     @property
     def sessions(self) -> SessionRegistry:
-        """The live sessions (the ``SessionDirectory``)."""
-        return self._sessions
+        """The live sessions (the ``SessionDirectory``). Blocking the first time, when it imports
+        the session runtime: for tests and benchmarks; the facade's operations await it."""
+        return self._sessions.registry_now()
 
     @property
     def agent_store(self) -> AgentStore:
@@ -214,14 +239,18 @@ class OpenWorkCore:
             if now - last_renewal >= renew_every:
                 last_renewal = now
                 try:
-                    held = self._sessions.held_leases()
-                    await self._sessions.leases_renewed(await self._ownership.renew(), held)
+                    registry = self._sessions.built
+                    held = {} if registry is None else registry.held_leases()
+                    still_ours = await self._ownership.renew()  # the heartbeat, sessions or not
+                    if registry is not None:
+                        await registry.leases_renewed(still_ours, held)
                 except Exception as exc:
                     log.warning("lease.renewal_failed", error=str(exc))
             if now - last_idle_check >= self._idle_check_s:
                 last_idle_check = now
                 try:
-                    await self._sessions.unload_idle()
+                    if (registry := self._sessions.built) is not None:
+                        await registry.unload_idle()
                 except Exception as exc:
                     log.warning("sessions.unload_failed", error=str(exc))
 
@@ -281,7 +310,11 @@ class OpenWorkCore:
     async def _loaded(self, session_id: SessionId) -> SessionHandle:
         """The live handle of an existing session (``RecordNotFound`` otherwise)."""
         await self._store.get_session(session_id)
-        return await self._sessions.load(session_id)
+        return await self._loaded_any(session_id)
+
+    async def _loaded_any(self, session_id: SessionId) -> SessionHandle:
+        """The live handle, loading the session (no existence check first: the load's own)."""
+        return await (await self._sessions.registry()).load(session_id)
 
     # -- turns -------------------------------------------------------------------------------
     async def start_turn(
@@ -312,10 +345,13 @@ class OpenWorkCore:
             for s in skills
         )
         prepared = PreparedTurnInput(messages=(*snapshots, visible))
-        model = await self._sessions.resolve_model(record)
-        handle = await self._sessions.load_for_turn(session_id)
+        sessions = await self._sessions.registry()
+        from openwork_core.session.runner import TurnSpec  # imported with the registry
+
+        model = await sessions.resolve_model(record)
+        handle = await sessions.load_for_turn(session_id)
         if record.parent_session_id is None:  # multi-agent.md §8, before the user Turn
-            await (await self._sessions.agent_host(session_id)).reconcile(handle)
+            await (await sessions.agent_host(session_id)).reconcile(handle)
         spec = TurnSpec(
             session_id=session_id,
             turn_id=new_turn_id(),
@@ -327,7 +363,7 @@ class OpenWorkCore:
         return await handle.start_turn(spec)
 
     async def resolve_model(self, record: SessionRecord) -> ResolvedModel:
-        return await self._sessions.resolve_model(record)
+        return await (await self._sessions.registry()).resolve_model(record)
 
     async def turn_view(self, session_id: SessionId, turn_id: TurnId) -> TurnView:
         """A turn exists from acceptance: running before the runner has written its row."""
@@ -349,9 +385,12 @@ class OpenWorkCore:
 
     async def set_permission_mode(self, session_id: SessionId, mode: SandboxMode) -> SessionRecord:
         record = await self._store.get_session(session_id)
+        sessions = await self._sessions.registry()
         if record.parent_session_id is not None:
+            from openwork_core.session.sub_agent_host import SubAgentModeFixed  # with the registry
+
             raise SubAgentModeFixed(session_id)
-        await (await self._sessions.load(session_id)).set_permission_mode(mode)
+        await (await sessions.load(session_id)).set_permission_mode(mode)
         return await self._store.get_session(session_id)
 
     async def snapshot(self, session_id: SessionId) -> SessionSnapshot:
@@ -368,7 +407,7 @@ class OpenWorkCore:
     async def subscribe(
         self, session_id: SessionId, after_sequence: int | None
     ) -> tuple[Replay, Subscription]:
-        return await (await self._sessions.load(session_id)).subscribe(after_sequence)
+        return await (await self._loaded_any(session_id)).subscribe(after_sequence)
 
     async def list_messages(
         self, session_id: SessionId, *, after_sequence: int, limit: int
@@ -396,16 +435,16 @@ class OpenWorkCore:
     async def compact(self, session_id: SessionId) -> CompactionResult:
         """Manual compaction (compaction.md §1): idle only, no pruning."""
         record = await self._store.get_session(session_id)
-        model = await self._sessions.resolve_model(record)
-        result = await (await self._sessions.load(session_id)).compact(model)
+        model = await self.resolve_model(record)
+        result = await (await self._loaded_any(session_id)).compact(model)
         await self.desktop.record_compaction_tokens(session_id, result)
         return result
 
     async def rewind(self, session_id: SessionId, compaction_id: CompactionId) -> CompactionResult:
         """Install an older checkpoint's projection as a new rewind checkpoint (§8.3)."""
         record = await self._store.get_session(session_id)
-        model = await self._sessions.resolve_model(record)
-        result = await (await self._sessions.load(session_id)).rewind(compaction_id, model)
+        model = await self.resolve_model(record)
+        result = await (await self._loaded_any(session_id)).rewind(compaction_id, model)
         await self.desktop.record_compaction_tokens(session_id, result)
         return result
 
@@ -428,8 +467,8 @@ class OpenWorkCore:
         """The next request's regions through the runner's own prepare, without sampling World
         State and without calling a provider (context-window.md §8)."""
         record = await self._store.get_session(session_id)
-        model = await self._sessions.resolve_model(record)
-        return await (await self._sessions.load(session_id)).inspect_context(model)
+        model = await self.resolve_model(record)
+        return await (await self._loaded_any(session_id)).inspect_context(model)
 
     # -- the daemon's facade (routes call only methods of this class) ----------------------------
     async def database_ok(self) -> bool:
@@ -457,4 +496,6 @@ class OpenWorkCore:
 
     async def context_overview(self, session_id: SessionId) -> ContextOverview:
         """The context page's view of the inspection (issue 16 point 4)."""
+        from openwork_core.desktop.context_overview import context_overview  # with the registry
+
         return context_overview(await self.inspect_context_window(session_id))

@@ -13,6 +13,7 @@ measured, so each region's token figure equals ⌈len(compact JSON of that array
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import orjson
 from pydantic import JsonValue
@@ -20,11 +21,13 @@ from pydantic import JsonValue
 from openwork_chat_state.messages import Message, ToolDefinition
 from openwork_core.context.budget import ContextBudgetEstimate
 from openwork_core.context.builder import SystemContextPart
-from openwork_core.context.engine import PreparedModelCall
 from openwork_core.context.limits import ModelContextLimits
 from openwork_core.context.normalize import ProjectionSummary
 from openwork_core.context.provenance import Provenance, provenance_json
 from openwork_core.storage.usage_records import SessionUsageTotals, StoredModelCall
+
+if TYPE_CHECKING:
+    from openwork_core.context.engine import PreparedModelCall
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -7,6 +7,7 @@ security guards (token, Host, Origin: nothing is read before them), the body bou
 from __future__ import annotations
 
 import asyncio
+from typing import TYPE_CHECKING
 
 from fastapi import FastAPI
 
@@ -25,7 +26,9 @@ from openwork_core.daemon.routes.skills import skills_routes
 from openwork_core.daemon.routes.turns import turns_routes
 from openwork_core.daemon.routes.ui import ui_routes
 from openwork_core.daemon.security import SecurityMiddleware
-from openwork_core.service import OpenWorkCore
+
+if TYPE_CHECKING:
+    from openwork_core.service import OpenWorkCore
 
 
 def create_app(

@@ -14,6 +14,7 @@ import sys
 import threading
 from collections.abc import Callable, Generator
 from types import FrameType
+from typing import TYPE_CHECKING
 
 import structlog
 import uvicorn
@@ -37,17 +38,28 @@ from openwork_core.daemon.startup import (
     warm_pool,
 )
 from openwork_core.logs import LogSetup, configure_logging
-from openwork_core.models.adapters import model_port_for
 from openwork_core.service import OpenWorkCore
 from openwork_core.session.ownership import daemon_identity
-from openwork_core.session.registry import LoadLimits
+from openwork_core.session.registry_settings import LoadLimits
 from openwork_core.storage import PostgresStore, apply_migrations
 from openwork_core.storage.errors import MigrationChecksumMismatch, MigrationLayoutError
 from openwork_core.version import app_version
 from openwork_tools.sandbox import probe_sandbox
 
+if TYPE_CHECKING:
+    from openwork_core.models.port import ModelPort
+    from openwork_core.storage.records import ProviderRecord
+
 log = structlog.get_logger(__name__)
 MIGRATION_FIX = "restore the migration files of this version, or point it at another database"
+
+
+def _model_port_for(provider: ProviderRecord, api_key: str | None) -> ModelPort:
+    """``models.adapters.model_port_for``: the adapters package is part of the session runtime
+    (``session/lazy_registry.py``), imported after listen, before any session resolves a model."""
+    from openwork_core.models.adapters import model_port_for
+
+    return model_port_for(provider, api_key)
 
 
 class _Server(uvicorn.Server):
@@ -145,7 +157,7 @@ async def _serve_on(
             store=store,
             home=home,
             sandbox=sandbox,
-            model_ports=model_port_for,
+            model_ports=_model_port_for,
             app_version=app_version(),
             skill_root=default_skill_root(),
             identity=daemon_identity(url, home),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import orjson
 from pydantic import JsonValue
 
@@ -18,14 +20,16 @@ from openwork_core.daemon.schemas import (
     StartTurnBody,
     TextInputBody,
 )
-from openwork_core.session.compaction import CompactionResult
 from openwork_core.session.input import SkillInput, TextInput, UserInput
-from openwork_core.skills.enablement import SkillListing
 from openwork_core.storage.records import (
     ProviderRecord,
     SessionRecord,
     StoredMessage,
 )
+
+if TYPE_CHECKING:
+    from openwork_core.session.compaction import CompactionResult
+    from openwork_core.skills.enablement import SkillListing
 
 
 def session_body(record: SessionRecord) -> SessionBody:

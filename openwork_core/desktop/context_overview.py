@@ -7,13 +7,16 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from openwork_chat_state.item import MessageKind
-from openwork_core.context.inspection import ContextInspection
 from openwork_core.context.provenance import RealProvenance, SyntheticProvenance
 from openwork_core.context.wire import json_size, tokens_for_bytes
 from openwork_core.context.world_state.sections import recognise_message
 from openwork_core.desktop.titles import clip
+
+if TYPE_CHECKING:
+    from openwork_core.context.inspection import ContextInspection
 
 LARGEST_ITEMS = 10
 _PREVIEW_CHARS = 120

@@ -8,7 +8,7 @@ import asyncio
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
-from typing import ClassVar, Protocol
+from typing import TYPE_CHECKING, ClassVar, Protocol
 
 import asyncpg
 
@@ -22,9 +22,7 @@ from openwork_core.desktop.views import (
     TurnSummary,
 )
 from openwork_core.ids import SessionId, TurnId
-from openwork_core.session.compaction import CompactionResult
 from openwork_core.session.errors import SessionActive, SessionError
-from openwork_core.session.handle import SessionHandle
 from openwork_core.storage.codec import content_text
 from openwork_core.storage.desktop_records import (
     CompactionRow,
@@ -40,6 +38,10 @@ from openwork_core.storage.desktop_records import (
 from openwork_core.storage.postgres import history as history_rows
 from openwork_core.storage.postgres import session_listing as listing_rows
 from openwork_core.storage.records import TurnStatus
+
+if TYPE_CHECKING:
+    from openwork_core.session.compaction import CompactionResult
+    from openwork_core.session.handle import SessionHandle
 
 
 class SubAgentNotDeletable(SessionError):

@@ -49,7 +49,6 @@ from openwork_core.session.commands import (
     StartTurn,
     Stop,
     Subscribe,
-    TurnAccepted,
     TurnEnded,
     settle,
 )
@@ -93,6 +92,7 @@ from openwork_core.session.storage import (
     TurnUsage,
     committed_all,
 )
+from openwork_core.session.turn_accepted import TurnAccepted
 from openwork_core.session.updates import (
     Replay,
     SessionUpdate,

@@ -14,7 +14,7 @@ from typing import Generic, TypeAlias, TypeVar
 
 from openwork_core.agents import AgentMessage
 from openwork_core.context.inspection import ContextInspection
-from openwork_core.ids import ClientRequestId, CompactionId, ToolCallId, TurnId
+from openwork_core.ids import CompactionId, ToolCallId, TurnId
 from openwork_core.session.approval import PermissionDecision
 from openwork_core.session.compaction import CompactionResult
 from openwork_core.session.errors import ActorStopped
@@ -22,6 +22,7 @@ from openwork_core.session.outcome import TurnOutcome
 from openwork_core.session.runner import ResolvedModel, TurnSpec
 from openwork_core.session.snapshot import SessionSnapshot
 from openwork_core.session.storage import TurnClosing, TurnUsage
+from openwork_core.session.turn_accepted import TurnAccepted
 from openwork_core.session.updates import Replay, Subscription
 from openwork_tools import FileChange, SandboxMode
 from openwork_tools.undo import ChangeDirection
@@ -31,12 +32,6 @@ T = TypeVar("T")
 
 def _reply() -> asyncio.Future[T]:
     return asyncio.get_running_loop().create_future()
-
-
-@dataclass(frozen=True, slots=True)
-class TurnAccepted:
-    turn_id: TurnId
-    client_request_id: ClientRequestId
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -26,12 +26,12 @@ from openwork_core.session.commands import (
     StartTurn,
     Stop,
     Subscribe,
-    TurnAccepted,
 )
 from openwork_core.session.compaction import CompactionResult
 from openwork_core.session.errors import ActorStopped
 from openwork_core.session.runner import ResolvedModel, TurnSpec
 from openwork_core.session.snapshot import SessionSnapshot
+from openwork_core.session.turn_accepted import TurnAccepted
 from openwork_core.session.updates import Replay, Subscription
 from openwork_tools import FileChange, SandboxMode
 from openwork_tools.undo import ChangeDirection

@@ -6,10 +6,8 @@ model. It is the ``SessionDirectory`` the sub-agent hosts receive."""
 from __future__ import annotations
 
 import asyncio
-import os
 import time
-from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
 
 import structlog
 
@@ -26,6 +24,15 @@ from openwork_core.session.ownership import (
     SessionLease,
     SessionOwnedElsewhere,
 )
+from openwork_core.session.registry_settings import (
+    ApiKeyLookup,
+    LoadLimits,
+    ModelPortFactory,
+    ProviderLookup,
+    ServedWindowLookup,
+    environment_key,
+    not_probed,
+)
 from openwork_core.session.runner import ResolvedModel
 from openwork_core.session.storage import (
     ChildSessionStorage,
@@ -38,36 +45,7 @@ from openwork_core.session.sub_agent_host import SubAgentHost
 
 log = structlog.get_logger(__name__)
 
-ModelPortFactory = Callable[[ProviderRecord, str | None], ModelPort]
-"""Builds the port for a provider, given the API key read from its environment variable."""
-
-ProviderLookup = Callable[[str], Awaitable[ProviderRecord]]
-"""Reads one provider row; ``RecordNotFound`` when there is none."""
-
-ApiKeyLookup = Callable[[ProviderRecord], str | None]
-"""The provider's key now: the runtime key file, else its environment variable."""
-
-ServedWindowLookup = Callable[[str, str], int | None]
-"""The window a local server reported serving for (provider id, model name), if probed."""
-
-
-def environment_key(provider: ProviderRecord) -> str | None:
-    return os.environ.get(provider.api_key_env) if provider.api_key_env else None
-
-
-def _not_probed(_provider_id: str, _model: str) -> int | None:
-    return None
-
-
-@dataclass(frozen=True, slots=True)
-class LoadLimits:
-    """``OPENWORK_SESSION_IDLE_SECONDS`` and ``OPENWORK_MAX_LOADED_SESSIONS`` (faults issue)."""
-
-    idle_seconds: float = 600.0
-    max_loaded: int = 256
-    eviction_grace_seconds: float = 1.0
-    """Beyond ``max_loaded``, a session used this recently stays (a caller holding the handle it
-    just loaded is not cut off); the bound is met again at the next check."""
+__all__ = ["LoadLimits", "ModelPortFactory", "SessionRegistry", "environment_key"]
 
 
 def _child_ids(host: SubAgentHost) -> list[SessionId]:
@@ -89,7 +67,7 @@ class SessionRegistry:
         ownership: OwnershipStorage,
         limits: LoadLimits | None = None,
         api_key: ApiKeyLookup = environment_key,
-        served_window: ServedWindowLookup = _not_probed,
+        served_window: ServedWindowLookup = not_probed,
     ) -> None:
         self._limits = limits or LoadLimits()
         self._last_used: dict[str, float] = {}

@@ -4,15 +4,17 @@ that is running or whose row could not be written (DESIGN.md §2: a Turn exists 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import assert_never
+from typing import TYPE_CHECKING, assert_never
 
 from openwork_core.ids import SessionId, TurnId
-from openwork_core.session.handle import SessionHandle
 from openwork_core.session.outcome import Cancelled, Completed, Failed, TurnOutcome
 from openwork_core.session.snapshot import TerminalRuntime
 from openwork_core.storage import PostgresStore, RecordNotFound
 from openwork_core.storage.codec import content_text
 from openwork_core.storage.records import TurnRecord, TurnStatus
+
+if TYPE_CHECKING:
+    from openwork_core.session.handle import SessionHandle
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

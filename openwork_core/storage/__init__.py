@@ -1,15 +1,34 @@
 """Durable facts in PostgreSQL."""
 
-from openwork_core.storage.errors import (
-    DatabaseUnavailable,
-    MigrationChecksumMismatch,
-    MigrationLayoutError,
-    RecordNotFound,
-    StorageError,
-)
-from openwork_core.storage.migrate import apply_migrations, discover_migrations
-from openwork_core.storage.postgres.connection import create_pool
-from openwork_core.storage.postgres.store import PostgresStore
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from openwork_core.storage.errors import (
+        DatabaseUnavailable,
+        MigrationChecksumMismatch,
+        MigrationLayoutError,
+        RecordNotFound,
+        StorageError,
+    )
+    from openwork_core.storage.migrate import apply_migrations, discover_migrations
+    from openwork_core.storage.postgres.connection import create_pool
+    from openwork_core.storage.postgres.store import PostgresStore
+
+_EXPORTS = {
+    "DatabaseUnavailable": "openwork_core.storage.errors",
+    "MigrationChecksumMismatch": "openwork_core.storage.errors",
+    "MigrationLayoutError": "openwork_core.storage.errors",
+    "PostgresStore": "openwork_core.storage.postgres.store",
+    "RecordNotFound": "openwork_core.storage.errors",
+    "StorageError": "openwork_core.storage.errors",
+    "apply_migrations": "openwork_core.storage.migrate",
+    "create_pool": "openwork_core.storage.postgres.connection",
+    "discover_migrations": "openwork_core.storage.migrate",
+}
+"""Each public name's module: nothing is imported until a name is used."""
 
 __all__ = [
     "DatabaseUnavailable",
@@ -22,3 +41,14 @@ __all__ = [
     "create_pool",
     "discover_migrations",
 ]
+
+if not TYPE_CHECKING:  # for mypy the names are the imports above: a misspelt one is an error
+
+    def __getattr__(name: str) -> object:
+        """A public name, imported from its module on first use (PEP 562) and kept."""
+        module = _EXPORTS.get(name)
+        if module is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(module), name)
+        globals()[name] = value
+        return value

@@ -291,3 +291,34 @@ def test_python_can_run_the_cli_module() -> None:
 
     assert app is legacy
     assert sys.executable
+
+
+async def test_a_session_and_turn_are_served_the_moment_the_daemon_listens(
+    tmp_path: Path, database_url: str, fake_provider: FakeProvider
+) -> None:
+    """Issue 13 §3: the session runtime loads after listen (the warm-up thread imports it), yet
+    a session and a turn sent as soon as ``daemon.listening`` is logged are served — the first
+    operation that needs the runtime waits for its import instead of failing — and every route
+    answers at once (a read of the new session, its messages, the providers)."""
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    fake_provider.push(Reply(text="served"))
+    daemon = await start_daemon(
+        home=tmp_path / "home", database_url=database_url, env=provider_env(fake_provider)
+    )
+    try:
+        async with daemon.client() as client:
+            created = await client.post("/v1/sessions", json={"workspace": str(workspace)})
+            assert created.status_code == 201, created.text
+            sid = created.json()["session_id"]
+            _, updates = await run_turn_and_wait(client, sid, "hello", "req-first")
+            finished = updates[-1]["update"]
+            assert isinstance(finished, dict)
+            assert finished["outcome"] == {"status": "completed", "finalText": "served"}
+            for path in (f"/v1/sessions/{sid}", f"/v1/sessions/{sid}/messages", "/v1/providers"):
+                assert (await client.get(path)).status_code == 200, path
+    finally:
+        assert await daemon.stop() == 0
+    events = [json.loads(line) for line in daemon.log_lines if line.startswith("{")]
+    assert "session_runtime.imported" in {e["event"] for e in events}
+    assert "session_runtime.import_failed" not in {e["event"] for e in events}

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 from fastapi import APIRouter, Header, Query
 from sse_starlette.sse import EventSourceResponse
@@ -12,7 +12,9 @@ from starlette.responses import Response
 from openwork_chat_state.error_root import InvalidRequest
 from openwork_core.daemon.sse import global_events, session_events
 from openwork_core.daemon.validation import INT64_MAX, SessionIdPath, last_event_cursor
-from openwork_core.service import OpenWorkCore
+
+if TYPE_CHECKING:
+    from openwork_core.service import OpenWorkCore
 
 
 class InvalidLastEventId(InvalidRequest):

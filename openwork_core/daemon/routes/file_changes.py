@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from fastapi import APIRouter
 
 from openwork_core.daemon.schemas import AppliedChangeBody, AppliedChangesBody, FileChangesBody
 from openwork_core.daemon.validation import SessionIdPath
-from openwork_core.service import OpenWorkCore
 from openwork_tools.undo import ChangeDirection
+
+if TYPE_CHECKING:
+    from openwork_core.service import OpenWorkCore
 
 
 def file_changes_routes(router: APIRouter, core: OpenWorkCore) -> None:

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from fastapi import APIRouter
 from starlette.responses import Response
 
 from openwork_core.daemon.errors import JsonBytes
 from openwork_core.daemon.schemas import HealthBody
-from openwork_core.service import OpenWorkCore
+
+if TYPE_CHECKING:
+    from openwork_core.service import OpenWorkCore
 
 
 def health_routes(router: APIRouter, core: OpenWorkCore, *, version: str) -> None:

@@ -4,7 +4,7 @@ targets, the latest plan, sub-agents, a Turn's trace spans."""
 from __future__ import annotations
 
 from enum import Enum
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import orjson
 from fastapi import APIRouter, Query
@@ -28,8 +28,10 @@ from openwork_core.daemon.desktop_schemas import (
 from openwork_core.daemon.validation import SessionIdPath, TurnIdPath
 from openwork_core.desktop.cursor import parse_turn_cursor
 from openwork_core.desktop.views import TurnSummary
-from openwork_core.service import OpenWorkCore
 from openwork_core.storage.desktop_records import TokenUsage
+
+if TYPE_CHECKING:
+    from openwork_core.service import OpenWorkCore
 
 
 def _check_turn_cursor(value: str | None) -> str | None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from enum import Enum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import orjson
 from fastapi import APIRouter, Query
@@ -23,9 +23,11 @@ from openwork_core.daemon.errors import JsonBytes
 from openwork_core.daemon.validation import SessionIdPath
 from openwork_core.desktop.cursor import parse_session_cursor
 from openwork_core.desktop.views import SessionSummary
-from openwork_core.service import OpenWorkCore
 from openwork_core.session.wire import wire_json
 from openwork_core.storage.desktop_records import SessionFilter, SessionKey, SessionPatch
+
+if TYPE_CHECKING:
+    from openwork_core.service import OpenWorkCore
 
 
 def _cursor(value: str | None) -> SessionKey | None:

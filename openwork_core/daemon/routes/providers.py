@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from fastapi import APIRouter
 
 from openwork_core.daemon.errors import InvalidBody
@@ -9,8 +11,10 @@ from openwork_core.daemon.schemas import ProviderBody, ProviderList
 from openwork_core.daemon.validation import MAX_ID_CHARS, StorableStr
 from openwork_core.daemon.views import provider_body, provider_record
 from openwork_core.provider_runtime import KeyUpdate
-from openwork_core.service import OpenWorkCore
 from openwork_core.storage.records import ProviderRecord
+
+if TYPE_CHECKING:
+    from openwork_core.service import OpenWorkCore
 
 
 class InvalidProviderId(InvalidBody):

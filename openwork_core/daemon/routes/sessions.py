@@ -3,7 +3,7 @@ rewind, transcript, context inspection."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 from fastapi import APIRouter, Query
 from starlette.responses import Response
@@ -19,7 +19,9 @@ from openwork_core.daemon.schemas import (
 )
 from openwork_core.daemon.validation import CompactionIdQuery, Cursor, SessionIdPath
 from openwork_core.daemon.views import compaction_body, message_json, session_body
-from openwork_core.service import OpenWorkCore
+
+if TYPE_CHECKING:
+    from openwork_core.service import OpenWorkCore
 
 
 def sessions_routes(router: APIRouter, core: OpenWorkCore) -> None:

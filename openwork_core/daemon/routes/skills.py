@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from fastapi import APIRouter
 
 from openwork_core.daemon.schemas import SkillListBody, SkillStatusBody
 from openwork_core.daemon.validation import StorableStr
 from openwork_core.daemon.views import skill_list
-from openwork_core.service import OpenWorkCore
+
+if TYPE_CHECKING:
+    from openwork_core.service import OpenWorkCore
 
 
 def skills_routes(router: APIRouter, core: OpenWorkCore) -> None:

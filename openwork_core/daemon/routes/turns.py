@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from fastapi import APIRouter
 from starlette.responses import Response
 
@@ -13,9 +15,11 @@ from openwork_core.daemon.schemas import (
 )
 from openwork_core.daemon.validation import SessionIdPath, ToolCallIdPath, TurnIdPath
 from openwork_core.daemon.views import input_chars, turn_inputs
-from openwork_core.service import OpenWorkCore
 from openwork_core.session.approval import PermissionDecision
 from openwork_core.session.errors import TurnNotActive
+
+if TYPE_CHECKING:
+    from openwork_core.service import OpenWorkCore
 
 
 class InputTooLong(InvalidBody):

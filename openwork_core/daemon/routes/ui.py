@@ -6,6 +6,7 @@ and the largest items of the inspection."""
 from __future__ import annotations
 
 from importlib.resources import files
+from typing import TYPE_CHECKING
 
 from fastapi import APIRouter
 from starlette.responses import RedirectResponse, Response
@@ -17,10 +18,12 @@ from openwork_core.daemon.desktop_schemas import (
     WindowBarBody,
     WorldStateEntryBody,
 )
-from openwork_core.desktop.context_overview import ContextOverview
 from openwork_core.ids import SessionId
-from openwork_core.service import OpenWorkCore
 from openwork_core.storage import RecordNotFound
+
+if TYPE_CHECKING:
+    from openwork_core.desktop.context_overview import ContextOverview
+    from openwork_core.service import OpenWorkCore
 
 UI_PREFIX = "/ui"
 _ASSETS = {
