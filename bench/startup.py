@@ -13,8 +13,9 @@ Every daemon runs with its bytecode written and read (``BYTECODE``), as an insta
 - full: ``openwork serve`` on a database holding 1 000 sessions and 1 000 000 messages (made
   once per run with ``generate_series``: the start-up recovery must be index-driven);
 - first vs second model call: a daemon with the fake OpenAI-compatible provider; after its
-  warm-ups logged ``models.warmed_up`` and ``storage.warmed_up``, two sessions each run one turn; the figure is the time
-  from ``POST …/turns`` to the fake provider holding the whole request body.
+  warm-ups logged ``models.warmed_up``, ``storage.warmed_up`` and ``session_runtime.ready``,
+  two sessions each run one turn; the figure is the time from ``POST …/turns`` to the fake
+  provider holding the whole request body.
 
 Goals (issue 13 §3): empty ≤ 0.5 s; full ÷ empty ≤ 1.1 (unchanged by the data); first call ÷
 second call ≤ 1.1. The health endpoint is polled every 5 ms (it is another process); nothing
@@ -173,9 +174,10 @@ async def serve_times(
     return times
 
 
-WARM_UP_EVENTS = ("models.warmed_up", "storage.warmed_up")
+WARM_UP_EVENTS = ("models.warmed_up", "storage.warmed_up", "session_runtime.ready")
 """What a daemon does once it listens so that its first turn pays nothing a second would not: the
-SDKs (``daemon/first_use.py``) and the pool's prepared statements (``daemon/startup.py``)."""
+SDKs (``daemon/first_use.py``), the pool's prepared statements (``daemon/startup.py``) and the
+session registry (``daemon/server.py``)."""
 
 
 def warmed_up(log_lines: list[str]) -> bool:

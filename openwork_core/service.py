@@ -210,6 +210,11 @@ class OpenWorkCore:
         return self._sessions.closing
 
     # -- lifecycle ---------------------------------------------------------------------------
+    async def warm_up(self) -> None:
+        """Once the daemon listens: build the session registry (importing the runtime unless the
+        warm-up thread already has), so that the first session operation finds it built."""
+        await self._sessions.registry()
+
     async def start(self) -> None:
         """Register this daemon and correct what no live daemon drives any more, before any
         session is served (session-runtime.md §10; never a live daemon's turns)."""

@@ -98,6 +98,18 @@ class _Server(uvicorn.Server):
             self._on_listening()
 
 
+async def _build_session_runtime(core: OpenWorkCore) -> None:
+    """Once listening: the session registry built (its modules imported by the warm-up thread, on
+    whose import this waits), so the first turn does not build it. Never fatal: a session
+    operation builds it itself."""
+    try:
+        await core.warm_up()
+    except Exception as exc:
+        log.warning("session_runtime.build_failed", error=f"{type(exc).__name__}: {exc}")
+        return
+    log.info("session_runtime.ready")
+
+
 async def serve(settings: OpenWorkSettings, *, allow_remote: bool = False) -> int:
     """Run until SIGTERM/SIGINT. A setting that prevents the start raises ``ConfigError``."""
     home = settings.home
@@ -212,7 +224,9 @@ async def _serve_on(
             for warning in warnings:
                 log.warning("daemon.configuration_warning", warning=warning)
             log.info("daemon.listening", url=url, pid=os.getpid())
-            warming.append(asyncio.get_running_loop().create_task(warm_pool(database)))
+            loop = asyncio.get_running_loop()
+            warming.append(loop.create_task(warm_pool(database)))
+            warming.append(loop.create_task(_build_session_runtime(core)))
             threading.Thread(  # the first session's and model call's costs, off the event loop
                 target=warm_up_first_use,
                 args=([p.kind for p in providers],),

@@ -261,8 +261,8 @@ async def test_once_listening_the_daemon_primes_its_pool_and_its_turns_run(
     tmp_path: Path, database_url: str, fake_provider: FakeProvider
 ) -> None:
     """Issue 13 §3 (the first model call no slower than the second): after it listens, the
-    daemon prepares the steady path's statements on its pool's connections in the background
-    and says so; a turn then runs as ever."""
+    daemon builds its session registry and prepares the steady path's statements on its pool's
+    connections in the background, and says so; a turn then runs as ever."""
     workspace = tmp_path / "ws"
     workspace.mkdir()
     fake_provider.push(Reply(text="hello"))
@@ -270,6 +270,7 @@ async def test_once_listening_the_daemon_primes_its_pool_and_its_turns_run(
         home=tmp_path / "home", database_url=database_url, env=provider_env(fake_provider)
     )
     try:
+        await daemon.logged("session_runtime.ready")  # the registry, built once it listens
         warmed = await daemon.logged("storage.warmed_up")
         assert warmed["statements"] == len(STEADY_STATEMENTS)
         assert isinstance(warmed["connections"], int) and warmed["connections"] >= 1
