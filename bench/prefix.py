@@ -22,11 +22,12 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import httpx
 import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the tests package
 
-from bench.history_scaling import run_turn
+from bench.soak import turn as soak_turn
 from bench.startup import BYTECODE
 from tests.e2e.conftest import provider_env
 from tests.fakes.fake_provider import FakeProvider
@@ -47,6 +48,11 @@ def turn_script(turn: int) -> list[Reply]:
             spec = ToolCallSpec(call_id, "read", {"path": f"notes{i}.md"})
         calls.append(Reply(tool_calls=(spec,)))
     return [*calls, Reply(text=f"turn {turn} done")]
+
+
+async def completed_turn(client: httpx.AsyncClient, sid: str, request_id: str) -> None:
+    outcome = await soak_turn(client, sid, request_id)
+    assert outcome["status"] == "completed", outcome
 
 
 def prompt_parts(body: dict[str, Any]) -> list[tuple[str, bytes]]:
@@ -98,12 +104,12 @@ async def main() -> None:
                 created = await client.post("/v1/sessions", json={"workspace": str(workspace)})
                 sid = str(created.json()["session_id"])
                 fake.push(*turn_script(1))
-                await run_turn(client, sid, "prefix-1")
+                await completed_turn(client, sid, "prefix-1")
                 (workspace / "AGENTS.md").write_text(
                     "# Rules\n\n- Be careful.\n- Run the tests.\n", encoding="utf-8"
                 )
                 fake.push(*turn_script(2))
-                await run_turn(client, sid, "prefix-2")
+                await completed_turn(client, sid, "prefix-2")
         finally:
             await daemon.stop()
         bodies = [orjson.loads(r.raw) for r in fake.requests]

@@ -11,10 +11,13 @@ times are the minimum over several repetitions; nothing here is asserted by the 
 
 from __future__ import annotations
 
+import sys
 from datetime import UTC, datetime
+from pathlib import Path
 
-from prepare import CAPS, ITEMS, REPEAT, SYSTEM, TOOLS, build_history, fresh_copy, timed
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # bench.prepare, run as a script
 
+from bench.prepare import CAPS, ITEMS, REPEAT, SYSTEM, TOOLS, build_history, fresh_copy, timed
 from openwork_chat_state.item import ConversationItem, RealOrigin
 from openwork_chat_state.messages import Message, Role, TextBlock
 from openwork_chat_state.view import ConversationContextView
