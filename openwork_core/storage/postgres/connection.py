@@ -13,7 +13,6 @@ query never touched them)."""
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import re
 from collections.abc import Iterable, Sequence
@@ -45,6 +44,12 @@ class TrackedConnection(asyncpg.Connection):
         """Set by a statement or listener that may leave session state; cleared by the reset."""
         self.resets = 0
         """How many times the reset query ran on this connection (tests and benchmarks)."""
+        self.primed = 0
+        """How many of its pool's steady statements it has prepared (``PoolWarmth``)."""
+
+    def note_primed(self, count: int) -> None:
+        """A method, so that a pool's proxy (which passes calls, not assignments) can set it."""
+        self.primed = count
 
     async def execute(
         self,
@@ -124,31 +129,51 @@ async def prime(connection: Conn, statements: Iterable[str]) -> None:
 
 class PoolWarmth:
     """The statements every connection of one pool prepares before it serves a turn (issue 13
-    §3: the first model call after start no slower than the second). The connections the pool
-    opens while the daemon starts are primed by ``warm`` once it listens (the start does not
-    wait for them); every connection opened after that, at connect."""
+    §3: the first model call after start no slower than the second). ``warm`` primes the
+    connections the pool opened while the daemon started, once it listens (the start does not
+    wait for them); from then on every new connection is primed at connect."""
 
     def __init__(self, statements: Sequence[str]) -> None:
         self._statements = tuple(statements)
         self._at_connect = False
 
     async def init(self, connection: asyncpg.Connection) -> None:
-        """The pool's ``init``: the codecs, and the statements once ``warm`` has begun."""
+        """The pool's ``init``: the codecs, and the statements once ``warm`` is done."""
         await _init_connection(connection)
         if self._at_connect:
             await prime(connection, self._statements)
+            cast(TrackedConnection, connection).primed = len(self._statements)
 
     async def warm(self, pool: asyncpg.Pool) -> int:
-        """Prime the pool's idle connections and, from now on, every new one at connect; the
-        number of connections primed here."""
+        """Prime every connection the pool holds, one statement per borrow, so that a request
+        which comes meanwhile waits for at most one statement's preparation, never for the whole
+        warm-up. A connection that has them all is kept aside while other connections are idle
+        (so the next borrow reaches one of them) and given back as soon as none is: done when
+        the pool has no idle connection left to prime. The number of connections primed."""
+        total = len(self._statements)
+        primed = 0
+        aside: list[PoolConnectionProxy[asyncpg.Record]] = []
+        try:
+            while True:
+                borrowed = await pool.acquire()
+                connection = cast(TrackedConnection, borrowed)  # a proxy: reads and calls pass
+                done = connection.primed
+                if done >= total:
+                    aside.append(borrowed)
+                    if pool.get_idle_size() == 0:
+                        break
+                    continue
+                try:
+                    await borrowed.executemany(self._statements[done], [])
+                    connection.note_primed(done + 1)
+                finally:
+                    await pool.release(borrowed)
+                primed += done + 1 == total
+        finally:
+            for borrowed in aside:
+                await pool.release(borrowed)
         self._at_connect = True
-        async with contextlib.AsyncExitStack() as held:
-            connections = [
-                await held.enter_async_context(pool.acquire()) for _ in range(pool.get_idle_size())
-            ]
-            for connection in connections:
-                await prime(connection, self._statements)
-        return len(connections)
+        return primed
 
 
 async def create_pool(
