@@ -212,15 +212,8 @@ class OpenWorkCore:
     # -- lifecycle ---------------------------------------------------------------------------
     async def warm_up(self) -> None:
         """Once the daemon listens: build the session registry (importing the runtime unless the
-        warm-up thread already has) and each provider's model port, so that the first turn finds
-        them built (a provider whose port cannot be built is left to its first turn to report)."""
-        registry = await self._sessions.registry()
-        for provider in await self._store.list_providers():
-            try:  # in a thread: building a port imports its SDK, which the warm-up thread may
-                # still be importing (the event loop would wait for that import's lock)
-                await asyncio.to_thread(registry.port, provider)
-            except Exception as exc:
-                log.warning("model.port_warm_up_failed", provider=provider.id, error=str(exc))
+        warm-up thread already has), so that the first session operation finds it built."""
+        await self._sessions.registry()
 
     async def start(self) -> None:
         """Register this daemon and correct what no live daemon drives any more, before any

@@ -288,16 +288,11 @@ class SessionRegistry:
             model, provider.settings, self._served_window(provider.id, model.name)
         )
         capabilities = resolved.capabilities
-        port = self.port(provider)
-        return ResolvedModel(provider=provider, model=model, capabilities=capabilities, port=port)
-
-    def port(self, provider: ProviderRecord) -> ModelPort:
-        """The provider's model port, built once per key (the SDK client and its connection
-        pool): a new or rotated key builds a new port (a running turn keeps its old one)."""
         key = self._api_key(provider)
         cached = self._ports.get(provider)
         if cached is not None and cached[0] == key:
-            return cached[1]
-        port = self._model_ports(provider, key)
-        self._ports[provider] = (key, port)
-        return port
+            port = cached[1]
+        else:  # a new or rotated key builds a new port (a running turn keeps its old one)
+            port = self._model_ports(provider, key)
+            self._ports[provider] = (key, port)
+        return ResolvedModel(provider=provider, model=model, capabilities=capabilities, port=port)
