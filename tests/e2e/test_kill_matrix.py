@@ -350,6 +350,7 @@ async def _prepare(point: Point) -> None:
                 f"/v1/sessions/{point.session}/turns",
                 json={"client_request_id": "first", "input": [{"type": "text", "text": "hi"}]},
             )
+            assert first.status_code == 202, (first.status_code, first.text)
             point.acknowledged.append(first.json()["turn_id"])
             async with open_events(client, f"/v1/sessions/{point.session}/events") as events:
                 if (await client.get(f"/v1/sessions/{point.session}")).json()["snapshot"][

@@ -117,14 +117,23 @@ async def prime(connection: Conn, statements: Iterable[str]) -> None:
     prepares a statement (parse, describe, and a catalog lookup for each parameter type it has no
     codec for, such as ``bigint[]``) the first time a connection runs it, which is what a first
     turn on a fresh connection would otherwise pay. ``executemany`` with no argument sets
-    prepares and caches it, then executes it zero times."""
+    prepares and caches it, then executes it zero times.
+
+    asyncpg prepares without a ``Sync``, expecting the statement's execution to send it: left so,
+    the server's implicit transaction stays open, and the next borrower's ``BEGIN ISOLATION
+    LEVEL …`` fails ("must be called before any query"). A simple query closes it."""
     for statement in statements:
         await connection.executemany(statement, [])
+    await connection.execute(_CLOSE_IMPLICIT_TRANSACTION)
     if issubclass(type(connection), TrackedConnection):  # not a pool's proxy (asyncpg's
         # isinstance answers True for any connection or proxy): asyncpg's type lookup turns jit
         # off for its one query and back to what it was after it, so the connection leaves with
         # the session state it came with (a borrowed one is reset once when it goes back)
         cast(TrackedConnection, connection).dirty = False
+
+
+_CLOSE_IMPLICIT_TRANSACTION = "SELECT 1"
+"""Sent as a simple query (no arguments): its end is a ``Sync``."""
 
 
 class PoolWarmth:
@@ -164,7 +173,7 @@ class PoolWarmth:
                         break
                     continue
                 try:
-                    await borrowed.executemany(self._statements[done], [])
+                    await prime(borrowed, self._statements[done : done + 1])
                     connection.note_primed(done + 1)
                 finally:
                     await pool.release(borrowed)

@@ -107,3 +107,25 @@ async def test_a_connection_opened_after_the_warm_up_is_primed_at_connect(
         for conn in held:
             await pool.release(conn)
     assert set(STEADY_STATEMENTS) <= {r["statement"] for r in rows}
+
+
+async def test_a_primed_connection_serves_the_next_borrowers_isolated_transaction(
+    database_url: str,
+) -> None:
+    """asyncpg prepares without a ``Sync``: a connection left so would fail its next borrower's
+    ``BEGIN ISOLATION LEVEL REPEATABLE READ`` (the conversation load's) with "must be called
+    before any query". Both ways of priming — the warm-up's and at connect — leave it closed."""
+    warmth = PoolWarmth(STEADY_STATEMENTS)
+    pool = await create_pool(database_url, min_size=1, max_size=2, warmth=warmth)
+    try:
+        assert await warmth.warm(pool) == 1
+        held = [await pool.acquire() for _ in range(2)]  # the second is opened, primed at connect
+        try:
+            for conn in held:
+                async with conn.transaction(isolation="repeatable_read", readonly=True):
+                    assert await conn.fetchval("SELECT count(*) FROM messages") == 0
+        finally:
+            for conn in held:
+                await pool.release(conn)
+    finally:
+        await pool.close()
