@@ -44,15 +44,15 @@ TAKE_LEASE = """INSERT INTO session_leases (session_id, owner_daemon_id, epoch, 
         acquired_at = now(),
         expires_at = EXCLUDED.expires_at
     RETURNING epoch"""
-_SESSION_ID = "session_id = $3"
-INTERRUPT_SESSION_TURNS = _INTERRUPT_TURNS.format(where=_SESSION_ID)
+INTERRUPT_SESSION_TURNS = _INTERRUPT_TURNS.format(where="session_id = $3")
 """Taking a lease interrupts the session's leftover running turn (``acquire``)."""
+_INTERRUPT_ORPHANED_TURNS = _INTERRUPT_TURNS.format(where=_NOT_LIVE_ELSEWHERE)
+"""At registration: the running turns of sessions no other daemon holds a live lease on."""
 
 
-async def _interrupt(conn: Conn, where: str, *args: object) -> int:
-    rows = await conn.fetch(
-        _INTERRUPT_TURNS.format(where=where), RESTART_ERROR_CODE, RESTART_ERROR_MESSAGE, *args
-    )
+async def _interrupt(conn: Conn, statement: str, *args: object) -> int:
+    """Run one of the two ``_INTERRUPT_TURNS`` forms and mark the turns' running spans."""
+    rows = await conn.fetch(statement, RESTART_ERROR_CODE, RESTART_ERROR_MESSAGE, *args)
     turn_ids = [r["id"] for r in rows]
     if turn_ids:
         await conn.execute(_UNKNOWN_SPANS, RESTART_ERROR_CODE, turn_ids)
@@ -105,7 +105,7 @@ class PostgresOwnership:
                     "DELETE FROM session_leases WHERE owner_daemon_id = ANY($1::text[])",
                     [r["id"] for r in gone],
                 )
-            return await _interrupt(conn, _NOT_LIVE_ELSEWHERE, me.id)
+            return await _interrupt(conn, _INTERRUPT_ORPHANED_TURNS, me.id)
 
     async def acquire(self, session_id: SessionId) -> SessionLease | LeaseHolder:
         me = self._identity.id
@@ -115,7 +115,7 @@ class PostgresOwnership:
                 return LeaseHolder(daemon_id=current["owner_daemon_id"], url=current["url"])
             epoch = await conn.fetchval(TAKE_LEASE, session_id, me, self._lease_seconds)
             # nobody in any live process drives this session now: its running turn is a leftover
-            await _interrupt(conn, _SESSION_ID, session_id)
+            await _interrupt(conn, INTERRUPT_SESSION_TURNS, session_id)
             return SessionLease(session_id=session_id, daemon_id=me, epoch=int(epoch))
 
     async def holder(self, session_id: SessionId) -> LeaseHolder | None:
