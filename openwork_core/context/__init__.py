@@ -4,8 +4,9 @@ re-exported here."""
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from openwork_core.lazy_exports import lazy_getattr
 
 if TYPE_CHECKING:
     from openwork_core.context.budget import (
@@ -139,12 +140,4 @@ __all__ = [
 ]
 
 if not TYPE_CHECKING:  # for mypy the names are the imports above: a misspelt one is an error
-
-    def __getattr__(name: str) -> object:
-        """A public name, imported from its module on first use (PEP 562) and kept."""
-        module = _EXPORTS.get(name)
-        if module is None:
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(module), name)
-        globals()[name] = value
-        return value
+    __getattr__ = lazy_getattr(__name__, _EXPORTS, globals())
