@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import enum
+import errno
 import os
 import signal
 import time
@@ -20,8 +21,10 @@ from openwork_tools.faults import faultpoint
 from openwork_tools.policy import Actor
 from openwork_tools.prepared import PreparedCall, normalise_escalation
 from openwork_tools.results import ToolErrorCode, ToolResult, ToolStatus
-from openwork_tools.sandbox.bwrap import bwrap_argv, sandbox_environment
+from openwork_tools.sandbox.bwrap import SECCOMP_FD_ARG, bwrap_argv, sandbox_environment
 from openwork_tools.sandbox.danger import detect_danger
+from openwork_tools.sandbox.limits import limit_text, limits_hit, prelude
+from openwork_tools.sandbox.seccomp import native_program, program_descriptor
 from openwork_tools.schema import EscalationInput
 from openwork_tools.spill import SpillFile
 
@@ -199,21 +202,10 @@ class BashTool(Tool[BashInput]):
         remaining = call.remaining()
         if remaining is not None and remaining * 1000 < timeout_ms:
             timeout_ms = max(1, int(remaining * 1000))
-        argv = await asyncio.to_thread(
-            bwrap_argv, session, call.policy, ["/bin/bash", "-c", tool_input.command]
-        )
         buffer = OutputBuffer(SpillFile(session.spill_dir, call.call_id))
         started = time.monotonic()
         try:
-            proc = await asyncio.create_subprocess_exec(
-                *argv,
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
-                cwd=session.working_directory,
-                env=sandbox_environment(session),
-                start_new_session=True,
-            )
+            proc = await _spawn(session, call, tool_input.command, timeout_ms / 1000)
         except OSError as exc:
             return ToolResult.fail(
                 ToolErrorCode.EXECUTION_FAILED, f"bash could not be started: {exc.strerror or exc}"
@@ -224,10 +216,11 @@ class BashTool(Tool[BashInput]):
             await asyncio.shield(buffer.close(keep=False))
             raise
         duration_ms = int((time.monotonic() - started) * 1000)
-        return await self._result(call, proc, buffer, outcome, timeout_ms, duration_ms)
+        return await self._result(session, call, proc, buffer, outcome, timeout_ms, duration_ms)
 
     async def _result(
         self,
+        session: ToolSessionContext,
         call: ToolCallContext,
         proc: Process,
         buffer: OutputBuffer,
@@ -245,6 +238,10 @@ class BashTool(Tool[BashInput]):
         if output and not output.endswith("\n"):
             output += "\n"
         text = output + _status_line(outcome, proc, timeout_ms, duration_ms)
+        capped = buffer.capped_text().lower()
+        failed = outcome is Outcome.TIMED_OUT or (outcome is Outcome.EXITED and code != 0)
+        for hit in limits_hit(capped, code, failed=failed, measured=frozenset()):
+            text += "\n" + limit_text(hit, session.settings)
         if outcome is Outcome.TIMED_OUT:
             return ToolResult.fail(ToolErrorCode.TIMEOUT, text, retryable=True)
         if outcome is Outcome.CANCELLED:
@@ -253,8 +250,40 @@ class BashTool(Tool[BashInput]):
             return ToolResult.fail(
                 ToolErrorCode.OUTCOME_UNKNOWN, text, status=ToolStatus.OUTCOME_UNKNOWN
             )
-        capped = buffer.capped_text().lower()
         denied = code not in (0, None) and any(marker in capped for marker in KERNEL_DENIAL)
         if denied:
             text += "\n" + denial_marker(call.policy.mode.display)
         return ToolResult.ok(text, sandbox_denied=denied)
+
+
+def _launch_argv(
+    session: ToolSessionContext, call: ToolCallContext, command: str, timeout_s: float
+) -> list[str]:
+    """Blocking: the session's temp dir made, then the sandboxed command line."""
+    session.prepare_temp_dir()
+    script = ["/bin/bash", "-c", prelude(session.settings, timeout_s), "/bin/bash", command]
+    return bwrap_argv(session, call.policy, script)
+
+
+async def _spawn(
+    session: ToolSessionContext, call: ToolCallContext, command: str, timeout_s: float
+) -> Process:
+    """Start bwrap with the seccomp filter on a descriptor only the child inherits."""
+    program = native_program()
+    if program is None:
+        raise OSError(errno.ENOEXEC, "no seccomp filter for this machine's architecture")
+    argv = await asyncio.to_thread(_launch_argv, session, call, command, timeout_s)
+    fd = await asyncio.to_thread(program_descriptor, program)
+    try:
+        return await asyncio.create_subprocess_exec(
+            *(str(fd) if arg == SECCOMP_FD_ARG else arg for arg in argv),
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            cwd=session.working_directory,
+            env=sandbox_environment(session),
+            start_new_session=True,
+            pass_fds=(fd,),
+        )
+    finally:
+        os.close(fd)
