@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import enum
-import errno
 import os
 import signal
 import time
@@ -21,10 +20,9 @@ from openwork_tools.faults import faultpoint
 from openwork_tools.policy import Actor
 from openwork_tools.prepared import PreparedCall, normalise_escalation
 from openwork_tools.results import ToolErrorCode, ToolResult, ToolStatus
-from openwork_tools.sandbox.bwrap import SECCOMP_FD_ARG, bwrap_argv, sandbox_environment
 from openwork_tools.sandbox.danger import detect_danger
-from openwork_tools.sandbox.limits import limit_text, limits_hit, prelude
-from openwork_tools.sandbox.seccomp import native_program, program_descriptor
+from openwork_tools.sandbox.launch import spawn
+from openwork_tools.sandbox.limits import LimitHit, limit_text, limits_hit
 from openwork_tools.schema import EscalationInput
 from openwork_tools.spill import SpillFile
 
@@ -205,18 +203,22 @@ class BashTool(Tool[BashInput]):
         buffer = OutputBuffer(SpillFile(session.spill_dir, call.call_id))
         started = time.monotonic()
         try:
-            proc = await _spawn(session, call, tool_input.command, timeout_ms / 1000)
+            launched = await spawn(session, call.policy, tool_input.command, timeout_ms / 1000)
         except OSError as exc:
             return ToolResult.fail(
                 ToolErrorCode.EXECUTION_FAILED, f"bash could not be started: {exc.strerror or exc}"
             )
         try:
-            outcome = await supervise(proc, buffer, call, timeout_ms / 1000)
+            outcome = await supervise(launched.proc, buffer, call, timeout_ms / 1000)
         except BaseException:
             await asyncio.shield(buffer.close(keep=False))
+            await asyncio.shield(launched.release())
             raise
+        measured = await launched.release()
         duration_ms = int((time.monotonic() - started) * 1000)
-        return await self._result(session, call, proc, buffer, outcome, timeout_ms, duration_ms)
+        return await self._result(
+            session, call, launched.proc, buffer, (outcome, measured), timeout_ms, duration_ms
+        )
 
     async def _result(
         self,
@@ -224,10 +226,11 @@ class BashTool(Tool[BashInput]):
         call: ToolCallContext,
         proc: Process,
         buffer: OutputBuffer,
-        outcome: Outcome,
+        ended: tuple[Outcome, frozenset[LimitHit]],
         timeout_ms: int,
         duration_ms: int,
     ) -> ToolResult:
+        outcome, measured = ended
         keep = outcome in (Outcome.EXITED, Outcome.CANCELLED)
         output = buffer.render(keep_spill=keep)
         await buffer.close(keep=keep)
@@ -240,7 +243,7 @@ class BashTool(Tool[BashInput]):
         text = output + _status_line(outcome, proc, timeout_ms, duration_ms)
         capped = buffer.capped_text().lower()
         failed = outcome is Outcome.TIMED_OUT or (outcome is Outcome.EXITED and code != 0)
-        for hit in limits_hit(capped, code, failed=failed, measured=frozenset()):
+        for hit in limits_hit(capped, code, failed=failed, measured=measured):
             text += "\n" + limit_text(hit, session.settings)
         if outcome is Outcome.TIMED_OUT:
             return ToolResult.fail(ToolErrorCode.TIMEOUT, text, retryable=True)
@@ -254,36 +257,3 @@ class BashTool(Tool[BashInput]):
         if denied:
             text += "\n" + denial_marker(call.policy.mode.display)
         return ToolResult.ok(text, sandbox_denied=denied)
-
-
-def _launch_argv(
-    session: ToolSessionContext, call: ToolCallContext, command: str, timeout_s: float
-) -> list[str]:
-    """Blocking: the session's temp dir made, then the sandboxed command line."""
-    session.prepare_temp_dir()
-    script = ["/bin/bash", "-c", prelude(session.settings, timeout_s), "/bin/bash", command]
-    return bwrap_argv(session, call.policy, script)
-
-
-async def _spawn(
-    session: ToolSessionContext, call: ToolCallContext, command: str, timeout_s: float
-) -> Process:
-    """Start bwrap with the seccomp filter on a descriptor only the child inherits."""
-    program = native_program()
-    if program is None:
-        raise OSError(errno.ENOEXEC, "no seccomp filter for this machine's architecture")
-    argv = await asyncio.to_thread(_launch_argv, session, call, command, timeout_s)
-    fd = await asyncio.to_thread(program_descriptor, program)
-    try:
-        return await asyncio.create_subprocess_exec(
-            *(str(fd) if arg == SECCOMP_FD_ARG else arg for arg in argv),
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            cwd=session.working_directory,
-            env=sandbox_environment(session),
-            start_new_session=True,
-            pass_fds=(fd,),
-        )
-    finally:
-        os.close(fd)

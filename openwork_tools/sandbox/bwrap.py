@@ -72,9 +72,11 @@ class _Profile:
         self.add("--bind" if writable else "--ro-bind", source, dest or source)
 
     def mask(self, path: Path) -> None:
-        """An empty, read-only view of ``path`` (a directory or a file)."""
+        """An empty view of ``path``: a fresh tmpfs for a directory (private to this call and
+        gone with it; writable, so that a grant or this session's own dirs can be shown inside),
+        ``/dev/null`` read-only for a file."""
         if path.is_dir():
-            self.add("--tmpfs", path, "--remount-ro", path)
+            self.add("--tmpfs", path)
         elif os.path.lexists(path):
             self.add("--ro-bind", "/dev/null", path)
 
