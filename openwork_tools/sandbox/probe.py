@@ -126,3 +126,27 @@ async def _check(bwrap: str, base: Path, program: bytes) -> SandboxStatus:
     if problem is not None:
         return SandboxStatus(False, f"bwrap failed its self-check: {problem}")
     return SandboxStatus(True)
+
+
+def root_note(euid: int, cgroup_available: bool) -> str | None:
+    """The one line the banner and ``doctor`` show for a daemon running as root (issue 22
+    point 1), or ``None`` for any other uid."""
+    if euid != 0:
+        return None
+    inside = (
+        "the daemon runs as root: bash is root only inside its own user namespace, with no "
+        "capabilities, no mounts and no view of this daemon's home"
+    )
+    if cgroup_available:
+        return f"{inside}; each command tree gets its own cgroup (process and memory limits)"
+    return (
+        f"{inside}; no cgroup can be made here and the kernel does not count root's processes, "
+        "so OPENWORK_SANDBOX_MAX_PROCESSES does not hold: run the daemon as a normal user"
+    )
+
+
+def current_root_note() -> str | None:
+    """Blocking: ``root_note`` for this process."""
+    from openwork_tools.sandbox.cgroup import find_parents
+
+    return root_note(os.geteuid(), find_parents() is not None)
