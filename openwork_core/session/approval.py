@@ -146,15 +146,15 @@ class CardDanger:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ApprovalCard:
-    """On the wire optional fields are omitted when absent; ``paths`` is always there (empty
-    when the card only asks for the network)."""
+    """On the wire optional fields are omitted when absent; ``paths`` is always there."""
 
     mode: SandboxMode
     command: str | None = field(default=None, metadata=OMIT_WHEN_NONE)
     justification: str | None = field(default=None, metadata=OMIT_WHEN_NONE)
     paths: tuple[CardPath, ...] = ()
     network: bool | None = field(default=None, metadata=OMIT_WHEN_NONE)
-    """``True`` when the call asks for the network (issue 22; omitted otherwise)."""
+    """``True`` when the call asks for the network (issue 22; omitted otherwise, and ``paths``
+    may then be empty)."""
     danger: CardDanger | None = field(default=None, metadata=OMIT_WHEN_NONE)
     previous_denial: str | None = field(default=None, metadata=OMIT_WHEN_NONE)
 
