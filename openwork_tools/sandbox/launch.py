@@ -60,33 +60,40 @@ async def spawn(
     if program is None:
         raise OSError(errno.ENOEXEC, "no seccomp filter for this machine's architecture")
     argv = await asyncio.to_thread(launch_argv, session, policy, command, timeout_s)
-    group = await asyncio.to_thread(
-        CommandCgroup.create, f"{os.getpid()}-{secrets.token_hex(6)}", session.settings
-    )
     fd = await asyncio.to_thread(program_descriptor, program)
-    argv = [str(fd) if arg == SECCOMP_FD_ARG else arg for arg in argv]
-    if group is not None:
-        argv = ["/bin/sh", "-c", 'read -r _ && exec "$@" </dev/null', "sh", *argv]
     try:
-        proc = await asyncio.create_subprocess_exec(
-            *argv,
-            stdin=asyncio.subprocess.DEVNULL if group is None else asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            cwd=session.working_directory,
-            env=sandbox_environment(session),
-            start_new_session=True,
-            pass_fds=(fd,),
+        group = await asyncio.to_thread(
+            CommandCgroup.create, f"{os.getpid()}-{secrets.token_hex(6)}", session.settings
         )
-    except BaseException:
+        argv = [str(fd) if arg == SECCOMP_FD_ARG else arg for arg in argv]
         if group is not None:
-            await asyncio.to_thread(group.remove)
-        raise
+            argv = ["/bin/sh", "-c", 'read -r _ && exec "$@" </dev/null', "sh", *argv]
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *argv,
+                stdin=asyncio.subprocess.DEVNULL if group is None else asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                cwd=session.working_directory,
+                env=sandbox_environment(session),
+                start_new_session=True,
+                pass_fds=(fd,),
+            )
+        except BaseException:
+            if group is not None:
+                await asyncio.shield(asyncio.to_thread(group.remove))
+            raise
     finally:
         os.close(fd)
     launched = Launched(proc, group)
     if group is not None:
-        await _enter(launched, group)
+        try:
+            await _enter(launched, group)
+        except BaseException:  # cancelled while the shell waits: it never becomes bwrap
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()
+            await asyncio.shield(launched.release())
+            raise
     return launched
 
 
