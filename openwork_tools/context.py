@@ -31,7 +31,7 @@ CREDENTIAL_PATHS = (
     ".local/share/keyrings",
     ".pki",
     ".vault-token",
-    ".terraform.d",
+    ".terraform.d/credentials.tfrc.json",
     ".config/op",
     ".config/rclone",
     ".s3cfg",
@@ -86,8 +86,8 @@ CREDENTIAL_PATHS = (
 )
 """The ``credential`` tier (permissions-sandbox.md §1, §5): paths under ``home`` unless absolute,
 directories and files alike. Defined once: the file tools refuse to read, list or search them
-without a card (``paths.is_credential``) and bash sees each one masked (an empty read-only
-tmpfs for a directory, ``/dev/null`` for a file; ``sandbox.bwrap``)."""
+without a card (``paths.is_credential``) and bash sees each one masked (an empty tmpfs for a
+directory, ``/dev/null`` for a file; ``sandbox.bwrap``)."""
 
 
 def default_credential_paths(home: Path) -> tuple[Path, ...]:

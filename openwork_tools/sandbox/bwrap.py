@@ -135,15 +135,21 @@ def _show_again(
 
 
 def _workspace(profile: _Profile, session: ToolSessionContext, policy: SandboxPolicy) -> None:
-    ws = session.working_directory
-    if not workspace_writable(session, policy):
-        profile.bind(ws)  # shown again: it lies in a masked runtime dir
+    """Writable in auto; else shown again read-only (it lies in a masked runtime dir)."""
+    profile.bind(session.working_directory, writable=workspace_writable(session, policy))
+
+
+def _protect_git(profile: _Profile, session: ToolSessionContext, policy: SandboxPolicy) -> None:
+    """After every writable bind of this call (the workspace in auto, or a write grant that
+    covers it): ``.git`` becomes a mount point of its own, so it cannot be renamed away and
+    replaced, and its entries that run later are read-only (``sandbox.gitdir``)."""
+    dot_git = session.working_directory / ".git"
+    granted = any(g.access is Access.WRITE and is_under(dot_git, g.path) for g in policy.grants)
+    if not (workspace_writable(session, policy) or granted):
         return
-    profile.bind(ws, writable=True)
-    dot_git = ws / ".git"
     if dot_git.is_dir() and not dot_git.is_symlink():
-        profile.bind(dot_git, writable=True)  # a mount point: it cannot be renamed away
-    for entry in read_only_git_entries(ws):
+        profile.bind(dot_git, writable=True)
+    for entry in read_only_git_entries(session.working_directory):
         profile.bind(entry)
 
 
@@ -191,6 +197,7 @@ def bwrap_argv(session: ToolSessionContext, policy: SandboxPolicy, argv: list[st
         if os.path.lexists(path) and not _hidden(path, masked, shown):
             profile.mask(path)
     shown += _grants(profile, session, policy)
+    _protect_git(profile, session, policy)
     for path in session.protected_roots:
         if os.path.lexists(path) and not _hidden(path, masked, shown):
             profile.bind(path)

@@ -10,7 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from openwork_tools import SandboxPolicy, SandboxStatus, ToolSessionContext
+from openwork_tools import (
+    Access,
+    GrantScope,
+    PathGrant,
+    SandboxPolicy,
+    SandboxStatus,
+    ToolSessionContext,
+)
 from openwork_tools.modes import SandboxMode
 from openwork_tools.policy import NetworkSetting, SandboxSettings
 from openwork_tools.sandbox import cgroup, gitdir, limits, seccomp
@@ -213,7 +220,7 @@ def _last(argv: list[str], flag: str, path: Path) -> int:
 def test_the_profile_masks_after_it_binds_and_shows_the_sessions_own_dirs_last(
     tmp_path: Path,
 ) -> None:
-    """Issue 22: the workspace, then its git entries read-only, then the credential masks, then
+    """Issue 22: the workspace, the credential masks, (the grants,) the git entries read-only,
     the daemon's home masked, then this session's spill (read-only) and temp dir (writable)."""
     session = _session(tmp_path)
     session.prepare_temp_dir()
@@ -221,8 +228,8 @@ def test_the_profile_masks_after_it_binds_and_shows_the_sessions_own_dirs_last(
     ws = session.working_directory
     order = [
         _last(argv, "--bind", ws),
-        _last(argv, "--ro-bind", ws / ".git" / "config"),
         _last(argv, "--tmpfs", session.home / ".ssh"),
+        _last(argv, "--ro-bind", ws / ".git" / "config"),
         _last(argv, "--tmpfs", tmp_path.resolve() / "ow"),
         _last(argv, "--ro-bind", session.spill_dir),  # type: ignore[arg-type]
         _last(argv, "--bind", session.temp_dir),  # type: ignore[arg-type]
@@ -244,3 +251,16 @@ def test_the_network_is_shared_only_by_the_setting_or_the_calls_grant(tmp_path: 
     assert "--unshare-net" not in bwrap_argv(on, policy, ["true"])
     granted = SandboxPolicy(SandboxMode.AUTO, network=True)
     assert "--unshare-net" not in bwrap_argv(off, granted, ["true"])
+
+
+def test_a_write_grant_over_the_workspace_still_leaves_git_read_only(tmp_path: Path) -> None:
+    """Issue 22 point 3: in accept-edits a card may open the workspace for one call; what runs
+    later in ``.git`` is still bound read-only after that grant."""
+    session = _session(tmp_path)
+    ws = session.working_directory
+    grant = PathGrant(ws, Access.WRITE, GrantScope.SUBTREE)
+    argv = bwrap_argv(session, SandboxPolicy(SandboxMode.ACCEPT_EDITS, (grant,)), ["true"])
+    assert _last(argv, "--ro-bind", ws / ".git" / "config") > _last(argv, "--bind", ws)
+    assert _last(argv, "--ro-bind", ws / ".git" / "hooks") > _last(argv, "--bind", ws)
+    plain = bwrap_argv(session, SandboxPolicy(SandboxMode.ACCEPT_EDITS), ["true"])
+    assert str(ws / ".git" / "config") not in plain
