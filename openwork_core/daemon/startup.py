@@ -199,6 +199,8 @@ class BannerFacts:
     config_file: Path | None
     log_file: Path | None
     warnings: tuple[str, ...]
+    root_note: str | None = None
+    """What running as root means for the sandbox (``probe.root_note``), when it does."""
 
 
 def banner_lines(facts: BannerFacts) -> list[str]:
@@ -221,6 +223,7 @@ def banner_lines(facts: BannerFacts) -> list[str]:
         f"  database     {facts.database}",
         f"  provider     {provider_line}",
         f"  sandbox      {sandbox}",
+        *([f"  as root      {facts.root_note}"] if facts.root_note else []),
         f"  config       {facts.config_file or 'no file (environment only)'}",
         f"  logs         {facts.log_file or 'stderr only'}",
     ]

@@ -13,7 +13,7 @@ from fastapi import APIRouter, Query
 from openwork_core.daemon.schemas import FileMatchBody, FileSearchBody
 from openwork_core.daemon.validation import SessionIdPath
 from openwork_core.desktop.file_search import FileSearch
-from openwork_tools.context import default_credential_dirs
+from openwork_tools.context import default_credential_paths
 
 if TYPE_CHECKING:
     from openwork_core.service import OpenWorkCore
@@ -27,7 +27,7 @@ def files_routes(router: APIRouter, core: OpenWorkCore) -> None:
     @functools.cache
     def search() -> FileSearch:
         """Made at the first query (the OpenAPI document is built with no core)."""
-        return FileSearch(skip=(core.home, *default_credential_dirs(Path.home())))
+        return FileSearch(skip=(core.home, *default_credential_paths(Path.home())))
 
     @router.get("/v1/sessions/{sid}/files", response_model=FileSearchBody, tags=TAGS)
     async def find_files(

@@ -3,6 +3,7 @@ a missing provider, model or key, and the banner."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 from openwork_core.daemon.startup import (
@@ -68,3 +69,32 @@ def test_the_banner_lists_what_a_user_needs_first() -> None:
         "  logs         /h/logs/openwork.log",
         "warning: something",
     ]
+
+
+def test_a_root_daemon_says_in_one_line_what_the_sandbox_does_about_it() -> None:
+    """Issue 22 point 1: as root the banner (and doctor) adds one line: bash is root only in its
+    own user namespace, and whether a cgroup bounds its processes."""
+    from openwork_tools.sandbox.probe import root_note
+
+    assert root_note(1000, cgroup_available=False) is None
+    bounded = root_note(0, cgroup_available=True)
+    unbounded = root_note(0, cgroup_available=False)
+    assert bounded is not None and "its own cgroup" in bounded
+    assert unbounded is not None and "run the daemon as a normal user" in unbounded
+    assert "no capabilities" in bounded and "no capabilities" in unbounded
+    facts = BannerFacts(
+        version="1",
+        url="http://127.0.0.1:7420",
+        discovery=Path("/h/daemon.json"),
+        database="embedded",
+        provider=None,
+        key_set=False,
+        sandbox=SandboxStatus(available=True),
+        config_file=None,
+        log_file=None,
+        warnings=(),
+    )
+    lines = banner_lines(facts)
+    assert not any(line.startswith("  as root") for line in lines)
+    with_note = banner_lines(dataclasses.replace(facts, root_note=bounded))
+    assert with_note == [*lines[:5], f"  as root      {bounded}", *lines[5:]]
