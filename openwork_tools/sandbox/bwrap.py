@@ -14,7 +14,9 @@ directories (``/tmp``, ``/var/tmp``, ``/run``, ``$XDG_RUNTIME_DIR``) replaced by
 the session's own temp dir as ``/tmp``; the workspace writable only in ``auto`` and never when it is
 ``$HOME`` or an ancestor, its git entries that run later (``sandbox.gitdir``) re-bound read-only;
 the credential paths masked (an empty read-only tmpfs for a directory, ``/dev/null`` for a file);
-approved grants bound for this call; hard-protected paths re-bound read-only; the daemon's home
+approved grants bound for this call; hard-protected paths re-bound read-only; every unix socket
+the host has bound elsewhere (the home, the workspace: ``host_sockets``) covered by ``/dev/null``;
+the daemon's home
 masked last, with this session's spill dir (read-only) and temp dir (writable) shown again.
 
 New session: the caller starts bwrap with ``start_new_session=True`` (setsid), so the sandbox has
@@ -28,6 +30,7 @@ killing the namespace's pid 1 takes down anything that later left the group.
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 from openwork_tools.context import ToolSessionContext
@@ -201,12 +204,54 @@ def bwrap_argv(session: ToolSessionContext, policy: SandboxPolicy, argv: list[st
     for path in session.protected_roots:
         if os.path.lexists(path) and not _hidden(path, masked, shown):
             profile.bind(path)
+    for sock in host_sockets():
+        covered = any(is_under(sock, c) for c in session.credential_paths)
+        if not covered and not _hidden(sock, masked, shown):
+            profile.add("--ro-bind", "/dev/null", sock)
     for secret in session.secret_dirs:  # last: no bind above shows them again
         if os.path.lexists(secret) and not _hidden(secret, masked, shown):
             profile.mask(secret)
     _own_dirs(profile, session)
     profile.add("--chdir", ws, "--")
     return profile.args + argv
+
+
+HOST_SOCKETS = Path("/proc/net/unix")
+"""The kernel's list of this network namespace's unix sockets, with the path each is bound to."""
+
+
+def parse_unix_sockets(listing: str) -> list[Path]:
+    """The filesystem paths of the sockets in a ``/proc/net/unix`` listing (abstract names,
+    which start with ``@``, and unbound sockets have none)."""
+    paths = []
+    for line in listing.splitlines()[1:]:
+        fields = line.split(maxsplit=7)
+        if len(fields) == 8 and fields[7].startswith("/"):
+            paths.append(Path(fields[7]))
+    return list(dict.fromkeys(paths))
+
+
+def host_sockets() -> list[Path]:
+    """Blocking: every unix socket the host has bound to a path that still exists as a socket,
+    by its canonical path.
+
+    A read-only bind does not stop ``connect`` (it needs write permission on the socket, not on
+    the mount), so each one is covered with ``/dev/null``: wherever it lives (the home, the
+    workspace, ``/var/lib``), bash reaches no host socket. One bound after the call starts is
+    not covered (docs/reliability.md)."""
+    try:
+        listing = HOST_SOCKETS.read_text(errors="replace")
+    except OSError:
+        return []
+    found: dict[Path, None] = {}
+    for path in parse_unix_sockets(listing):
+        real = Path(os.path.realpath(path))  # /var/run/… is /run/…, which a tmpfs hides
+        try:
+            if stat.S_ISSOCK(real.lstat().st_mode):
+                found[real] = None
+        except OSError:
+            continue
+    return list(found)
 
 
 def _hidden(path: Path, masked: list[Path], shown: list[Path]) -> bool:

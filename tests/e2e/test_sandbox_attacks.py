@@ -197,12 +197,13 @@ async def test_postgresql_is_unreachable_from_bash(
     assert "unix done" in results["c1"] and "unix connected" not in results["c1"]
 
 
-async def test_a_unix_socket_the_test_opens_under_tmp_or_abstract_is_unreachable(
+async def test_a_unix_socket_the_test_opens_under_tmp_the_home_the_workspace_or_abstract_is_unreachable(
     database_url: str, fake_provider: FakeProvider
 ) -> None:
     """Issue 22 point 2: bash's /tmp is the session's own, so a host socket under /tmp is not
-    there; and the abstract socket namespace belongs to the network namespace, so a host
-    abstract socket is not reachable either."""
+    there; a host socket anywhere else (the user's home, the workspace) is covered; and the
+    abstract socket namespace belongs to the network namespace, so a host abstract socket is not
+    reachable either."""
     path = f"/tmp/openwork-attack-{uuid.uuid4().hex}.sock"
     abstract = f"\0openwork-attack-{uuid.uuid4().hex}"
     accepted: list[str] = []
@@ -211,31 +212,37 @@ async def test_a_unix_socket_the_test_opens_under_tmp_or_abstract_is_unreachable
         accepted.append("connected")
         writer.close()
 
-    by_path = await asyncio.start_unix_server(on_connect, path)
+    servers = [await asyncio.start_unix_server(on_connect, path)]
     listener = socket.socket(socket.AF_UNIX)
     listener.bind(abstract)
     listener.listen()
-    by_name = await asyncio.start_unix_server(on_connect, sock=listener)
-    connect = (
-        "import socket\n"
-        f"for where in ({path!r}, {abstract!r}):\n"
-        "    s = socket.socket(socket.AF_UNIX)\n"
-        "    try:\n"
-        "        s.connect(where)\n"
-        "        print('connected')\n"
-        "    except OSError as exc:\n"
-        "        print('refused', exc.errno)\n"
-    )
+    servers.append(await asyncio.start_unix_server(on_connect, sock=listener))
     try:
         async with target(database_url, fake_provider) as t:
+            in_home = t.user_home / ".config" / "agent" / "control.sock"
+            in_home.parent.mkdir(parents=True)
+            in_workspace = t.workspace / "dev-server.sock"
+            for where in (in_home, in_workspace):
+                servers.append(await asyncio.start_unix_server(on_connect, str(where)))
+            targets = (path, str(in_home), str(in_workspace), abstract)
+            connect = (
+                "import socket\n"
+                f"for where in {targets!r}:\n"
+                "    s = socket.socket(socket.AF_UNIX)\n"
+                "    try:\n"
+                "        s.connect(where)\n"
+                "        print('connected')\n"
+                "    except OSError as exc:\n"
+                "        print('refused', exc.errno)\n"
+            )
             results = await t.attack(bash(f'python3 -c "{connect}"'))
     finally:
-        by_path.close()
-        by_name.close()
-        await asyncio.gather(by_path.wait_closed(), by_name.wait_closed())
+        for server in servers:
+            server.close()
+        await asyncio.gather(*(server.wait_closed() for server in servers))
         await asyncio.to_thread(os.unlink, path)
     assert accepted == []
-    assert results["c0"].count("refused") == 2, results["c0"]
+    assert results["c0"].count("refused") == 4, results["c0"]
 
 
 def _git(workspace: Path, *args: str) -> str:

@@ -20,7 +20,7 @@ from openwork_tools import (
 )
 from openwork_tools.modes import SandboxMode
 from openwork_tools.policy import NetworkSetting, SandboxSettings
-from openwork_tools.sandbox import cgroup, gitdir, limits, seccomp
+from openwork_tools.sandbox import bwrap, cgroup, gitdir, limits, seccomp
 from openwork_tools.sandbox.bwrap import bwrap_argv
 from openwork_tools.sandbox.limits import LimitHit
 from openwork_tools.sandbox.probe import isolation_problem
@@ -264,3 +264,20 @@ def test_a_write_grant_over_the_workspace_still_leaves_git_read_only(tmp_path: P
     assert _last(argv, "--ro-bind", ws / ".git" / "hooks") > _last(argv, "--bind", ws)
     plain = bwrap_argv(session, SandboxPolicy(SandboxMode.ACCEPT_EDITS), ["true"])
     assert str(ws / ".git" / "config") not in plain
+
+
+def test_the_host_sockets_are_read_from_the_kernels_listing_by_path_only() -> None:
+    """Issue 22 point 2: every pathname socket of /proc/net/unix, once each; abstract names
+    (``@…``, their own namespace per network namespace) and unbound sockets have no path."""
+    listing = (
+        "Num       RefCount Protocol Flags    Type St Inode Path\n"
+        "0000000037807f24: 00000002 00000000 00010000 0001 01  4830 /var/run/postgresql/.s.PGSQL.5432\n"
+        "00000000f373dbdf: 00000003 00000000 00000000 0001 03 764004\n"
+        "00000000a1: 00000002 00000000 00010000 0001 01  4831 @/tmp/.X11-unix/X0\n"
+        "00000000a2: 00000002 00000000 00010000 0001 01  4832 /home/me/my agent/ctl.sock\n"
+        "00000000a3: 00000003 00000000 00000000 0001 03  4833 /home/me/my agent/ctl.sock\n"
+    )
+    assert bwrap.parse_unix_sockets(listing) == [
+        Path("/var/run/postgresql/.s.PGSQL.5432"),
+        Path("/home/me/my agent/ctl.sock"),
+    ]
