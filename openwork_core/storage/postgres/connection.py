@@ -18,11 +18,13 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, TypeAlias, TypeVar, cast
 
 import asyncpg
 from asyncpg.pool import PoolConnectionProxy
+
+from openwork_core.storage.postgres.steady_statements import steady_statements
 
 _SESSION_STATE = re.compile(
     r"(?:^|;)\s*(?:SET|RESET|LISTEN|DECLARE|PREPARE|DISCARD|LOAD|CREATE\s+(?:GLOBAL\s+|LOCAL\s+)?TEMP)"
@@ -152,20 +154,22 @@ _CLOSE_IMPLICIT_TRANSACTION = "SELECT 1"
 
 class PoolWarmth:
     """The statements every connection of one pool prepares before it serves a turn (issue 13
-    §3: the first model call after start no slower than the second). ``warm`` primes the
-    connections the pool opened while the daemon started, once it listens (the start does not
-    wait for them); from then on every new connection is primed at connect."""
+    §3: the first model call after start no slower than the second): those declared ``steady``
+    (``steady_statements``) when ``warm`` starts, by which time the session runtime's storage
+    modules are imported. ``warm`` primes the connections the pool opened while the daemon
+    started, once it listens (the start does not wait for them); from then on every new
+    connection is primed at connect."""
 
-    def __init__(self, statements: Sequence[str]) -> None:
-        self._statements = tuple(statements)
-        self._at_connect = False
+    def __init__(self) -> None:
+        self.statements: tuple[str, ...] = ()
+        """What ``warm`` primed, once it is done: what a connection opened later primes."""
 
     async def init(self, connection: asyncpg.Connection) -> None:
         """The pool's ``init``: the codecs, and the statements once ``warm`` is done."""
         await _init_connection(connection)
-        if self._at_connect:
-            await prime(connection, self._statements)
-            cast(TrackedConnection, connection).primed = len(self._statements)
+        if self.statements:
+            await prime(connection, self.statements)
+            cast(TrackedConnection, connection).primed = len(self.statements)
 
     async def warm(self, pool: asyncpg.Pool) -> int:
         """Prime every connection the pool holds, one statement per borrow, so that a request
@@ -173,7 +177,8 @@ class PoolWarmth:
         warm-up. A connection that has them all is kept aside while other connections are idle
         (so the next borrow reaches one of them) and given back as soon as none is: done when
         the pool has no idle connection left to prime. The number of connections primed."""
-        total = len(self._statements)
+        statements = steady_statements()
+        total = len(statements)
         primed = 0
         aside: list[PoolConnectionProxy[asyncpg.Record]] = []
         try:
@@ -187,7 +192,7 @@ class PoolWarmth:
                         break
                     continue
                 try:
-                    await prime(borrowed, self._statements[done : done + 1])
+                    await prime(borrowed, statements[done : done + 1])
                     connection.note_primed(done + 1)
                 finally:
                     await pool.release(borrowed)
@@ -195,7 +200,7 @@ class PoolWarmth:
         finally:
             for borrowed in aside:
                 await pool.release(borrowed)
-        self._at_connect = True
+        self.statements = statements
         return primed
 
 
