@@ -29,6 +29,15 @@ class Draft:
 
 
 @dataclass(slots=True)
+class _Streaming:
+    """The draft's deltas as they arrive, joined only when read (``+=`` per delta would copy the
+    whole text each time: quadratic in a long response)."""
+
+    text: list[str] = field(default_factory=list)
+    reasoning: list[str] = field(default_factory=list)
+
+
+@dataclass(slots=True)
 class _CallLedger:
     seen: set[str] = field(default_factory=set)
     open: set[str] = field(default_factory=set)
@@ -59,7 +68,7 @@ class ConversationState:
         self._items: list[ConversationItem] = []
         self._ledger = _CallLedger()
         self._watermark: int | None = None
-        self._draft: Draft | None = None
+        self._draft: _Streaming | None = None
 
     # -- loading and replacing -------------------------------------------------------------
     def load(self, items: Iterable[ConversationItem], watermark: int | None) -> None:
@@ -106,13 +115,13 @@ class ConversationState:
 
     # -- draft -------------------------------------------------------------------------------
     def begin_draft(self) -> None:
-        self._draft = Draft()
+        self._draft = _Streaming()
 
     def push_text_delta(self, delta: str) -> None:
-        self._require_draft().text += delta
+        self._require_draft().text.append(delta)
 
     def push_reasoning_delta(self, delta: str) -> None:
-        self._require_draft().reasoning += delta
+        self._require_draft().reasoning.append(delta)
 
     def discard_draft(self) -> None:
         self._draft = None
@@ -122,7 +131,7 @@ class ConversationState:
         self.append(item)
         self._draft = None
 
-    def _require_draft(self) -> Draft:
+    def _require_draft(self) -> _Streaming:
         if self._draft is None:
             raise NoActiveDraft("no streaming draft is active")
         return self._draft
@@ -130,7 +139,9 @@ class ConversationState:
     # -- reading -----------------------------------------------------------------------------
     @property
     def draft(self) -> Draft | None:
-        return None if self._draft is None else Draft(self._draft.text, self._draft.reasoning)
+        if self._draft is None:
+            return None
+        return Draft("".join(self._draft.text), "".join(self._draft.reasoning))
 
     @property
     def open_tool_call_ids(self) -> frozenset[str]:

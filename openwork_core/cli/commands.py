@@ -11,9 +11,9 @@ names the setting); 3 no daemon is running; 130 interrupted."""
 from __future__ import annotations
 
 import importlib
+from typing import Any
 
 import typer
-from typer import _click as click
 from typer.core import TyperGroup
 
 from openwork_core.version import app_version
@@ -33,12 +33,14 @@ COMMAND_MODULES: dict[str, str] = {
 
 
 class LazyCommands(TyperGroup):
-    """The root group: a command of ``COMMAND_MODULES`` is built from its module on first use."""
+    """The root group: a command of ``COMMAND_MODULES`` is built from its module on first use.
+    The context and command are click's, which typer vendors under a private module: they are
+    typed ``Any`` here rather than imported from it."""
 
-    def list_commands(self, ctx: click.Context) -> list[str]:
+    def list_commands(self, ctx: Any) -> list[str]:
         return [*COMMAND_MODULES, *super().list_commands(ctx)]
 
-    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
         module = COMMAND_MODULES.get(cmd_name)
         if module is None:
             return super().get_command(ctx, cmd_name)

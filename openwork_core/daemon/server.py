@@ -31,6 +31,7 @@ from openwork_core.daemon.first_use import warm_up_first_use
 from openwork_core.daemon.home import HomeInUse, HomeLock, remove_discovery, write_discovery
 from openwork_core.daemon.startup import (
     BannerFacts,
+    Database,
     banner_lines,
     bind_socket,
     open_database,
@@ -97,6 +98,13 @@ class _Server(uvicorn.Server):
         await super().startup(sockets)
         if self.started:
             self._on_listening()
+
+
+async def _warm_runtime_then_pool(core: OpenWorkCore, database: Database) -> None:
+    """The session registry first: importing it declares the storage statements (``steady``)
+    that the pool's connections then prepare."""
+    await _build_session_runtime(core)
+    await warm_pool(database)
 
 
 async def _build_session_runtime(core: OpenWorkCore) -> None:
@@ -231,8 +239,7 @@ async def _serve_on(
                 log.warning("daemon.configuration_warning", warning=warning)
             log.info("daemon.listening", url=url, pid=os.getpid())
             loop = asyncio.get_running_loop()
-            warming.append(loop.create_task(warm_pool(database)))
-            warming.append(loop.create_task(_build_session_runtime(core)))
+            warming.append(loop.create_task(_warm_runtime_then_pool(core, database)))
             threading.Thread(  # the first session's and model call's costs, off the event loop
                 target=warm_up_first_use,
                 args=([p.kind for p in providers],),

@@ -22,7 +22,6 @@ from openwork_core.daemon.embedded_pg import EmbeddedPostgres, start_embedded_po
 from openwork_core.daemon.home import HomeInUse, HomeLock
 from openwork_core.storage import create_pool
 from openwork_core.storage.postgres.connection import PoolWarmth
-from openwork_core.storage.postgres.steady_statements import STEADY_STATEMENTS
 from openwork_core.storage.records import ProviderKind, ProviderRecord
 from openwork_tools.modes import SandboxStatus
 
@@ -77,7 +76,7 @@ async def open_database(settings: OpenWorkSettings) -> AsyncIterator[Database]:
     try:
         try:
             async with asyncio.timeout(CONNECT_TIMEOUT_S):
-                warmth = PoolWarmth(STEADY_STATEMENTS)
+                warmth = PoolWarmth()
                 pool = await create_pool(url, warmth=warmth)
         except (OSError, TimeoutError, asyncpg.PostgresError, ValueError) as exc:
             problem = f"cannot connect to {display} ({_one_line(exc) or 'timed out'})"
@@ -103,7 +102,7 @@ async def warm_pool(database: Database) -> None:
     log.info(
         "storage.warmed_up",
         connections=primed,
-        statements=len(STEADY_STATEMENTS),
+        statements=len(database.warmth.statements),
         duration_ms=round((time.perf_counter() - started) * 1000, 1),
     )
 

@@ -6,8 +6,10 @@ call and per tool call."""
 from __future__ import annotations
 
 import asyncio
+import importlib
 import json
 import os
+import pkgutil
 import signal
 import socket
 import sys
@@ -15,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from openwork_core.storage.postgres.steady_statements import STEADY_STATEMENTS
+from openwork_core.storage.postgres.steady_statements import steady_statements
 from tests.e2e.conftest import provider_env
 from tests.fakes.fake_provider import FakeProvider
 from tests.fakes.fake_script import Reply, ToolCallSpec
@@ -260,12 +262,22 @@ async def test_the_log_file_has_json_lines_with_ids_access_lines_and_call_lines(
     assert all(e.get("session_id") == sid for e in session_work)
 
 
+def declared_statements() -> int:
+    """How many statements the storage modules declare ``steady``: each of them imported here."""
+    package = importlib.import_module("openwork_core.storage.postgres")
+    for module in pkgutil.iter_modules(package.__path__):
+        importlib.import_module(f"{package.__name__}.{module.name}")
+    return len(steady_statements())
+
+
 async def test_once_listening_the_daemon_primes_its_pool_and_its_turns_run(
     tmp_path: Path, database_url: str, fake_provider: FakeProvider
 ) -> None:
     """Issue 13 §3 (the first model call no slower than the second): after it listens, the
     daemon builds its session registry and prepares the steady path's statements on its pool's
-    connections in the background, and says so; a turn then runs as ever."""
+    connections in the background, and says so: every statement the storage modules declare
+    (the registry's import declared them all before the pool is primed); a turn then runs as
+    ever."""
     workspace = tmp_path / "ws"
     workspace.mkdir()
     fake_provider.push(Reply(text="hello"))
@@ -275,7 +287,7 @@ async def test_once_listening_the_daemon_primes_its_pool_and_its_turns_run(
     try:
         await daemon.logged("session_runtime.ready")  # the registry, built once it listens
         warmed = await daemon.logged("storage.warmed_up")
-        assert warmed["statements"] == len(STEADY_STATEMENTS)
+        assert warmed["statements"] == declared_statements()
         assert isinstance(warmed["connections"], int) and warmed["connections"] >= 1
         async with daemon.client() as client:
             created = await client.post("/v1/sessions", json={"workspace": str(workspace)})

@@ -16,16 +16,6 @@ from collections.abc import AsyncIterator, Mapping
 
 import anthropic
 import httpx2
-from anthropic import types as wire
-from anthropic.types import (
-    RawContentBlockDeltaEvent,
-    RawContentBlockStartEvent,
-    RawContentBlockStopEvent,
-    RawMessageDeltaEvent,
-    RawMessageStartEvent,
-    RawMessageStopEvent,
-    RawMessageStreamEvent,
-)
 from pydantic import JsonValue
 
 from openwork_core.models.adapters.anthropic_encode import (
@@ -38,16 +28,16 @@ from openwork_core.models.adapters.anthropic_encode import (
     with_cache_breakpoints,
 )
 from openwork_core.models.adapters.opaque import OpaqueScope, scoped_block
-from openwork_core.models.adapters.raw_body import (
-    ConfiguredClients,
-    anthropic_stream,
-    dump_body,
-)
+from openwork_core.models.adapters.raw_body import ConfiguredClients, dump_body
+from openwork_core.models.adapters.sse import SseStream
 from openwork_core.models.adapters.streaming import (
     STREAM_ENDED_EARLY,
     ChunkStream,
     EventAssembler,
     guarded_events,
+    json_int,
+    json_object,
+    json_str,
 )
 from openwork_core.models.adapters.tls import httpx2_tls
 from openwork_core.models.errors import (
@@ -84,8 +74,25 @@ def map_stop_reason(raw: str) -> FinishReason:
     return _STOP_REASONS.get(raw, FinishReason.UNKNOWN)
 
 
+async def anthropic_stream(client: anthropic.AsyncAnthropic, path: str, body: bytes) -> SseStream:
+    """``POST {base_url}{path}`` with ``body`` as it is (the SDK's public ``post``: headers,
+    authentication, retries, status errors); the accepted stream's body is read by
+    ``SseStream``. ``post`` wraps the response in an ``AsyncStream`` that is never iterated."""
+    stream = await client.post(
+        path,
+        cast_to=object,
+        content=body,
+        options={"headers": {"Content-Type": "application/json"}},
+        stream=True,
+        stream_cls=anthropic.AsyncStream[object],
+    )
+    return SseStream(stream.response)
+
+
 class MessagesStreamDecoder:
-    """Decodes ``RawMessageStreamEvent``s into ``ModelEvent``s."""
+    """Decodes the stream's events (JSON objects, by ``type``) into ``ModelEvent``s. Like the
+    SDK's lenient construction, a field of the wrong type counts as absent and an event of
+    another type (``ping``) is ignored; an ``error`` event is the provider's in-stream error."""
 
     def __init__(
         self, provider_request_id: str | None = None, scope: OpaqueScope | None = None
@@ -95,7 +102,7 @@ class MessagesStreamDecoder:
         self._assembler = EventAssembler()
         self._kinds: dict[int, str] = {}
         self._thinking: dict[int, list[str]] = {}
-        self._signatures: dict[int, str] = {}
+        self._signatures: dict[int, list[str]] = {}
         self._stop_reason: str | None = None
         self._stopped = False
         self._response_id: str | None = None
@@ -105,62 +112,70 @@ class MessagesStreamDecoder:
         self._written: int | None = None
         self._output: int | None = None
 
-    def feed(self, event: RawMessageStreamEvent) -> list[ModelEvent]:
-        if isinstance(event, RawMessageStartEvent):
-            message = event.message
-            self._response_id, self._model = message.id, message.model
-            usage = message.usage
-            self._cached = usage.cache_read_input_tokens
-            self._written = usage.cache_creation_input_tokens
+    def feed(self, event: object) -> list[ModelEvent]:
+        fields = json_object(event)
+        kind = fields.get("type")
+        index = json_int(fields.get("index"))
+        if kind == "content_block_delta" and index is not None:
+            return self._delta(index, json_object(fields.get("delta")))
+        if kind == "content_block_start" and index is not None:
+            return self._start(index, json_object(fields.get("content_block")))
+        if kind == "content_block_stop" and index is not None:
+            return self._stop(index)
+        if kind == "message_start":
+            message = json_object(fields.get("message"))
+            self._response_id = json_str(message.get("id")) or None
+            self._model = json_str(message.get("model")) or None
+            usage = json_object(message.get("usage"))
+            self._cached = json_int(usage.get("cache_read_input_tokens"))
+            self._written = json_int(usage.get("cache_creation_input_tokens"))
             self._input = (
-                usage.input_tokens
-                + (usage.cache_read_input_tokens or 0)
-                + (usage.cache_creation_input_tokens or 0)
+                (json_int(usage.get("input_tokens")) or 0)
+                + (self._cached or 0)
+                + (self._written or 0)
             )
-            return []
-        if isinstance(event, RawContentBlockStartEvent):
-            return self._start(event)
-        if isinstance(event, RawContentBlockDeltaEvent):
-            return self._delta(event)
-        if isinstance(event, RawContentBlockStopEvent):
-            return self._stop(event.index)
-        if isinstance(event, RawMessageDeltaEvent):
-            self._stop_reason = event.delta.stop_reason or self._stop_reason
-            self._output = event.usage.output_tokens
-            return []
-        if isinstance(event, RawMessageStopEvent):
+        elif kind == "message_delta":
+            stop_reason = json_str(json_object(fields.get("delta")).get("stop_reason"))
+            self._stop_reason = stop_reason or self._stop_reason
+            self._output = json_int(json_object(fields.get("usage")).get("output_tokens"))
+        elif kind == "message_stop":
             self._stopped = True
+        elif kind == "error":
+            raise stream_error(fields, fallback_message=str(fields.get("error")))
         return []
 
-    def _start(self, event: RawContentBlockStartEvent) -> list[ModelEvent]:
-        block, index = event.content_block, event.index
-        self._kinds[index] = block.type
-        if isinstance(block, wire.ToolUseBlock):
-            return self._assembler.tool_call_start(index, block.id, block.name)
-        if isinstance(block, wire.ThinkingBlock):
-            self._thinking[index] = [block.thinking]
-            if block.signature:
-                self._signatures[index] = block.signature
-            return self._assembler.reasoning(block.thinking)
-        if isinstance(block, wire.RedactedThinkingBlock):
-            self._keep("redacted_thinking", {"data": block.data})
+    def _start(self, index: int, block: Mapping[str, object]) -> list[ModelEvent]:
+        kind = json_str(block.get("type"))
+        self._kinds[index] = kind
+        if kind == "tool_use":
+            return self._assembler.tool_call_start(
+                index, json_str(block.get("id")), json_str(block.get("name"))
+            )
+        if kind == "thinking":
+            thinking = json_str(block.get("thinking"))
+            self._thinking[index] = [thinking]
+            if signature := json_str(block.get("signature")):
+                self._signatures[index] = [signature]
+            return self._assembler.reasoning(thinking)
+        if kind == "redacted_thinking":
+            self._keep("redacted_thinking", {"data": json_str(block.get("data"))})
             return []
-        if isinstance(block, wire.TextBlock):
-            return self._assembler.text(block.text)
+        if kind == "text":
+            return self._assembler.text(json_str(block.get("text")))
         return []
 
-    def _delta(self, event: RawContentBlockDeltaEvent) -> list[ModelEvent]:
-        delta, index = event.delta, event.index
-        if delta.type == "text_delta":
-            return self._assembler.text(delta.text)
-        if delta.type == "thinking_delta":
-            self._thinking.setdefault(index, []).append(delta.thinking)
-            return self._assembler.reasoning(delta.thinking)
-        if delta.type == "signature_delta":
-            self._signatures[index] = self._signatures.get(index, "") + delta.signature
-            return []
-        if delta.type == "input_json_delta":
-            return self._assembler.tool_call_arguments(index, delta.partial_json)
+    def _delta(self, index: int, delta: Mapping[str, object]) -> list[ModelEvent]:
+        kind = delta.get("type")
+        if kind == "text_delta":
+            return self._assembler.text(json_str(delta.get("text")))
+        if kind == "input_json_delta":
+            return self._assembler.tool_call_arguments(index, json_str(delta.get("partial_json")))
+        if kind == "thinking_delta":
+            thinking = json_str(delta.get("thinking"))
+            self._thinking.setdefault(index, []).append(thinking)
+            return self._assembler.reasoning(thinking)
+        if kind == "signature_delta":
+            self._signatures.setdefault(index, []).append(json_str(delta.get("signature")))
         return []
 
     def _stop(self, index: int) -> list[ModelEvent]:
@@ -170,7 +185,7 @@ class MessagesStreamDecoder:
         if kind == "thinking" and index in self._signatures:
             payload: dict[str, JsonValue] = {
                 "thinking": "".join(self._thinking.get(index, [])),
-                "signature": self._signatures[index],
+                "signature": "".join(self._signatures[index]),
             }
             self._keep("thinking", payload)
         return self._assembler.close_open_block()
@@ -204,8 +219,6 @@ class MessagesStreamDecoder:
 def classify_anthropic_error(exc: BaseException) -> ModelError | None:
     """model-providers.md §3 for the ``anthropic`` SDK (and its ``httpx2`` transport)."""
     if isinstance(exc, anthropic.APIStatusError):
-        if exc.status_code < 400:  # an ``error`` event inside an accepted stream
-            return stream_error(exc.body, fallback_message=exc.message)
         return http_error(
             exc.status_code,
             exc.body,
@@ -221,8 +234,6 @@ def classify_anthropic_error(exc: BaseException) -> ModelError | None:
         return ModelError.network(f"stream interrupted ({type(exc).__name__})")
     if isinstance(exc, anthropic.APIResponseValidationError):
         return ModelError.protocol(exc.message)
-    if isinstance(exc, anthropic.APIError):
-        return stream_error(exc.body, fallback_message=exc.message)
     return None
 
 
@@ -271,7 +282,7 @@ class AnthropicAdapter:
             if value is not None
         }
 
-        async def open_stream() -> ChunkStream[RawMessageStreamEvent]:
+        async def open_stream() -> ChunkStream[object]:
             system, tools, messages = with_cache_breakpoints(  # invalid_request before any I/O
                 encode_system(request.messages),
                 encode_tools(request.tools),
@@ -290,14 +301,8 @@ class AnthropicAdapter:
                 fields["thinking"] = thinking
             if tools:
                 fields["tools"] = tools
-            stream = await anthropic_stream(
-                client,
-                "/v1/messages",
-                dump_body(fields | sampling),
-                cast_to=wire.Message,
-                stream_cls=anthropic.AsyncStream[RawMessageStreamEvent],
-            )
-            decoder.provider_request_id = request_id(stream.response.headers)
+            stream = await anthropic_stream(client, "/v1/messages", dump_body(fields | sampling))
+            decoder.provider_request_id = request_id(stream.headers)
             return stream
 
         return guarded_events(open_stream, decoder, options, classify_anthropic_error)

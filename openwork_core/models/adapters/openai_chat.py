@@ -11,12 +11,9 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import AsyncIterator, Mapping
-from typing import cast
 
 import httpx
 import openai
-from openai._streaming import ServerSentEvent
-from openai.types.chat import ChatCompletion
 
 from openwork_core.models.adapters.openai_chat_encode import encode_messages, encode_tools
 from openwork_core.models.adapters.raw_body import (
@@ -24,13 +21,16 @@ from openwork_core.models.adapters.raw_body import (
     MessageFragments,
     add_openai_tail,
     dump_body,
-    openai_stream,
 )
+from openwork_core.models.adapters.sse import SseStream
 from openwork_core.models.adapters.streaming import (
     STREAM_ENDED_EARLY,
     ChunkStream,
     EventAssembler,
     guarded_events,
+    json_array,
+    json_int,
+    json_object,
 )
 from openwork_core.models.adapters.tls import httpx_tls
 from openwork_core.models.errors import (
@@ -67,66 +67,54 @@ def map_finish_reason(raw: str) -> FinishReason:
     return _FINISH_REASONS.get(raw, FinishReason.UNKNOWN)
 
 
-def _int(value: object) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _object(value: object) -> Mapping[str, object]:
-    """A JSON object of the stream, or an empty one for anything else (absent, null, wrong)."""
-    return cast(Mapping[str, object], value) if isinstance(value, dict) else {}
-
-
-def _array(value: object) -> list[object]:
-    return cast(list[object], value) if isinstance(value, list) else []
-
-
 def map_usage(usage: Mapping[str, object]) -> TokenUsage:
     """The ``usage`` object of a chunk. Cached input from ``prompt_tokens_details.cached_tokens``
     (DeepSeek: ``prompt_cache_hit_tokens``), reasoning from
     ``completion_tokens_details.reasoning_tokens``."""
-    cached = _int(_object(usage.get("prompt_tokens_details")).get("cached_tokens"))
+    cached = json_int(json_object(usage.get("prompt_tokens_details")).get("cached_tokens"))
     if cached is None:
-        cached = _int(usage.get("prompt_cache_hit_tokens"))
+        cached = json_int(usage.get("prompt_cache_hit_tokens"))
     return TokenUsage(
-        input_tokens=_int(usage.get("prompt_tokens")),
-        output_tokens=_int(usage.get("completion_tokens")),
-        total_tokens=_int(usage.get("total_tokens")),
+        input_tokens=json_int(usage.get("prompt_tokens")),
+        output_tokens=json_int(usage.get("completion_tokens")),
+        total_tokens=json_int(usage.get("total_tokens")),
         cached_input_tokens=cached,
-        reasoning_tokens=_int(
-            _object(usage.get("completion_tokens_details")).get("reasoning_tokens")
+        reasoning_tokens=json_int(
+            json_object(usage.get("completion_tokens_details")).get("reasoning_tokens")
         ),
     )
 
 
-DRAIN_LIMIT_BYTES = 64 * 1024
-"""At most this much of a body is read past ``[DONE]`` to keep its connection."""
+IN_STREAM_ERROR = "An error occurred during streaming"
+"""The message of an in-stream ``error`` object that has none (the SDK's wording)."""
 
 
-class ChatChunkStream(openai.AsyncStream[object]):
-    """The SDK's stream (SSE decoding, in-stream ``error`` objects, closing), its chunks the JSON
-    objects as they arrived: building a ``ChatCompletionChunk`` model of each chunk cost more
-    than decoding it, and ``ChatStreamDecoder`` reads a few fields.
+async def openai_stream(client: openai.AsyncOpenAI, path: str, body: bytes) -> SseStream:
+    """``POST {base_url}{path}`` with ``body`` as it is (the SDK's public ``post``: headers,
+    bearer authentication, retries, status errors); the accepted stream's body is read by
+    ``SseStream``. ``post`` wraps the response in an ``AsyncStream`` that is never iterated."""
+    stream = await client.post(
+        path,
+        cast_to=object,
+        content=body,
+        options={"headers": {"Content-Type": "application/json"}},
+        stream=True,
+        stream_cls=openai.AsyncStream[object],
+    )
+    return SseStream(stream.response)
 
-    It also reads the body to its end once ``[DONE]`` arrives. The SDK stops at ``[DONE]`` and
-    closes the response before httpx has seen the body's end, which closes the keep-alive
-    connection: every model call would connect (and on TLS shake hands) again. Reading the few
-    bytes left first returns the connection to the pool."""
 
-    async def _iter_events(self) -> AsyncIterator[ServerSentEvent]:
-        body = self.response.aiter_bytes()
-        async for sse in self._decoder.aiter_bytes(body):
-            if sse.data.startswith("[DONE]"):
-                drained = 0
-                async for rest in body:
-                    drained += len(rest)
-                    if drained > DRAIN_LIMIT_BYTES:
-                        break
-            yield sse
+def raise_in_stream_error(fields: Mapping[str, object]) -> None:
+    """An ``error`` object in an OpenAI stream's event (both protocols, as the SDK reads it)."""
+    error = fields.get("error")
+    if error:
+        raise stream_error(error, fallback_message=IN_STREAM_ERROR)
 
 
 class ChatStreamDecoder:
     """Decodes the chunks (JSON objects) of choice 0 into ``ModelEvent``s. Like the SDK's own
-    lenient construction, a field of the wrong type counts as absent."""
+    lenient construction, a field of the wrong type counts as absent; a chunk with an ``error``
+    object is the provider's in-stream error."""
 
     def __init__(self, provider_request_id: str | None = None) -> None:
         self.provider_request_id = provider_request_id
@@ -137,7 +125,8 @@ class ChatStreamDecoder:
         self._model: str | None = None
 
     def feed(self, chunk: object) -> list[ModelEvent]:
-        fields = _object(chunk)
+        fields = json_object(chunk)
+        raise_in_stream_error(fields)
         if self._response_id is None and isinstance(response_id := fields.get("id"), str):
             self._response_id = response_id or None
         if self._model is None and isinstance(model := fields.get("model"), str):
@@ -146,22 +135,22 @@ class ChatStreamDecoder:
         if isinstance(usage, dict):
             self._usage = map_usage(usage)
         events: list[ModelEvent] = []
-        for raw_choice in _array(fields.get("choices")):
-            choice = _object(raw_choice)
+        for raw_choice in json_array(fields.get("choices")):
+            choice = json_object(raw_choice)
             if choice.get("index") not in (0, None):
                 continue
-            delta = _object(choice.get("delta"))
+            delta = json_object(choice.get("delta"))
             reasoning = delta.get("reasoning_content") or delta.get("reasoning")
             if isinstance(reasoning, str):
                 events += self._assembler.reasoning(reasoning)
             content = delta.get("content")
             if isinstance(content, str) and content:
                 events += self._assembler.text(content)
-            for position, raw_call in enumerate(_array(delta.get("tool_calls"))):
-                call = _object(raw_call)
-                index = _int(call.get("index"))
+            for position, raw_call in enumerate(json_array(delta.get("tool_calls"))):
+                call = json_object(raw_call)
+                index = json_int(call.get("index"))
                 key = index if index is not None else position
-                function = _object(call.get("function"))
+                function = json_object(call.get("function"))
                 if not self._assembler.has_tool_call(key):
                     name = function.get("name")
                     call_id = call.get("id")
@@ -208,8 +197,6 @@ def classify_openai_error(exc: BaseException) -> ModelError | None:
         return unreachable(str(exc.request.url), connection_cause(exc))
     if isinstance(exc, openai.APIResponseValidationError):
         return ModelError.protocol(exc.message)
-    if isinstance(exc, openai.APIError):  # an ``error`` object inside the stream
-        return stream_error(exc.body, fallback_message=exc.message)
     return None
 
 
@@ -284,14 +271,8 @@ class OpenAIChatAdapter:
             add_openai_tail(
                 fields, temperature=request.temperature, tools=tools, top_p=request.top_p
             )
-            stream = await openai_stream(
-                client,
-                "/chat/completions",
-                dump_body(fields),
-                cast_to=ChatCompletion,
-                stream_cls=ChatChunkStream,
-            )
-            decoder.provider_request_id = request_id(stream.response.headers)
+            stream = await openai_stream(client, "/chat/completions", dump_body(fields))
+            decoder.provider_request_id = request_id(stream.headers)
             return stream
 
         return guarded_events(open_stream, decoder, options, classify_openai_error)

@@ -24,27 +24,15 @@ import httpx
 import openai
 import orjson
 import structlog
-from openai.types.responses import (
-    Response,
-    ResponseCompletedEvent,
-    ResponseErrorEvent,
-    ResponseFailedEvent,
-    ResponseFunctionCallArgumentsDeltaEvent,
-    ResponseFunctionCallArgumentsDoneEvent,
-    ResponseFunctionToolCall,
-    ResponseIncompleteEvent,
-    ResponseInputItemParam,
-    ResponseOutputItemAddedEvent,
-    ResponseOutputItemDoneEvent,
-    ResponseReasoningItem,
-    ResponseReasoningSummaryTextDeltaEvent,
-    ResponseReasoningTextDeltaEvent,
-    ResponseStreamEvent,
-    ResponseTextDeltaEvent,
-)
+from openai.types.responses import ResponseInputItemParam
 
 from openwork_core.models.adapters.opaque import OpaqueScope, scoped_block
-from openwork_core.models.adapters.openai_chat import NO_API_KEY, classify_openai_error
+from openwork_core.models.adapters.openai_chat import (
+    NO_API_KEY,
+    classify_openai_error,
+    openai_stream,
+    raise_in_stream_error,
+)
 from openwork_core.models.adapters.openai_responses_encode import (
     DRIVER,
     REASONING_KIND,
@@ -57,13 +45,16 @@ from openwork_core.models.adapters.raw_body import (
     MessageFragments,
     add_openai_tail,
     dump_body,
-    openai_stream,
 )
 from openwork_core.models.adapters.streaming import (
     STREAM_ENDED_EARLY,
     ChunkStream,
     EventAssembler,
     guarded_events,
+    json_array,
+    json_int,
+    json_object,
+    json_str,
 )
 from openwork_core.models.adapters.tls import httpx_tls
 from openwork_core.models.errors import provider_error_codes, request_id, stream_error
@@ -88,21 +79,36 @@ _INCOMPLETE_REASONS: Mapping[str, FinishReason] = {
 }
 
 
-def map_usage(response: Response) -> TokenUsage | None:
-    usage = response.usage
-    if usage is None:
+def map_usage(response: Mapping[str, object]) -> TokenUsage | None:
+    if not isinstance(usage := response.get("usage"), dict):
         return None
+    fields = json_object(usage)
     return TokenUsage(
-        input_tokens=usage.input_tokens,
-        output_tokens=usage.output_tokens,
-        total_tokens=usage.total_tokens,
-        cached_input_tokens=usage.input_tokens_details.cached_tokens,
-        reasoning_tokens=usage.output_tokens_details.reasoning_tokens,
+        input_tokens=json_int(fields.get("input_tokens")),
+        output_tokens=json_int(fields.get("output_tokens")),
+        total_tokens=json_int(fields.get("total_tokens")),
+        cached_input_tokens=json_int(
+            json_object(fields.get("input_tokens_details")).get("cached_tokens")
+        ),
+        reasoning_tokens=json_int(
+            json_object(fields.get("output_tokens_details")).get("reasoning_tokens")
+        ),
     )
 
 
+_TEXT = "response.output_text.delta"
+_REASONING = ("response.reasoning_summary_text.delta", "response.reasoning_text.delta")
+_ITEM_ADDED = "response.output_item.added"
+_ITEM_DONE = "response.output_item.done"
+_ARGUMENTS_DELTA = "response.function_call_arguments.delta"
+_ARGUMENTS_DONE = "response.function_call_arguments.done"
+_TERMINAL = ("response.completed", "response.incomplete")
+
+
 class ResponsesStreamDecoder:
-    """Decodes ``ResponseStreamEvent``s into ``ModelEvent``s (tool calls keyed by output index)."""
+    """Decodes the stream's events (JSON objects, by ``type``) into ``ModelEvent``s; tool calls
+    keyed by output index. Like the SDK's lenient construction, a field of the wrong type counts
+    as absent, and an event of another type is ignored."""
 
     def __init__(
         self, provider_request_id: str | None = None, scope: OpaqueScope | None = None
@@ -113,72 +119,76 @@ class ResponsesStreamDecoder:
         self._argument_deltas: set[int] = set()
         self._terminal: list[ModelEvent] | None = None
 
-    def feed(self, event: ResponseStreamEvent) -> list[ModelEvent]:
+    def feed(self, event: object) -> list[ModelEvent]:
         if self._terminal is not None:
             return []
-        if isinstance(event, ResponseTextDeltaEvent):
-            return self._assembler.text(event.delta)
-        if isinstance(
-            event, ResponseReasoningSummaryTextDeltaEvent | ResponseReasoningTextDeltaEvent
-        ):
-            return self._assembler.reasoning(event.delta)
-        if isinstance(event, ResponseOutputItemAddedEvent):
-            item = event.item
-            if isinstance(item, ResponseFunctionToolCall):
+        fields = json_object(event)
+        raise_in_stream_error(fields)
+        kind = fields.get("type")
+        if kind == _TEXT:
+            return self._assembler.text(json_str(fields.get("delta")))
+        if kind in _REASONING:
+            return self._assembler.reasoning(json_str(fields.get("delta")))
+        index = json_int(fields.get("output_index"))
+        if kind == _ITEM_ADDED:
+            item = json_object(fields.get("item"))
+            if item.get("type") == "function_call" and index is not None:
                 events = self._assembler.tool_call_start(
-                    event.output_index, item.call_id, item.name
+                    index, json_str(item.get("call_id")), json_str(item.get("name"))
                 )
-                if item.arguments:
-                    self._argument_deltas.add(event.output_index)
-                    events += self._assembler.tool_call_arguments(
-                        event.output_index, item.arguments
-                    )
+                if arguments := json_str(item.get("arguments")):
+                    self._argument_deltas.add(index)
+                    events += self._assembler.tool_call_arguments(index, arguments)
                 return events
             return self._assembler.close_open_block()
-        if isinstance(event, ResponseFunctionCallArgumentsDeltaEvent):
-            self._argument_deltas.add(event.output_index)
-            return self._assembler.tool_call_arguments(event.output_index, event.delta)
-        if isinstance(event, ResponseFunctionCallArgumentsDoneEvent):
-            if event.output_index in self._argument_deltas:
+        if kind == _ARGUMENTS_DELTA and index is not None:
+            self._argument_deltas.add(index)
+            return self._assembler.tool_call_arguments(index, json_str(fields.get("delta")))
+        if kind == _ARGUMENTS_DONE and index is not None:
+            if index in self._argument_deltas:
                 return []
-            self._argument_deltas.add(event.output_index)
-            return self._assembler.tool_call_arguments(event.output_index, event.arguments)
-        if isinstance(event, ResponseOutputItemDoneEvent):
-            if self._assembler.has_tool_call(event.output_index):
-                return self._assembler.tool_call_end(event.output_index)
-            if isinstance(event.item, ResponseReasoningItem):
-                self._keep_reasoning(event.item)
+            self._argument_deltas.add(index)
+            return self._assembler.tool_call_arguments(index, json_str(fields.get("arguments")))
+        if kind == _ITEM_DONE:
+            if index is not None and self._assembler.has_tool_call(index):
+                return self._assembler.tool_call_end(index)
+            item = json_object(fields.get("item"))
+            if item.get("type") == "reasoning":
+                self._keep_reasoning(item)
             return self._assembler.close_open_block()
-        if isinstance(event, ResponseCompletedEvent | ResponseIncompleteEvent):
-            self._terminal = self._complete(event.response)
+        if kind in _TERMINAL:
+            self._terminal = self._complete(json_object(fields.get("response")))
             return []
-        if isinstance(event, ResponseFailedEvent):
-            error = event.response.error
-            body = {"response": {"error": error.model_dump() if error is not None else {}}}
+        if kind == "response.failed":
+            error = json_object(fields.get("response")).get("error")
+            body = {"response": {"error": error if isinstance(error, dict) else {}}}
             raise stream_error(body, fallback_message="response.failed")
-        if isinstance(event, ResponseErrorEvent):
-            raise stream_error({"code": event.code, "message": event.message})
+        if kind == "error":
+            raise stream_error({"code": fields.get("code"), "message": fields.get("message")})
         return []
 
-    def _keep_reasoning(self, item: ResponseReasoningItem) -> None:
-        if self._scope is None or not item.encrypted_content:
+    def _keep_reasoning(self, item: Mapping[str, object]) -> None:
+        encrypted = json_str(item.get("encrypted_content"))
+        if self._scope is None or not encrypted:
             return
-        data = reasoning_data([s.text for s in item.summary], item.encrypted_content)
+        summary = [json_str(json_object(s).get("text")) for s in json_array(item.get("summary"))]
+        data = reasoning_data(summary, encrypted)
         self._assembler.opaque(scoped_block(DRIVER, REASONING_KIND, self._scope, data))
 
-    def _complete(self, response: Response) -> list[ModelEvent]:
-        raw: str | None = response.status or None
+    def _complete(self, response: Mapping[str, object]) -> list[ModelEvent]:
+        status = json_str(response.get("status"))
+        raw: str | None = status or None
         finish = FinishReason.STOP
-        if response.status == "incomplete":
-            details = response.incomplete_details
-            raw = details.reason if details is not None and details.reason else "incomplete"
+        if status == "incomplete":
+            raw = json_str(json_object(response.get("incomplete_details")).get("reason"))
+            raw = raw or "incomplete"
             finish = _INCOMPLETE_REASONS.get(raw, FinishReason.INCOMPLETE)
         return self._assembler.complete(
             finish_reason=finish,
             raw_finish_reason=raw,
             usage=map_usage(response),
-            response_id=response.id,
-            model=str(response.model),
+            response_id=json_str(response.get("id")) or None,
+            model=json_str(response.get("model")) or None,
             provider_request_id=self.provider_request_id,
         )
 
@@ -250,7 +260,7 @@ class OpenAIResponsesAdapter:
 
         async def create(
             items: orjson.Fragment | list[ResponseInputItemParam],
-        ) -> ChunkStream[ResponseStreamEvent]:
+        ) -> ChunkStream[object]:
             fields: dict[str, object] = {  # the SDK's key order (alphabetical)
                 "include": ["reasoning.encrypted_content"],
                 "input": items,
@@ -267,17 +277,11 @@ class OpenAIResponsesAdapter:
             add_openai_tail(
                 fields, temperature=request.temperature, tools=tools, top_p=request.top_p
             )
-            stream = await openai_stream(
-                client,
-                "/responses",
-                dump_body(fields),
-                cast_to=Response,
-                stream_cls=openai.AsyncStream[ResponseStreamEvent],
-            )
-            decoder.provider_request_id = request_id(stream.response.headers)
+            stream = await openai_stream(client, "/responses", dump_body(fields))
+            decoder.provider_request_id = request_id(stream.headers)
             return stream
 
-        async def open_stream() -> ChunkStream[ResponseStreamEvent]:
+        async def open_stream() -> ChunkStream[object]:
             items = self._input(scope).array(request.messages)  # invalid_request before any I/O
             try:
                 return await create(items)

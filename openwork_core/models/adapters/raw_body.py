@@ -4,9 +4,9 @@ The SDKs' typed ``create`` methods walk the whole request on every call (the ope
 ``async_maybe_transform`` visits every message and content part; both then re-encode it with
 ``json.dumps``): on a long session that costs hundreds of times one ``orjson.dumps`` of the same
 request. Here the adapter's encoded request is dumped once with orjson and handed to the SDK's
-lower-level ``post(path, content=bytes, stream=True, stream_cls=...)``, which sends the bytes
-as they are and keeps everything else of the SDK: headers and authentication, retries with
-backoff (the bytes are re-sent unchanged), status-error classes and the SSE stream decoding.
+public ``post(path, content=bytes, stream=True, ...)``, which sends the bytes as they are and
+keeps the SDK's request side: headers and authentication, retries with backoff (the bytes are
+re-sent unchanged) and status-error classes. The accepted stream's body is read by ``sse``.
 
 The bytes are what the SDK itself would have sent, modulo the JSON text form: compact
 separators and UTF-8 (no ``\\u`` escapes), like the SDK's ``openapi_dumps``.
@@ -21,19 +21,13 @@ from __future__ import annotations
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import Generic, TypeVar
 
 import orjson
 
 from openwork_chat_state.messages import Message
 from openwork_core.models.port import ModelCallOptions, ModelError
 
-if TYPE_CHECKING:  # each adapter imports its own SDK; this module must not import both
-    import anthropic
-    import openai
-
-OpenAIStreamT = TypeVar("OpenAIStreamT", bound="openai.AsyncStream[Any]")
-AnthropicStreamT = TypeVar("AnthropicStreamT", bound="anthropic.AsyncStream[Any]")
 ClientT = TypeVar("ClientT")
 
 
@@ -170,46 +164,3 @@ def add_openai_tail(
     if top_p is not None:
         fields["top_p"] = top_p
     return fields
-
-
-async def openai_stream(
-    client: openai.AsyncOpenAI,
-    path: str,
-    body: bytes,
-    *,
-    cast_to: type[object],
-    stream_cls: type[OpenAIStreamT],
-) -> OpenAIStreamT:
-    """``POST {base_url}{path}`` with ``body`` as it is, streaming into ``stream_cls``
-    (``openai.AsyncStream[...]``); bearer authentication as the typed methods ask for it."""
-    return await client.post(
-        path,
-        cast_to=cast_to,
-        content=body,
-        options={
-            "headers": {"Content-Type": "application/json"},
-            "security": {"bearer_auth": True},
-        },
-        stream=True,
-        stream_cls=stream_cls,
-    )
-
-
-async def anthropic_stream(
-    client: anthropic.AsyncAnthropic,
-    path: str,
-    body: bytes,
-    *,
-    cast_to: type[object],
-    stream_cls: type[AnthropicStreamT],
-) -> AnthropicStreamT:
-    """``POST {base_url}{path}`` with ``body`` as it is, streaming into ``stream_cls``
-    (``anthropic.AsyncStream[...]``)."""
-    return await client.post(
-        path,
-        cast_to=cast_to,
-        content=body,
-        options={"headers": {"Content-Type": "application/json"}},
-        stream=True,
-        stream_cls=stream_cls,
-    )

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncGenerator, Awaitable, Callable, Hashable, Iterable
-from dataclasses import dataclass
-from typing import NoReturn, Protocol, TypeVar
+from collections.abc import AsyncGenerator, Awaitable, Callable, Hashable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import NoReturn, Protocol, TypeVar, cast
 
 from openwork_chat_state.messages import ProviderOpaqueBlock, ToolCallBlock, ToolCallState
 from openwork_core.models.port import (
@@ -38,14 +38,32 @@ from openwork_core.models.port import (
 STREAM_ENDED_EARLY = "Responses stream ended before a terminal event"
 """model-providers.md §2: the network error of a stream that ends without a terminal event."""
 
+MAX_TOOL_ARGUMENTS_BYTES = 1024 * 1024
+"""One tool call's arguments at most, in UTF-8 (issue 22 point 6; the 1 MiB of tools.md's
+``write`` and ``edit`` contents): more is a protocol error the moment it arrives."""
+
+MAX_OUTPUT_CHARS = 8 * 1024 * 1024
+"""One response's text and reasoning at most, in characters: some 16 times the longest output
+any model is allowed to write (128k tokens), so only a broken or hostile provider reaches it."""
+
+
+def utf8_size(text: str) -> int:
+    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+
 
 @dataclass(slots=True)
 class _ToolCall:
     index: int
     id: str
     name: str
-    arguments: str = ""
+    parts: list[str] = field(default_factory=list)
+    """The argument deltas, joined once at the end (``+=`` per delta is quadratic)."""
+    size: int = 0
     ended: bool = False
+
+    @property
+    def arguments(self) -> str:
+        return "".join(self.parts)
 
 
 class EventAssembler:
@@ -64,6 +82,7 @@ class EventAssembler:
         self._reasoning: list[str] = []
         self._calls: dict[Hashable, _ToolCall] = {}
         self._opaque: list[ProviderOpaqueBlock] = []
+        self._output_chars = 0
         self._completed = False
 
     @property
@@ -83,9 +102,15 @@ class EventAssembler:
             return [ReasoningEnd(index=opened.index, id=opened.id)]
         return []
 
+    def _count_output(self, delta: str) -> None:
+        self._output_chars += len(delta)
+        if self._output_chars > MAX_OUTPUT_CHARS:
+            raise ModelError.protocol(f"the response's text is over {MAX_OUTPUT_CHARS} characters")
+
     def text(self, delta: str) -> list[ModelEvent]:
         if not delta:
             return []
+        self._count_output(delta)
         events: list[ModelEvent] = []
         if not isinstance(self._open, TextStart):
             events += self.close_open_block()
@@ -99,6 +124,7 @@ class EventAssembler:
     def reasoning(self, delta: str) -> list[ModelEvent]:
         if not delta:
             return []
+        self._count_output(delta)
         events: list[ModelEvent] = []
         if not isinstance(self._open, ReasoningStart):
             events += self.close_open_block()
@@ -133,7 +159,11 @@ class EventAssembler:
             raise ModelError.protocol(f"arguments for tool call {key!r}, which is not open")
         if not delta:
             return []
-        call.arguments += delta
+        call.size += utf8_size(delta)
+        if call.size > MAX_TOOL_ARGUMENTS_BYTES:
+            detail = f"tool call {call.name!r} has arguments over {MAX_TOOL_ARGUMENTS_BYTES} bytes"
+            raise ModelError.protocol(detail)
+        call.parts.append(delta)
         return [ToolCallDelta(index=call.index, id=call.id, partial_input=delta)]
 
     def tool_call_end(self, key: Hashable) -> list[ModelEvent]:
@@ -200,6 +230,25 @@ def finalize_tool_input(name: str, arguments: str) -> str:
     return arguments
 
 
+# -- reading a stream's JSON (a field of the wrong type counts as absent) ----------------------
+def json_object(value: object) -> Mapping[str, object]:
+    """A JSON object of the stream, or an empty one for anything else (absent, null, wrong)."""
+    return cast(Mapping[str, object], value) if isinstance(value, dict) else {}
+
+
+def json_array(value: object) -> list[object]:
+    return cast(list[object], value) if isinstance(value, list) else []
+
+
+def json_int(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def json_str(value: object) -> str:
+    """A string field, or ``""`` for anything else."""
+    return value if isinstance(value, str) else ""
+
+
 # -- running one stream ------------------------------------------------------------------------
 T = TypeVar("T")
 T_co = TypeVar("T_co", covariant=True)
@@ -234,8 +283,6 @@ def transport_error(exc: BaseException) -> ModelError | None:
         return ModelError.timeout()
     if isinstance(exc, httpx.HTTPError):
         return ModelError.network(f"stream interrupted ({type(exc).__name__})")
-    if isinstance(exc, json.JSONDecodeError):
-        return ModelError.protocol("a stream event is not valid JSON")
     return None
 
 

@@ -26,6 +26,7 @@ from openwork_core.storage.postgres.latest_turns import fetch_latest_turns
 from openwork_core.storage.postgres.messages import _COLUMNS as _MESSAGE_COLUMNS
 from openwork_core.storage.postgres.messages import _row as _message_row
 from openwork_core.storage.postgres.sessions import lock_session
+from openwork_core.storage.postgres.steady_statements import steady
 from openwork_core.storage.records import SessionRecord, StoredMessage, TurnRecord, TurnStatus
 from openwork_tools.modes import SandboxMode
 
@@ -62,9 +63,9 @@ _CHILD_COLUMNS = """id, working_directory, agent, provider_id, model_name, sandb
     tool_result_pruned_through_sequence, parent_session_id, created_at, updated_at,
     task_name, agent_role, spawn_span_id"""
 
-CHILDREN = f"""SELECT {_CHILD_COLUMNS} FROM sessions WHERE parent_session_id = $1
-    ORDER BY task_name"""
-CHILD_TERMINAL_TURNS = """SELECT s.id AS child_session_id, s.task_name, t.id AS turn_id, t.status,
+CHILDREN = steady(f"""SELECT {_CHILD_COLUMNS} FROM sessions WHERE parent_session_id = $1
+    ORDER BY task_name""")
+CHILD_TERMINAL_TURNS = steady("""SELECT s.id AS child_session_id, s.task_name, t.id AS turn_id, t.status,
         t.error_code, t.error_message, last.content::text AS last_content
     FROM sessions s
     JOIN turns t ON t.session_id = s.id
@@ -74,13 +75,15 @@ CHILD_TERMINAL_TURNS = """SELECT s.id AS child_session_id, s.task_name, t.id AS 
         ORDER BY m.sequence DESC LIMIT 1
     ) last ON TRUE
     WHERE s.parent_session_id = $1 AND t.status <> 'running'
-    ORDER BY s.task_name, t.sequence"""
-DELIVERED_AGENT_MESSAGES = "SELECT id FROM messages WHERE session_id = $1 AND message_kind = $2"
-DELETE_TURNLESS_CHILDREN = """DELETE FROM sessions s
+    ORDER BY s.task_name, t.sequence""")
+DELIVERED_AGENT_MESSAGES = steady(
+    "SELECT id FROM messages WHERE session_id = $1 AND message_kind = $2"
+)
+DELETE_TURNLESS_CHILDREN = steady("""DELETE FROM sessions s
     WHERE s.parent_session_id = $1
       AND NOT (s.id = ANY($2::text[]))
       AND NOT EXISTS (SELECT 1 FROM turns t WHERE t.session_id = s.id)
-    RETURNING s.id, s.task_name"""
+    RETURNING s.id, s.task_name""")
 
 
 def _child(row: asyncpg.Record) -> ChildSessionRecord:

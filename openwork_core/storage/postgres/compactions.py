@@ -30,6 +30,7 @@ from openwork_core.storage.errors import RecordNotFound
 from openwork_core.storage.postgres import messages as message_rows
 from openwork_core.storage.postgres.connection import Conn
 from openwork_core.storage.postgres.sessions import fetch_session, lock_session
+from openwork_core.storage.postgres.steady_statements import steady
 from openwork_core.storage.records import StoredMessage, TurnStatus
 
 _COLUMNS = """id, session_id, sequence, kind, through_message_sequence,
@@ -46,8 +47,8 @@ def _row(row: asyncpg.Record) -> CheckpointRecord:
     return CheckpointRecord(**values)
 
 
-LATEST_CHECKPOINT = f"""SELECT {_COLUMNS} FROM conversation_compactions WHERE session_id = $1
-    ORDER BY sequence DESC LIMIT 1"""
+LATEST_CHECKPOINT = steady(f"""SELECT {_COLUMNS} FROM conversation_compactions WHERE session_id = $1
+    ORDER BY sequence DESC LIMIT 1""")
 
 
 async def fetch_latest_checkpoint(conn: Conn, session_id: SessionId) -> CheckpointRecord | None:

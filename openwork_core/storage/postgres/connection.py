@@ -5,8 +5,11 @@ asyncpg resets every released connection with one query (``pg_advisory_unlock_al
 UNLISTEN *; RESET ALL``) — a round trip per acquire. ``TrackedConnection`` notes every statement
 that could leave session state behind (``SET``/``RESET``/``set_config``, session advisory
 locks, ``LISTEN``, cursors held past a transaction, ``PREPARE``, temporary tables, ``DISCARD``,
-``LOAD``), every listener added and every statement that failed (its protocol state is then
-unknown); only such a connection gets the reset query when released.
+``LOAD``), every listener added, every statement that failed (its protocol state is then
+unknown) and every prepared statement or cursor handed out (they run outside the connection's
+methods); only such a connection gets the reset query when released. It sees statements where
+they enter: asyncpg's public statement methods, which it overrides (``connection_class`` is
+asyncpg's documented way to extend a connection), never asyncpg's internals.
 An open transaction is rolled back by asyncpg itself before the reset callback runs, whatever
 the callback decides. Statements asyncpg prepares for its own cache need no reset (the reset
 query never touched them)."""
@@ -15,11 +18,13 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable, Sequence
-from typing import Any, TypeAlias, cast
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any, TypeAlias, TypeVar, cast
 
 import asyncpg
 from asyncpg.pool import PoolConnectionProxy
+
+from openwork_core.storage.postgres.steady_statements import steady_statements
 
 _SESSION_STATE = re.compile(
     r"(?:^|;)\s*(?:SET|RESET|LISTEN|DECLARE|PREPARE|DISCARD|LOAD|CREATE\s+(?:GLOBAL\s+|LOCAL\s+)?TEMP)"
@@ -33,6 +38,29 @@ def leaves_session_state(query: str) -> bool:
     """Whether ``query`` may change what the reset query clears (conservative: a false alarm
     only costs the reset; a miss would leak state, so every such statement form is listed)."""
     return _SESSION_STATE.search(query) is not None
+
+
+StatementMethod = TypeVar("StatementMethod", bound=Callable[..., Awaitable[Any]])
+
+
+def tracked(method: StatementMethod) -> StatementMethod:
+    """``method`` (a statement method of ``asyncpg.Connection``, its first argument the query
+    or table) marking the connection dirty for a statement that leaves session state and for
+    any failure: e.g. a backend terminated mid-statement leaves the protocol consuming an error
+    ("another operation is in progress" for the next borrower); the reset query on release
+    fails on such a connection and the pool closes it."""
+
+    @functools.wraps(method)
+    async def run(connection: TrackedConnection, query: str, *args: Any, **kwargs: Any) -> Any:
+        if leaves_session_state(query):
+            connection.dirty = True
+        try:
+            return await method(connection, query, *args, **kwargs)
+        except BaseException:
+            connection.dirty = True  # its state is unknown: the reset query proves it (or drops it)
+            raise
+
+    return cast(StatementMethod, run)
 
 
 class TrackedConnection(asyncpg.Connection):
@@ -51,36 +79,24 @@ class TrackedConnection(asyncpg.Connection):
         """A method, so that a pool's proxy (which passes calls, not assignments) can set it."""
         self.primed = count
 
-    async def execute(
-        self,
-        query: str,
-        *args: Any,
-        timeout: float | None = None,  # noqa: ASYNC109 - asyncpg's own signature
-    ) -> str:
-        if leaves_session_state(query):
-            self.dirty = True
-        try:
-            return await super().execute(query, *args, timeout=timeout)
-        except BaseException:
-            self.dirty = True  # its state is unknown: the reset query proves it (or drops it)
-            raise
+    execute = tracked(asyncpg.Connection.execute)
+    executemany = tracked(asyncpg.Connection.executemany)
+    fetch = tracked(asyncpg.Connection.fetch)
+    fetchval = tracked(asyncpg.Connection.fetchval)
+    fetchrow = tracked(asyncpg.Connection.fetchrow)
+    fetchmany = tracked(asyncpg.Connection.fetchmany)
+    copy_from_query = tracked(asyncpg.Connection.copy_from_query)
+    copy_from_table = tracked(asyncpg.Connection.copy_from_table)
+    copy_to_table = tracked(asyncpg.Connection.copy_to_table)
+    copy_records_to_table = tracked(asyncpg.Connection.copy_records_to_table)
 
-    async def _do_execute(self, *args: Any, **kwargs: Any) -> Any:
-        # every prepared path (fetch*, execute with arguments, executemany) runs through here
-        try:
-            return await super()._do_execute(*args, **kwargs)  # type: ignore[misc]
-        except BaseException:
-            # e.g. a backend terminated mid-statement leaves the protocol consuming an error
-            # ("another operation is in progress" for the next borrower): the reset query on
-            # release fails on such a connection and the pool closes it
-            self.dirty = True
-            raise
+    async def prepare(self, query: str, *args: Any, **kwargs: Any) -> Any:
+        self.dirty = True  # the statement runs (and may fail) outside this connection's methods
+        return await super().prepare(query, *args, **kwargs)
 
-    async def _get_statement(self, query: str, *args: Any, **kwargs: Any) -> Any:
-        # every prepared path (fetch*, execute with arguments, executemany, prepare, cursor)
-        if leaves_session_state(query):
-            self.dirty = True
-        return await super()._get_statement(query, *args, **kwargs)  # type: ignore[misc]
+    def cursor(self, query: str, *args: Any, **kwargs: Any) -> Any:
+        self.dirty = True  # likewise: the cursor runs its statements itself
+        return super().cursor(query, *args, **kwargs)
 
     async def add_listener(self, channel: str, callback: Any) -> None:
         self.dirty = True
@@ -138,20 +154,22 @@ _CLOSE_IMPLICIT_TRANSACTION = "SELECT 1"
 
 class PoolWarmth:
     """The statements every connection of one pool prepares before it serves a turn (issue 13
-    §3: the first model call after start no slower than the second). ``warm`` primes the
-    connections the pool opened while the daemon started, once it listens (the start does not
-    wait for them); from then on every new connection is primed at connect."""
+    §3: the first model call after start no slower than the second): those declared ``steady``
+    (``steady_statements``) when ``warm`` starts, by which time the session runtime's storage
+    modules are imported. ``warm`` primes the connections the pool opened while the daemon
+    started, once it listens (the start does not wait for them); from then on every new
+    connection is primed at connect."""
 
-    def __init__(self, statements: Sequence[str]) -> None:
-        self._statements = tuple(statements)
-        self._at_connect = False
+    def __init__(self) -> None:
+        self.statements: tuple[str, ...] = ()
+        """What ``warm`` primed, once it is done: what a connection opened later primes."""
 
     async def init(self, connection: asyncpg.Connection) -> None:
         """The pool's ``init``: the codecs, and the statements once ``warm`` is done."""
         await _init_connection(connection)
-        if self._at_connect:
-            await prime(connection, self._statements)
-            cast(TrackedConnection, connection).primed = len(self._statements)
+        if self.statements:
+            await prime(connection, self.statements)
+            cast(TrackedConnection, connection).primed = len(self.statements)
 
     async def warm(self, pool: asyncpg.Pool) -> int:
         """Prime every connection the pool holds, one statement per borrow, so that a request
@@ -159,7 +177,8 @@ class PoolWarmth:
         warm-up. A connection that has them all is kept aside while other connections are idle
         (so the next borrow reaches one of them) and given back as soon as none is: done when
         the pool has no idle connection left to prime. The number of connections primed."""
-        total = len(self._statements)
+        statements = steady_statements()
+        total = len(statements)
         primed = 0
         aside: list[PoolConnectionProxy[asyncpg.Record]] = []
         try:
@@ -173,7 +192,7 @@ class PoolWarmth:
                         break
                     continue
                 try:
-                    await prime(borrowed, self._statements[done : done + 1])
+                    await prime(borrowed, statements[done : done + 1])
                     connection.note_primed(done + 1)
                 finally:
                     await pool.release(borrowed)
@@ -181,7 +200,7 @@ class PoolWarmth:
         finally:
             for borrowed in aside:
                 await pool.release(borrowed)
-        self._at_connect = True
+        self.statements = statements
         return primed
 
 

@@ -25,6 +25,7 @@ from openwork_core.session.ownership import LeaseLost, SessionLease
 from openwork_core.session.storage import TurnClosing
 from openwork_core.storage.errors import RecordNotFound
 from openwork_core.storage.postgres.connection import Conn
+from openwork_core.storage.postgres.steady_statements import steady
 from openwork_core.storage.postgres.turns import add_tokens
 from openwork_core.storage.records import NewMessage, TurnUsage
 from openwork_core.storage.usage_records import ModelCallRecord
@@ -255,7 +256,9 @@ SELECT (SELECT bool_or(ours) FROM lease) AS ours, (SELECT bool_or(live) FROM lea
 
 _FINISH_SQL = {f: f"WITH {_LEASE if f else _NO_LEASE}{_FINISH}" for f in (True, False)}
 
-LEASED_STATEMENTS = (*(sql for key, sql in _SQL.items() if key[0]), _FINISH_SQL[True])
+LEASED_STATEMENTS = tuple(
+    map(steady, (*(sql for key, sql in _SQL.items() if key[0]), _FINISH_SQL[True]))
+)
 """Every form of the fenced write and the turn's end under a lease: a daemon's steady path."""
 
 

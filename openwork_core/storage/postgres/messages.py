@@ -11,6 +11,7 @@ from openwork_chat_state.messages import Role
 from openwork_core.ids import SessionId, TurnId
 from openwork_core.storage.postgres.connection import Conn
 from openwork_core.storage.postgres.sessions import lock_session
+from openwork_core.storage.postgres.steady_statements import steady
 from openwork_core.storage.records import NewMessage, StoredMessage
 
 _COLUMNS = """id, session_id, turn_id, sequence, role, message_kind, content::text AS content,
@@ -67,8 +68,8 @@ async def insert_messages(
     return stored
 
 
-MESSAGES_AFTER = f"""SELECT {_COLUMNS} FROM messages WHERE session_id = $1 AND sequence > $2
-    ORDER BY sequence LIMIT $3"""
+MESSAGES_AFTER = steady(f"""SELECT {_COLUMNS} FROM messages WHERE session_id = $1 AND sequence > $2
+    ORDER BY sequence LIMIT $3""")
 
 
 async def fetch_session_messages(

@@ -13,6 +13,7 @@ from openwork_core.session.ownership import (
     SessionLease,
 )
 from openwork_core.storage.postgres.connection import Conn
+from openwork_core.storage.postgres.steady_statements import steady
 from openwork_core.storage.postgres.turns import RESTART_ERROR_CODE, RESTART_ERROR_MESSAGE
 
 _INTERRUPT_TURNS = """
@@ -31,20 +32,20 @@ _NOT_LIVE_ELSEWHERE = """NOT EXISTS (
     WHERE l.session_id = turns.session_id AND l.expires_at > now() AND l.owner_daemon_id <> $3)"""
 
 
-CHECK_LEASE = """SELECT owner_daemon_id, epoch, expires_at > now() AS live FROM session_leases
-    WHERE session_id = $1 FOR SHARE"""
-LEASE_FOR_UPDATE = """SELECT l.owner_daemon_id, l.expires_at > now() AS live, d.url
+CHECK_LEASE = steady("""SELECT owner_daemon_id, epoch, expires_at > now() AS live FROM session_leases
+    WHERE session_id = $1 FOR SHARE""")
+LEASE_FOR_UPDATE = steady("""SELECT l.owner_daemon_id, l.expires_at > now() AS live, d.url
     FROM session_leases l JOIN daemons d ON d.id = l.owner_daemon_id
-    WHERE l.session_id = $1 FOR UPDATE OF l"""
-TAKE_LEASE = """INSERT INTO session_leases (session_id, owner_daemon_id, epoch, expires_at)
+    WHERE l.session_id = $1 FOR UPDATE OF l""")
+TAKE_LEASE = steady("""INSERT INTO session_leases (session_id, owner_daemon_id, epoch, expires_at)
     VALUES ($1, $2, 1, now() + make_interval(secs => $3))
     ON CONFLICT (session_id) DO UPDATE SET
         owner_daemon_id = EXCLUDED.owner_daemon_id,
         epoch = session_leases.epoch + 1,
         acquired_at = now(),
         expires_at = EXCLUDED.expires_at
-    RETURNING epoch"""
-INTERRUPT_SESSION_TURNS = _INTERRUPT_TURNS.format(where="session_id = $3")
+    RETURNING epoch""")
+INTERRUPT_SESSION_TURNS = steady(_INTERRUPT_TURNS.format(where="session_id = $3"))
 """Taking a lease interrupts the session's leftover running turn (``acquire``)."""
 _INTERRUPT_ORPHANED_TURNS = _INTERRUPT_TURNS.format(where=_NOT_LIVE_ELSEWHERE)
 """At registration: the running turns of sessions no other daemon holds a live lease on."""

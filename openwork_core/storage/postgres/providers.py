@@ -9,6 +9,7 @@ from pydantic import TypeAdapter
 
 from openwork_core.storage.errors import RecordNotFound
 from openwork_core.storage.postgres.connection import Conn
+from openwork_core.storage.postgres.steady_statements import steady
 from openwork_core.storage.records import (
     ProviderKind,
     ProviderModel,
@@ -19,8 +20,8 @@ from openwork_core.storage.records import (
 _MODELS: TypeAdapter[list[ProviderModel]] = TypeAdapter(list[ProviderModel])
 _SETTINGS: TypeAdapter[ProviderSettings] = TypeAdapter(ProviderSettings)
 _COLUMNS = "id, kind, base_url, api_key_env, models::text AS models, settings::text AS settings"
-PROVIDER_BY_ID = f"SELECT {_COLUMNS} FROM providers WHERE id = $1"
-PROVIDERS = f"SELECT {_COLUMNS} FROM providers ORDER BY id"
+PROVIDER_BY_ID = steady(f"SELECT {_COLUMNS} FROM providers WHERE id = $1")
+PROVIDERS = steady(f"SELECT {_COLUMNS} FROM providers ORDER BY id")
 
 
 def _row(row: asyncpg.Record) -> ProviderRecord:

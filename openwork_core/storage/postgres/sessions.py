@@ -7,6 +7,7 @@ import asyncpg
 from openwork_core.ids import SessionId
 from openwork_core.storage.errors import RecordNotFound
 from openwork_core.storage.postgres.connection import Conn
+from openwork_core.storage.postgres.steady_statements import steady
 from openwork_core.storage.records import SessionRecord
 from openwork_tools.modes import SandboxMode
 
@@ -14,11 +15,11 @@ _COLUMNS = """id, working_directory, agent, provider_id, model_name, sandbox_mod
     tool_result_pruned_through_sequence, parent_session_id, created_at, updated_at"""
 
 
-INSERT_SESSION = f"""INSERT INTO sessions
+INSERT_SESSION = steady(f"""INSERT INTO sessions
         (id, working_directory, agent, provider_id, model_name, sandbox_mode)
-    VALUES ($1, $2, $3, $4, $5, $6) RETURNING {_COLUMNS}"""
-SESSION_BY_ID = f"SELECT {_COLUMNS} FROM sessions WHERE id = $1"
-LOCK_SESSION = "SELECT 1 FROM sessions WHERE id = $1 FOR UPDATE"
+    VALUES ($1, $2, $3, $4, $5, $6) RETURNING {_COLUMNS}""")
+SESSION_BY_ID = steady(f"SELECT {_COLUMNS} FROM sessions WHERE id = $1")
+LOCK_SESSION = steady("SELECT 1 FROM sessions WHERE id = $1 FOR UPDATE")
 
 
 def _row(row: asyncpg.Record) -> SessionRecord:

@@ -1,44 +1,24 @@
-"""The statements of a session's steady path: what creating a session, loading it, taking its
-lease, starting a turn, writing its model calls and tool results, finishing it and tracing it
-run. Every pool connection prepares them before it serves a turn (``PoolWarmth``), so the first
-turn after a start pays no statement preparation (issue 13 §3: the first model call no slower
-than the second). ``tests/integration/storage/test_statement_priming.py`` runs such turns on a
-warmed pool and names any statement they still had to prepare: one added to that path belongs
-here."""
+"""The statements of a session's steady path, each declared where it is written: what creating a
+session, loading it, taking its lease, starting a turn, writing its model calls and tool
+results, finishing it and tracing it run. ``steady(sql)`` declares one (and returns it); every
+pool connection prepares what was declared before it serves a turn (``PoolWarmth``), so the
+first turn after a start pays no statement preparation (issue 13 §3: the first model call no
+slower than the second). Nothing lists them: importing a storage module declares its own.
+``tests/integration/storage/test_statement_priming.py`` runs such turns on a warmed pool and
+names any statement they still had to prepare: one added to that path is declared ``steady``."""
 
 from __future__ import annotations
 
-from openwork_core.storage.postgres import (
-    agents,
-    compactions,
-    fenced,
-    messages,
-    ownership,
-    providers,
-    sessions,
-    traces,
-    turns,
-)
+_DECLARED: dict[str, None] = {}
+"""In declaration order (a dict: each text once)."""
 
-STEADY_STATEMENTS: tuple[str, ...] = (
-    traces.SPAN_BATCH,  # first: its parameters hold both array types asyncpg looks up, one query
-    providers.PROVIDERS,
-    providers.PROVIDER_BY_ID,
-    sessions.INSERT_SESSION,
-    sessions.SESSION_BY_ID,
-    sessions.LOCK_SESSION,
-    ownership.LEASE_FOR_UPDATE,
-    ownership.TAKE_LEASE,
-    ownership.INTERRUPT_SESSION_TURNS,
-    ownership.CHECK_LEASE,
-    compactions.LATEST_CHECKPOINT,
-    messages.MESSAGES_AFTER,
-    agents.CHILDREN,
-    agents.CHILD_TERMINAL_TURNS,
-    agents.DELIVERED_AGENT_MESSAGES,
-    agents.DELETE_TURNLESS_CHILDREN,
-    turns.TURN_BY_CLIENT_REQUEST,
-    turns.INSERT_TURN,
-    turns.TOUCH_SESSION,
-    *fenced.LEASED_STATEMENTS,
-)
+
+def steady(sql: str) -> str:
+    """Declare ``sql`` a statement of the steady path; ``sql`` itself, for the module's constant."""
+    _DECLARED.setdefault(sql, None)
+    return sql
+
+
+def steady_statements() -> tuple[str, ...]:
+    """Every statement declared so far, once each, in declaration order."""
+    return tuple(_DECLARED)

@@ -11,6 +11,7 @@ from pydantic import JsonValue
 
 from openwork_core.ids import MessageId, SessionId, SpanId, TurnId
 from openwork_core.storage.postgres.connection import Conn
+from openwork_core.storage.postgres.steady_statements import steady
 
 
 async def insert_span(
@@ -129,7 +130,7 @@ class SpanClosed:
     permission_wait_ms: int | None = None
 
 
-SPAN_BATCH = """
+SPAN_BATCH = steady("""
 WITH opened AS (
     INSERT INTO trace_spans (id, trace_id, session_id, turn_id, parent_span_id, kind, name,
                              model_id, resolved_model_name, provider_call_id,
@@ -161,7 +162,7 @@ FROM unnest($23::text[], $24::text[], $25::timestamptz[], $26::text[], $27::text
             $28::text[], $29::bigint[], $30::bigint[], $31::text[], $32::text[], $33::bigint[])
      AS c(id, status, ended_at, error_code, error_message, attributes, input_tokens,
           output_tokens, resolved_tool_name, response_message_id, permission_wait_ms)
-WHERE s.id = c.id"""
+WHERE s.id = c.id""")
 
 
 def _closing_columns(closes: Sequence[SpanClosed | None]) -> list[list[object]]:

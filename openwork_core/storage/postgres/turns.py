@@ -7,6 +7,7 @@ import asyncpg
 from openwork_core.ids import ClientRequestId, SessionId, TurnId
 from openwork_core.storage.errors import RecordNotFound
 from openwork_core.storage.postgres.connection import Conn
+from openwork_core.storage.postgres.steady_statements import steady
 from openwork_core.storage.records import TurnRecord, TurnStatus, TurnUsage
 
 RESTART_ERROR_CODE = "process_restart"
@@ -17,13 +18,13 @@ _COLUMNS = """id, session_id, client_request_id, sequence, status, resolved_prov
     input_tokens, output_tokens, error_code, error_message, started_at, ended_at"""
 
 
-INSERT_TURN = f"""INSERT INTO turns (id, session_id, client_request_id, sequence, model_id,
+INSERT_TURN = steady(f"""INSERT INTO turns (id, session_id, client_request_id, sequence, model_id,
                        resolved_provider_id, resolved_model_name, app_version)
     VALUES ($1, $2, $3, (SELECT COALESCE(MAX(sequence), 0) + 1 FROM turns WHERE session_id = $2),
             $4 || '/' || $5, $4, $5, $6)
-    RETURNING {_COLUMNS}"""
-TOUCH_SESSION = "UPDATE sessions SET last_turn_at = now(), updated_at = now() WHERE id = $1"
-TURN_BY_CLIENT_REQUEST = (
+    RETURNING {_COLUMNS}""")
+TOUCH_SESSION = steady("UPDATE sessions SET last_turn_at = now(), updated_at = now() WHERE id = $1")
+TURN_BY_CLIENT_REQUEST = steady(
     f"SELECT {_COLUMNS} FROM turns WHERE session_id = $1 AND client_request_id = $2"
 )
 

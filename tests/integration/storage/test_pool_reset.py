@@ -5,9 +5,11 @@ point 2): what asyncpg's reset query clears — session settings, session adviso
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from typing import cast
 
 import asyncpg
 import pytest
+from asyncpg.pool import PoolConnectionProxy
 
 from openwork_core.storage import create_pool
 from openwork_core.storage.postgres.connection import TrackedConnection, leaves_session_state
@@ -22,11 +24,12 @@ async def pool(database_url: str) -> AsyncIterator[asyncpg.Pool]:
         await one.close()
 
 
-def _tracked(pool: asyncpg.Pool) -> TrackedConnection:
-    (holder,) = pool._holders
-    connection = holder._con
-    assert isinstance(connection, TrackedConnection)
-    return connection
+async def resets(pool: asyncpg.Pool) -> int:
+    """How many times the pool's one connection was reset (borrowing it to ask resets nothing:
+    it went back clean)."""
+    async with pool.acquire() as conn:
+        assert issubclass(type(conn), PoolConnectionProxy)
+        return cast(TrackedConnection, conn).resets
 
 
 async def test_a_connection_that_ran_only_plain_statements_goes_back_without_the_reset(
@@ -38,7 +41,7 @@ async def test_a_connection_that_ran_only_plain_statements_goes_back_without_the
             await conn.execute("UPDATE turns SET status = status WHERE false")
             async with conn.transaction():
                 await conn.fetchval("SELECT count(*) FROM messages")
-    assert _tracked(pool).resets == 0
+    assert await resets(pool) == 0
 
 
 async def test_a_connection_whose_statement_failed_gets_the_reset_query(
@@ -53,10 +56,25 @@ async def test_a_connection_whose_statement_failed_gets_the_reset_query(
             await conn.fetchval("SELECT 1 / 0")
         with pytest.raises(asyncpg.PostgresSyntaxError):
             await conn.execute("SELEC 1")
-    assert _tracked(pool).resets == 1
+    assert await resets(pool) == 1
     async with pool.acquire() as conn:
         assert await conn.fetchval("SELECT 2") == 2
-    assert _tracked(pool).resets == 1
+    assert await resets(pool) == 1
+
+
+async def test_a_connection_that_handed_out_a_prepared_statement_gets_the_reset_query(
+    pool: asyncpg.Pool,
+) -> None:
+    """A prepared statement (or a cursor) runs its statements outside the connection's methods,
+    where a failure cannot be seen: the connection is proved by the reset query."""
+    async with pool.acquire() as conn:
+        statement = await conn.prepare("SELECT 1 / $1::int")
+        with pytest.raises(asyncpg.DivisionByZeroError):
+            await statement.fetchval(0)
+    assert await resets(pool) == 1
+    async with pool.acquire() as conn:
+        assert await conn.fetchval("SELECT 2") == 2
+    assert await resets(pool) == 1
 
 
 async def test_a_session_setting_is_reset_before_the_next_borrower(pool: asyncpg.Pool) -> None:
@@ -68,7 +86,7 @@ async def test_a_session_setting_is_reset_before_the_next_borrower(pool: asyncpg
         await conn.fetchval("SELECT set_config('statement_timeout', '1234', false)")
     async with pool.acquire() as conn:
         assert await conn.fetchval("SHOW statement_timeout") != "1234ms"
-    assert _tracked(pool).resets == 2
+    assert await resets(pool) == 2
 
 
 async def test_a_session_advisory_lock_is_released_before_the_next_borrower(
@@ -81,7 +99,7 @@ async def test_a_session_advisory_lock_is_released_before_the_next_borrower(
         assert await other.fetchval("SELECT pg_try_advisory_lock(4242)") is True
     finally:
         await other.close()
-    assert _tracked(pool).resets == 1
+    assert await resets(pool) == 1
 
 
 @pytest.mark.filterwarnings("ignore:.*active notification listener:asyncpg.InterfaceWarning")
@@ -91,7 +109,7 @@ async def test_a_listener_is_unlistened_before_the_next_borrower(pool: asyncpg.P
     async with pool.acquire() as conn:
         channels = await conn.fetch("SELECT pg_listening_channels()")
     assert channels == []
-    assert _tracked(pool).resets == 1
+    assert await resets(pool) == 1
 
 
 def test_every_statement_form_that_leaves_session_state_is_recognised() -> None:

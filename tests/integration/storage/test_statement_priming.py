@@ -1,7 +1,8 @@
 """A warmed pool's connections have every statement of the steady path prepared before the
 first turn (issue 13 §3: the first model call after start no slower than the second). What a
 connection has prepared is read from PostgreSQL itself (``pg_prepared_statements``, one
-connection at a time): a statement a turn still had to prepare shows up there as new."""
+connection at a time): a statement a turn still had to prepare shows up there as new, and is
+one to declare ``steady`` where it is written."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import pytest
 from openwork_core.models.adapters.scripted import ScriptedModel, ScriptedResponse
 from openwork_core.storage import PostgresStore, create_pool
 from openwork_core.storage.postgres.connection import PoolWarmth, prime
-from openwork_core.storage.postgres.steady_statements import STEADY_STATEMENTS
+from openwork_core.storage.postgres.steady_statements import steady_statements
 from openwork_tools import SandboxMode
 from tests.support.runtime import runtime
 
@@ -41,7 +42,7 @@ async def primed_fresh(database_url: str) -> frozenset[str]:
     types included), and the probe of this test."""
     conn = await asyncpg.connect(database_url)
     try:
-        await prime(conn, STEADY_STATEMENTS)
+        await prime(conn, steady_statements())
         await conn.fetch(PREPARED)
         return frozenset(r["statement"] for r in await conn.fetch(PREPARED))
     finally:
@@ -50,7 +51,7 @@ async def primed_fresh(database_url: str) -> frozenset[str]:
 
 @pytest.fixture
 async def warmth() -> PoolWarmth:
-    return PoolWarmth(STEADY_STATEMENTS)
+    return PoolWarmth()
 
 
 @pytest.fixture
@@ -78,6 +79,7 @@ async def test_a_first_turn_on_a_warmed_pool_prepares_no_statement(
     model = ScriptedModel([*_script(), *_script()])
     async with runtime(warmed_store, tmp_path, model=model) as rt:
         (rt.workspace / "notes.txt").write_text("some notes\n")
+        await rt.core.warm_up()  # as the daemon: the session runtime imported, then the pool
         assert await warmth.warm(warmed_store.pool) >= 1
         before = await prepared_per_connection(warmed_store.pool)
         baseline = await primed_fresh(database_url)
@@ -106,7 +108,7 @@ async def test_a_connection_opened_after_the_warm_up_is_primed_at_connect(
     finally:
         for conn in held:
             await pool.release(conn)
-    assert set(STEADY_STATEMENTS) <= {r["statement"] for r in rows}
+    assert set(steady_statements()) <= {r["statement"] for r in rows}
 
 
 async def test_a_primed_connection_serves_the_next_borrowers_isolated_transaction(
@@ -115,7 +117,7 @@ async def test_a_primed_connection_serves_the_next_borrowers_isolated_transactio
     """asyncpg prepares without a ``Sync``: a connection left so would fail its next borrower's
     ``BEGIN ISOLATION LEVEL REPEATABLE READ`` (the conversation load's) with "must be called
     before any query". Both ways of priming — the warm-up's and at connect — leave it closed."""
-    warmth = PoolWarmth(STEADY_STATEMENTS)
+    warmth = PoolWarmth()
     pool = await create_pool(database_url, min_size=1, max_size=2, warmth=warmth)
     try:
         assert await warmth.warm(pool) == 1
