@@ -54,7 +54,7 @@ from openwork_core.session.snapshot import SessionSnapshot, sandbox_view, stored
 from openwork_core.session.trace import TraceRecorder
 from openwork_core.session.turn_accepted import TurnAccepted
 from openwork_core.session.turn_views import TurnView, read_turn_view
-from openwork_core.session.updates import (
+from openwork_core.session.update_streams import (
     GlobalUpdates,
     SessionReplay,
     Subscription,

@@ -11,7 +11,6 @@ from dataclasses import dataclass
 class TokenUsage:
     input_tokens: int | None = None
     output_tokens: int | None = None
-    total_tokens: int | None = None
     cached_input_tokens: int | None = None
     """Input read from the provider's prompt cache (a subset of ``input_tokens``)."""
     reasoning_tokens: int | None = None

@@ -17,6 +17,7 @@ from openwork_core.context.builder import SystemContextPart
 from openwork_core.context.inspection import InspectionUsage
 from openwork_core.context.limits import ModelContextLimits
 from openwork_core.context.normalize import ProjectionSummary
+from openwork_core.daemon.errors import SOMETIMES
 from openwork_core.daemon.schemas import MessageBody, TurnBody
 from openwork_core.desktop.views import ChildSession, SessionSummary
 from openwork_core.plan.model import PlanStep
@@ -129,8 +130,8 @@ class RealProvenanceBody(BaseModel):
 
 class SyntheticProvenanceBody(BaseModel):
     synthetic: str
-    message_id: str | None = None
-    sequence: int | None = None
+    message_id: str | None = Field(default=None, json_schema_extra=SOMETIMES)
+    sequence: int | None = Field(default=None, json_schema_extra=SOMETIMES)
 
 
 class ContextInspectionBody(BaseModel):

@@ -1,6 +1,7 @@
 """The daemon's home (``OPENWORK_HOME``): one daemon per home, its secrets in one place.
 
-Layout (daemon-api.md §1): the home itself is 0700; ``daemon.json`` (URL, bearer token, pid,
+Layout (daemon-api.md §1): the home itself is 0700 (0711 where the embedded PostgreSQL runs as
+its own user and must traverse it); ``daemon.json`` (URL, bearer token, pid,
 version; 0600) is at its top, where the spec puts it; ``run/`` (0700) holds ``daemon.lock`` and
 the runtime API keys; ``pgdata/`` the embedded PostgreSQL. The whole home is hidden from every
 tool except a session's own spill dir (``ToolSessionContext.secret_dirs``).
@@ -23,9 +24,12 @@ LOCK_FILE = "daemon.lock"
 
 
 def private_home(home: Path) -> Path:
-    """``home``, created if missing and made 0700 (it holds the daemon's token and keys)."""
-    home.mkdir(parents=True, exist_ok=True)
-    os.chmod(home, 0o700)
+    """``home``, created 0700 if missing (it holds the daemon's token and keys); an existing one
+    loses every permission of other users but the right to traverse it, which the embedded
+    PostgreSQL needs when it runs as its own user (pgserver grants it to reach ``pgdata/``):
+    nobody else can list or read it, and ``daemon.json`` itself is 0600."""
+    home.mkdir(mode=0o700, parents=True, exist_ok=True)
+    os.chmod(home, 0o700 | (home.stat().st_mode & 0o011))
     return home
 
 

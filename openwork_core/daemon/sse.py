@@ -13,17 +13,19 @@ from collections.abc import AsyncIterator
 from typing import TypeVar
 
 from openwork_core.ids import SessionId
+from openwork_core.session.update_streams import (
+    GlobalReplay,
+    GlobalSubscription,
+    SessionReplay,
+    Subscription,
+    UpdateSubscription,
+)
 from openwork_core.session.updates import (
     BroadcastResync,
     GlobalEvent,
-    GlobalReplay,
-    GlobalSubscription,
     Resync,
-    SessionReplay,
     SessionUpdateEnvelope,
     StreamEnded,
-    Subscription,
-    UpdateSubscription,
 )
 from openwork_core.session.wire import wire_json
 from openwork_tools.faults import faultpoint

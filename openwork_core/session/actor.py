@@ -93,14 +93,12 @@ from openwork_core.session.storage import (
     committed_all,
 )
 from openwork_core.session.turn_accepted import TurnAccepted
+from openwork_core.session.update_streams import SessionReplay, Subscription, UpdateHub
 from openwork_core.session.updates import (
-    SessionReplay,
     SessionUpdate,
     StreamEndReason,
-    Subscription,
     TurnFinished,
     TurnStarted,
-    UpdateHub,
     UsageBody,
 )
 from openwork_tools import FileChange, SandboxMode, SandboxStatus

@@ -32,7 +32,8 @@ from openwork_core.session.errors import ActorStopped
 from openwork_core.session.runner import ResolvedModel, TurnSpec
 from openwork_core.session.snapshot import SessionSnapshot
 from openwork_core.session.turn_accepted import TurnAccepted
-from openwork_core.session.updates import SessionReplay, StreamEndReason, Subscription
+from openwork_core.session.update_streams import SessionReplay, Subscription
+from openwork_core.session.updates import StreamEndReason
 from openwork_tools import FileChange, SandboxMode
 from openwork_tools.undo import ChangeDirection
 

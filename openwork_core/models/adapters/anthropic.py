@@ -191,7 +191,6 @@ class MessagesStreamDecoder:
             usage=TokenUsage(
                 input_tokens=self._input,
                 output_tokens=output,
-                total_tokens=self._input + output if output is not None else None,
                 cached_input_tokens=self._cached,
                 cache_write_tokens=self._written,
             ),

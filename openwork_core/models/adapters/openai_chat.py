@@ -90,7 +90,6 @@ def map_usage(usage: Mapping[str, object]) -> TokenUsage:
     return TokenUsage(
         input_tokens=_int(usage.get("prompt_tokens")),
         output_tokens=_int(usage.get("completion_tokens")),
-        total_tokens=_int(usage.get("total_tokens")),
         cached_input_tokens=cached,
         reasoning_tokens=_int(
             _object(usage.get("completion_tokens_details")).get("reasoning_tokens")

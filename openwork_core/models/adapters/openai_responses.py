@@ -95,7 +95,6 @@ def map_usage(response: Response) -> TokenUsage | None:
     return TokenUsage(
         input_tokens=usage.input_tokens,
         output_tokens=usage.output_tokens,
-        total_tokens=usage.total_tokens,
         cached_input_tokens=usage.input_tokens_details.cached_tokens,
         reasoning_tokens=usage.output_tokens_details.reasoning_tokens,
     )

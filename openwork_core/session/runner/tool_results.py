@@ -31,7 +31,7 @@ from openwork_core.session.updates import (
     LiveToolCall,
     ToolCallFinished,
     ToolCallStarted,
-    file_changes,
+    file_change_artifacts,
 )
 from openwork_tools import ToolResult, ToolStatus
 from openwork_tools.faults import faultpoint
@@ -236,6 +236,6 @@ class ToolResultWriter:
                 status=ToolStatus(status),
                 output=_block_text(block),
                 is_error=block.state is not ToolResultState.SUCCESS,
-                artifacts=file_changes(artifacts),
+                artifacts=file_change_artifacts(artifacts),
             )
         )

@@ -34,12 +34,17 @@ def test_the_discovery_file_is_daemon_json_at_the_top_of_the_home_0600_in_a_0700
     assert [p.name for p in home.iterdir()] == ["daemon.json"]  # no temporary file left
 
 
-def test_a_home_that_was_open_to_others_is_made_0700_before_the_token_is_written(
+def test_a_home_that_was_open_to_others_can_no_longer_be_listed_or_read_by_them(
     tmp_path: Path,
 ) -> None:
+    """Other users keep at most the right to traverse it (the embedded PostgreSQL running as its
+    own user needs it to reach its data dir); a home without it stays 0700."""
     home = tmp_path / "home"
-    home.mkdir(mode=0o755)
-    os.chmod(home, 0o755)
+    home.mkdir()
+    os.chmod(home, 0o777)
+    write_discovery(home, "http://127.0.0.1:1", "t", "v")
+    assert stat.S_IMODE(home.stat().st_mode) == 0o711
+    os.chmod(home, 0o744)
     write_discovery(home, "http://127.0.0.1:1", "t", "v")
     assert stat.S_IMODE(home.stat().st_mode) == 0o700
 

@@ -15,11 +15,8 @@ from openwork_core.desktop.cursor import (
 )
 from openwork_core.desktop.titles import derived_title, preview
 from openwork_core.ids import SessionId
-from openwork_core.session.updates import (
-    DraftCleared,
-    GlobalUpdates,
-    SessionUpdateEnvelope,
-)
+from openwork_core.session.update_streams import GlobalUpdates
+from openwork_core.session.updates import DraftCleared, SessionUpdateEnvelope
 from openwork_core.storage.desktop_records import SessionKey
 
 

@@ -14,15 +14,14 @@ from openwork_core.session.outcome import Cancelled
 from openwork_core.session.runner.model_step import assistant_message
 from openwork_core.session.runner.tool_step import DoomLoopCounter, normalized_arguments
 from openwork_core.session.snapshot import IdleRuntime, RunningRuntime, TerminalRuntime, fold
+from openwork_core.session.update_streams import RING_CAPACITY, UpdateHub
 from openwork_core.session.updates import (
-    RING_CAPACITY,
     DraftCleared,
     PhaseChanged,
     SessionPhase,
     TextDeltaUpdate,
     TurnFinished,
     TurnStarted,
-    UpdateHub,
 )
 
 

@@ -4,17 +4,15 @@ point 5: a stopped actor's streams get a final ``stream_ended``."""
 
 from __future__ import annotations
 
-from openwork_core.session.updates import (
+from openwork_core.session.update_streams import (
     SEQUENCES_PER_LEASE,
     SUBSCRIBER_CAPACITY,
-    DraftCleared,
     GlobalUpdates,
-    StreamEnded,
-    StreamEndReason,
     UpdateHub,
     broadcast_floor,
     sequence_floor,
 )
+from openwork_core.session.updates import DraftCleared, StreamEnded, StreamEndReason
 
 
 def test_the_first_owner_numbers_from_one_and_each_later_lease_epoch_above_every_earlier_one() -> (
