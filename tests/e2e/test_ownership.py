@@ -487,14 +487,16 @@ async def test_update_sequences_never_go_back_across_a_restart_and_a_takeover_by
     env = provider_env(fake_provider, OPENWORK_SESSION_LEASE_SECONDS=LEASE)
     home = tmp_path / "a"
     first = await start_daemon(home=home, database_url=database_url, env=env)
-    async with first.client() as client:
-        sid = await _session(client, workspace)
-        async with open_events(client, "/v1/events") as broadcast:
-            before = await _observed_turn(client, sid, "one", "req-1", last_event_id=None)
-            global_before = [int(e.id or 0) for e in await broadcast.take(len(before))]
+    try:
+        async with first.client() as client:
+            sid = await _session(client, workspace)
+            async with open_events(client, "/v1/events") as broadcast:
+                before = await _observed_turn(client, sid, "one", "req-1", last_event_id=None)
+                global_before = [int(e.id or 0) for e in await broadcast.take(len(before))]
+    finally:
+        assert await first.stop() == 0
     assert [e.sequence for e in before] == list(range(1, len(before) + 1))  # from 1 at first
     assert global_before == sorted(global_before)
-    assert await first.stop() == 0
 
     restarted = await start_daemon(home=home, database_url=database_url, env=env)
     try:
