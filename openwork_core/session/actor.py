@@ -78,7 +78,7 @@ from openwork_core.session.runner import (
 from openwork_core.session.runner.cancellation import TurnCancellation
 from openwork_core.session.runner.context import PermissionModeView
 from openwork_core.session.runner.prepare import prepare_call, system_context, turn_opening
-from openwork_core.session.runner.usage_step import inspection_usage, turn_token_usage
+from openwork_core.session.runner.usage_step import inspection_usage
 from openwork_core.session.snapshot import (
     IdleRuntime,
     RunningRuntime,
@@ -93,13 +93,13 @@ from openwork_core.session.storage import (
     committed_all,
 )
 from openwork_core.session.turn_accepted import TurnAccepted
+from openwork_core.session.update_streams import SessionReplay, Subscription, UpdateHub
 from openwork_core.session.updates import (
-    Replay,
     SessionUpdate,
-    Subscription,
+    StreamEndReason,
     TurnFinished,
     TurnStarted,
-    UpdateHub,
+    UsageBody,
 )
 from openwork_tools import FileChange, SandboxMode, SandboxStatus
 from openwork_tools.faults import faultpoint
@@ -166,10 +166,12 @@ class SessionActor:
         # every log line of this session's work (turns, compaction, rewind, undo) names it
         structlog.contextvars.clear_contextvars()  # not the ids of a parent's turn
         structlog.contextvars.bind_contextvars(session_id=self._session_id)
+        reason = StreamEndReason.UNLOADED
         try:
             while True:
                 command = await queue.receive()
                 if isinstance(command, Stop):
+                    reason = command.reason
                     await self._stop(queue)
                     command.reply.set_result(None)
                     return
@@ -177,6 +179,7 @@ class SessionActor:
         finally:
             for left in queue.close():
                 await self._refuse(left)
+            self._hub.end(reason)  # the last update: after what the stopped turn reported
             await self._services.chat.stop()
             if not queue.stopped.done():
                 queue.stopped.set_result(None)
@@ -313,7 +316,8 @@ class SessionActor:
             self._repair.hold(turn_id, unwritten)
         if active.slot is not None:
             active.slot.release()  # however the Turn ended (multi-agent.md §7)
-        self._emit(turn_id, TurnFinished(outcome=outcome, usage=turn_token_usage(usage)))
+        body = None if usage is None else UsageBody.of(usage)
+        self._emit(turn_id, TurnFinished(outcome=outcome, usage=body))
         self._active = None
         if self._on_turn_finished is not None:
             try:
@@ -384,11 +388,8 @@ class SessionActor:
             runtime=runtime,
         )
 
-    async def _subscribe(self, after_sequence: int | None) -> tuple[Replay, Subscription]:
-        subscription = self._hub.subscribe()
-        if after_sequence is None:
-            return Replay((), False), subscription
-        return self._hub.replay(after_sequence), subscription
+    async def _subscribe(self, after_sequence: int | None) -> tuple[SessionReplay, Subscription]:
+        return self._hub.subscribe_after(after_sequence)
 
     async def _status(self) -> SessionStatus:
         active = self._active

@@ -17,7 +17,7 @@ from openwork_core.session.file_changes import apply_recorded_changes
 from openwork_core.session.runner import ResolvedModel, SessionServices
 from openwork_core.session.runner.compaction_step import compaction_deps
 from openwork_core.session.runner.prepare import system_context
-from openwork_core.session.storage import CompactionKind
+from openwork_core.storage.compaction_records import CompactionKind
 from openwork_tools import FileChange, SandboxMode
 from openwork_tools.undo import ChangeDirection
 

@@ -8,8 +8,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Literal, TypeAlias, assert_never
 
-from pydantic import JsonValue
-
 from openwork_core.ids import ClientRequestId, SessionId, TurnId
 from openwork_core.session.approval import PermissionRequest
 from openwork_core.session.outcome import TurnOutcome
@@ -22,10 +20,12 @@ from openwork_core.session.updates import (
     PermissionResolved,
     PhaseChanged,
     PlanUpdated,
+    PlanView,
     ReasoningDeltaUpdate,
     Resync,
     SessionPhase,
     SessionUpdateEnvelope,
+    StreamEnded,
     TextDeltaUpdate,
     ToolCallFinished,
     ToolCallProgress,
@@ -35,16 +35,6 @@ from openwork_core.session.updates import (
 )
 from openwork_core.storage.records import SessionRecord, TurnRecord
 from openwork_tools.modes import SandboxMode, SandboxStatus
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class PlanView:
-    """The Turn's current plan as the snapshot shows it (update-plan.md §7:
-    ``{explanation, steps, updatedAt}``), folded from the latest ``plan_updated``."""
-
-    explanation: str | None
-    steps: list[JsonValue]
-    updated_at: str
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -138,9 +128,7 @@ def fold(runtime: Runtime, envelope: SessionUpdateEnvelope) -> Runtime:
         case PermissionResolved():
             runtime.pending_permission = None
         case PlanUpdated() as plan:
-            runtime.plan = PlanView(
-                explanation=plan.explanation, steps=plan.plan, updated_at=plan.updated_at
-            )
+            runtime.plan = plan.view
         case TurnFinished(outcome=outcome):
             return TerminalRuntime(
                 turn_id=runtime.turn_id,
@@ -148,7 +136,7 @@ def fold(runtime: Runtime, envelope: SessionUpdateEnvelope) -> Runtime:
                 outcome=outcome,
                 plan=runtime.plan,
             )
-        case ToolCallProgress() | ContextUpdated() | Resync():
+        case ToolCallProgress() | ContextUpdated() | Resync() | StreamEnded():
             pass
         case _:
             assert_never(update)
@@ -156,16 +144,21 @@ def fold(runtime: Runtime, envelope: SessionUpdateEnvelope) -> Runtime:
 
 
 def stored_snapshot(
-    record: SessionRecord, running: TurnRecord | None, sandbox: SandboxView
+    record: SessionRecord,
+    running: TurnRecord | None,
+    sandbox: SandboxView,
+    *,
+    last_update_sequence: int,
 ) -> SessionSnapshot:
     """A session that is not loaded here, from the database: idle, or a turn running (in another
-    daemon, or left over until its owner's lease expires). No live update sequence."""
+    daemon, or left over until its owner's lease expires). ``last_update_sequence`` is where the
+    next owner's updates start after (what a freshly loaded actor would answer)."""
     runtime: Runtime = IdleRuntime()
     if running is not None:
         runtime = RunningRuntime(turn_id=running.id, client_request_id=running.client_request_id)
     return SessionSnapshot(
         session_id=record.id,
-        last_update_sequence=0,
+        last_update_sequence=last_update_sequence,
         permission_mode=record.sandbox_mode,
         sandbox=sandbox,
         runtime=runtime,

@@ -24,7 +24,6 @@ from openwork_core.plan import TurnPlan
 from openwork_core.storage.codec import decode_message, storable_json, storable_message
 from openwork_core.storage.compaction_records import (
     CheckpointRecord,
-    CompactionKind,
     NewCheckpoint,
     ProjectionRows,
     SessionMessageContents,
@@ -53,7 +52,6 @@ __all__ = [
     "CheckpointRecord",
     "ChildSessionRecord",
     "ChildSessionStorage",
-    "CompactionKind",
     "CompactionStorage",
     "FileChangeStorage",
     "ModelCallRecord",

@@ -1,31 +1,30 @@
 """SessionUpdate: the live, lossy per-session event stream (session-runtime.md §7).
 
 Attributes are snake_case; ``openwork_core.session.wire`` is the one place that writes them in the
-protocol's camelCase (the SSE payload). Sequences are per session, monotonic from 1; the latest 512 envelopes are kept
-for replay; subscribers that fall behind get ``resync``."""
+protocol's camelCase (the SSE payload). The numbering, the replay buffers and the subscribers are
+``session/update_streams.py``."""
 
 from __future__ import annotations
 
-import asyncio
 import enum
-import time
-from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Generic, Literal, TypeAlias, TypeVar
+from datetime import UTC, datetime
+from typing import Literal, TypeAlias
 
+import orjson
 from pydantic import JsonValue
 
+from openwork_chat_state.messages import JsonObject, ToolCallBlock
 from openwork_core.ids import ClientRequestId, SessionId, ToolCallId, TurnId
+from openwork_core.plan.model import PlanStep, TurnPlan
 from openwork_core.session.approval import PermissionRequest
 from openwork_core.session.outcome import TurnOutcome
 from openwork_core.session.wire_fields import OMIT_WHEN_NONE
+from openwork_core.usage import TokenUsage
+from openwork_tools import FileChange, ToolStatus
 
 SESSION_UPDATE_VERSION = 7
-RING_CAPACITY = 512
-SUBSCRIBER_CAPACITY = 512
-GLOBAL_CAPACITY = 4096
-GLOBAL_RING_CAPACITY = 2048
 
 
 class SessionPhase(enum.StrEnum):
@@ -36,16 +35,54 @@ class SessionPhase(enum.StrEnum):
     COMPACTING = "compacting"
 
 
+def utc_timestamp(moment: datetime) -> str:
+    """The one timestamp format of the contract: RFC 3339 in UTC with ``Z`` (as pydantic writes
+    the REST bodies' datetimes)."""
+    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+def call_input(arguments: str) -> tuple[JsonObject, str | None]:
+    """A tool call's arguments as what they are, a JSON object, and the model's text when it is
+    not one (the model is untrusted: its call then fails validation, and ``input`` is ``{}``)."""
+    try:
+        parsed = orjson.loads(arguments or "{}")
+    except orjson.JSONDecodeError:
+        return {}, arguments
+    return (parsed, None) if isinstance(parsed, dict) else ({}, arguments)
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class LiveToolCall:
     tool_call_id: ToolCallId
     provider_call_id: str
     name: str
-    input: JsonValue
-    status: str
+    input: JsonObject
+    """The parsed arguments (``{}`` when the model's were not a JSON object: see ``raw_input``)."""
+    status: ToolStatus | Literal["validating"]
     output: str | None = None
     is_error: bool | None = None
-    artifacts: list[JsonValue] | None = None
+    artifacts: list[FileChange] | None = None
+    raw_input: str | None = field(default=None, metadata=OMIT_WHEN_NONE)
+    """Present only when the model's arguments were not a JSON object: its text as sent."""
+
+    @classmethod
+    def validating(cls, tool_call_id: ToolCallId, call: ToolCallBlock) -> LiveToolCall:
+        arguments, raw = call_input(call.input)
+        return cls(
+            tool_call_id=tool_call_id,
+            provider_call_id=call.id,
+            name=call.name,
+            input=arguments,
+            status="validating",
+            raw_input=raw,
+        )
+
+
+def file_change_artifacts(artifacts: Iterable[JsonValue]) -> list[FileChange] | None:
+    """The stored ``file_change`` artifacts of a tool result as the wire writes them (``None``
+    when there are none)."""
+    changes = [FileChange.from_json(a) for a in artifacts if isinstance(a, dict)]
+    return changes or None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -103,10 +140,10 @@ class ToolCallFinished:
     tool_call_id: ToolCallId
     provider_call_id: str
     tool_name: str
-    status: str
+    status: ToolStatus
     output: str
     is_error: bool
-    artifacts: list[JsonValue] | None = None
+    artifacts: list[FileChange] | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -123,11 +160,48 @@ class PermissionResolved:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class PlanView:
+    """The one plan shape (update-plan.md §7 ``TurnPlanSnapshot{explanation, steps, updatedAt}``):
+    in ``plan_updated``, in the snapshot's runtime and (with its ``turn_id``) in
+    ``GET …/plan``. ``updated_at`` is RFC 3339 UTC with ``Z``."""
+
+    explanation: str | None
+    steps: list[PlanStep]
+    updated_at: str
+
+    @classmethod
+    def of(cls, plan: TurnPlan) -> PlanView:
+        return cls(
+            explanation=plan.explanation,
+            steps=list(plan.steps),
+            updated_at=utc_timestamp(plan.updated_at),
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class PlanUpdated:
+    """The plan's fields (``PlanView``) and, as update-plan.md §7 names it, ``plan``: the same
+    steps again (kept for the spec's clients)."""
+
     type: Literal["plan_updated"] = "plan_updated"
     explanation: str | None
-    plan: list[JsonValue]
+    steps: list[PlanStep]
     updated_at: str
+    plan: list[PlanStep]
+
+    @classmethod
+    def of(cls, plan: TurnPlan) -> PlanUpdated:
+        view = PlanView.of(plan)
+        return cls(
+            explanation=view.explanation,
+            steps=view.steps,
+            updated_at=view.updated_at,
+            plan=view.steps,
+        )
+
+    @property
+    def view(self) -> PlanView:
+        return PlanView(explanation=self.explanation, steps=self.steps, updated_at=self.updated_at)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -144,9 +218,10 @@ class ContextUpdated:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class TurnTokenUsage:
-    """A turn's provider-reported tokens summed over its submissions (issue 14 point 5); a
-    figure no submission reported is 0."""
+class UsageBody:
+    """The one wire body of a usage record (``openwork_core.usage.TokenUsage``): a Turn's
+    provider-reported tokens summed over its submissions, 0 where none reported (issue 14 point
+    5); in ``turn_finished`` (camelCase) and in the REST turn bodies (snake_case)."""
 
     input_tokens: int = 0
     cached_input_tokens: int = 0
@@ -154,12 +229,22 @@ class TurnTokenUsage:
     output_tokens: int = 0
     reasoning_tokens: int = 0
 
+    @classmethod
+    def of(cls, usage: TokenUsage) -> UsageBody:
+        return cls(
+            input_tokens=usage.input_tokens or 0,
+            cached_input_tokens=usage.cached_input_tokens or 0,
+            cache_write_tokens=usage.cache_write_tokens or 0,
+            output_tokens=usage.output_tokens or 0,
+            reasoning_tokens=usage.reasoning_tokens or 0,
+        )
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TurnFinished:
     type: Literal["turn_finished"] = "turn_finished"
     outcome: TurnOutcome
-    usage: TurnTokenUsage | None = field(default=None, metadata=OMIT_WHEN_NONE)
+    usage: UsageBody | None = field(default=None, metadata=OMIT_WHEN_NONE)
     """Left out when the turn's runner reported none (it crashed or was abandoned)."""
 
 
@@ -171,6 +256,22 @@ class Resync:
     buffered updates that follow and are not newer than the snapshot are already folded in it."""
 
     type: Literal["resync"] = "resync"
+
+
+class StreamEndReason(enum.StrEnum):
+    DELETED = "deleted"
+    """The session was deleted: every route for it now answers 404."""
+    UNLOADED = "unloaded"
+    """Its actor was stopped (idle, rebuilt, ownership lost, the daemon stopping): connect again
+    to load it; its sequences continue above this one."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StreamEnded:
+    """Our addition: the session's last update from this actor; its event streams end after it."""
+
+    type: Literal["stream_ended"] = "stream_ended"
+    reason: StreamEndReason
 
 
 SessionUpdate: TypeAlias = (
@@ -188,6 +289,7 @@ SessionUpdate: TypeAlias = (
     | ContextUpdated
     | TurnFinished
     | Resync
+    | StreamEnded
 )
 
 
@@ -202,161 +304,21 @@ class SessionUpdateEnvelope:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class BroadcastResync:
+    """``GET /v1/events``'s ``event: resync``: events the client asked for are lost (its cursor
+    left the buffer or is from another process, or it fell behind): read the sessions again.
+    ``sequence`` is the broadcast's current one, also the event's ``id:``."""
+
+    version: int = SESSION_UPDATE_VERSION
+    sequence: int
+    update: Resync = field(default_factory=Resync)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class GlobalEvent:
     """One envelope on the Core-wide broadcast with its broadcast ``sequence`` (the SSE ``id:`` of
-    ``GET /v1/events``): monotonic from 1 per process, across all sessions."""
+    ``GET /v1/events``): increasing across all sessions and across restarts
+    (``broadcast_floor``)."""
 
     sequence: int
     envelope: SessionUpdateEnvelope
-
-
-T = TypeVar("T", SessionUpdateEnvelope, GlobalEvent)
-
-
-class UpdateSubscription(Generic[T]):
-    """A bounded queue of envelopes; a subscriber that falls behind is told to resync."""
-
-    def __init__(
-        self,
-        capacity: int,
-        on_close: Callable[[UpdateSubscription[T]], None],
-        sequence: Callable[[], int],
-    ) -> None:
-        self._on_close: Callable[[UpdateSubscription[T]], None] = on_close
-        self._sequence = sequence
-        self.queue: asyncio.Queue[T] = asyncio.Queue(capacity)
-        self.lagged = False
-
-    def offer(self, item: T) -> None:
-        try:
-            self.queue.put_nowait(item)
-        except asyncio.QueueFull:
-            self.lagged = True
-
-    @property
-    def current_sequence(self) -> int:
-        """The latest sequence of the session, or of the Core-wide broadcast."""
-        return self._sequence()
-
-    def close(self) -> None:
-        self._on_close(self)
-
-
-Subscription: TypeAlias = UpdateSubscription[SessionUpdateEnvelope]
-GlobalSubscription: TypeAlias = UpdateSubscription[GlobalEvent]
-
-
-@dataclass(frozen=True, slots=True)
-class GlobalReplay:
-    events: tuple[GlobalEvent, ...]
-    resync: bool
-    last_sequence: int = 0
-
-
-class GlobalUpdates:
-    """The Core-wide broadcast of every session's updates: its own sequence and a ring buffer of
-    the latest 2 048 events, so ``GET /v1/events`` replays after ``Last-Event-ID`` like the
-    per-session stream."""
-
-    def __init__(self, ring_capacity: int = GLOBAL_RING_CAPACITY) -> None:
-        self._subscribers: set[GlobalSubscription] = set()
-        self._ring: deque[GlobalEvent] = deque(maxlen=ring_capacity)
-        self.last_sequence = 0
-
-    def publish(self, envelope: SessionUpdateEnvelope) -> None:
-        self.last_sequence += 1
-        event = GlobalEvent(sequence=self.last_sequence, envelope=envelope)
-        self._ring.append(event)
-        for subscriber in tuple(self._subscribers):
-            subscriber.offer(event)
-
-    def subscribe(self) -> GlobalSubscription:
-        subscription: GlobalSubscription = UpdateSubscription(
-            GLOBAL_CAPACITY, self.unsubscribe, lambda: self.last_sequence
-        )
-        self._subscribers.add(subscription)
-        return subscription
-
-    def subscribe_after(
-        self, after_sequence: int | None
-    ) -> tuple[GlobalReplay, GlobalSubscription]:
-        """Subscribe, then read the replay, with no await between: nothing falls in between."""
-        subscription = self.subscribe()
-        if after_sequence is None:
-            return GlobalReplay((), False, self.last_sequence), subscription
-        return self.replay(after_sequence), subscription
-
-    def replay(self, after_sequence: int) -> GlobalReplay:
-        """Buffered events newer than ``after_sequence``; ``resync`` when some are missing (the
-        cursor left the buffer, or is ahead of this process's sequence)."""
-        if after_sequence > self.last_sequence:
-            return GlobalReplay((), True, self.last_sequence)
-        oldest = self._ring[0].sequence if self._ring else self.last_sequence + 1
-        newer = tuple(e for e in self._ring if e.sequence > after_sequence)
-        return GlobalReplay(newer, after_sequence < oldest - 1, self.last_sequence)
-
-    def unsubscribe(self, subscription: GlobalSubscription) -> None:
-        self._subscribers.discard(subscription)
-
-
-@dataclass(frozen=True, slots=True)
-class Replay:
-    envelopes: tuple[SessionUpdateEnvelope, ...]
-    resync: bool
-    last_sequence: int = 0
-    """The session's sequence when the replay was read (what a ``resync`` envelope carries)."""
-
-
-@dataclass(slots=True)
-class UpdateHub:
-    """One session's sequence counter, ring buffer and subscribers."""
-
-    session_id: SessionId
-    global_updates: GlobalUpdates | None = None
-    last_sequence: int = 0
-    _ring: deque[SessionUpdateEnvelope] = field(default_factory=lambda: deque(maxlen=RING_CAPACITY))
-    _subscribers: set[Subscription] = field(default_factory=set)
-
-    def emit(self, turn_id: TurnId | None, update: SessionUpdate) -> SessionUpdateEnvelope:
-        self.last_sequence += 1
-        envelope = SessionUpdateEnvelope(
-            session_id=self.session_id,
-            turn_id=turn_id,
-            sequence=self.last_sequence,
-            occurred_at_ms=int(time.time() * 1000),
-            update=update,
-        )
-        self._ring.append(envelope)
-        for subscriber in tuple(self._subscribers):
-            subscriber.offer(envelope)
-        if self.global_updates is not None:
-            self.global_updates.publish(envelope)
-        return envelope
-
-    def replay(self, after_sequence: int) -> Replay:
-        """Buffered envelopes newer than ``after_sequence``; ``resync`` when some are missing
-        (the cursor fell out of the buffer, or is ahead of this process's sequences)."""
-        if after_sequence > self.last_sequence:
-            return Replay((), True, self.last_sequence)
-        oldest = self._ring[0].sequence if self._ring else self.last_sequence + 1
-        resync = after_sequence < oldest - 1
-        newer = tuple(e for e in self._ring if e.sequence > after_sequence)
-        return Replay(newer, resync, self.last_sequence)
-
-    @property
-    def subscriber_count(self) -> int:
-        """Clients watching this session now (a watched session is not idle)."""
-        return len(self._subscribers)
-
-    def subscribe(self) -> Subscription:
-        subscription: Subscription = UpdateSubscription(
-            SUBSCRIBER_CAPACITY, self.unsubscribe, lambda: self.last_sequence
-        )
-        self._subscribers.add(subscription)
-        return subscription
-
-    def unsubscribe(self, subscription: Subscription) -> None:
-        self._subscribers.discard(subscription)
-
-    def __iter__(self) -> Iterator[SessionUpdateEnvelope]:
-        return iter(self._ring)

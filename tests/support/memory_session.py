@@ -20,7 +20,7 @@ from openwork_core.session.ownership import SessionLease
 from openwork_core.session.runner import ResolvedModel, SessionServices
 from openwork_core.session.sub_agent_host import SubAgentHost
 from openwork_core.session.trace import TraceRecorder
-from openwork_core.session.updates import GlobalUpdates
+from openwork_core.session.update_streams import GlobalUpdates
 from openwork_core.storage.memory import InMemorySessionStorage
 from openwork_core.storage.records import (
     ProviderKind,

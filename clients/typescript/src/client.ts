@@ -3,9 +3,9 @@
 import type { components, operations } from "./openapi";
 
 type Schemas = components["schemas"];
-export type Session = Schemas["SessionSummaryBody"];
-export type SessionPage = Schemas["SessionPageBody"];
-export type TurnPage = Schemas["TurnPageBody"];
+export type Session = Schemas["SessionSummary"];
+export type SessionPage = Schemas["SessionPage"];
+export type TurnPage = Schemas["TurnPage"];
 export type Envelope = Schemas["SessionUpdateEnvelopeBody"];
 export type Update = Envelope["update"];
 export type ApiError = Schemas["ErrorEnvelope"]["error"];
@@ -121,6 +121,8 @@ export function describe(update: Update): string {
       return "turn finished";
     case "resync":
       return "resync: read the snapshot";
+    case "stream_ended":
+      return `stream ended (${update.reason})`;
     default: {
       const unhandled: never = update;
       return unhandled;

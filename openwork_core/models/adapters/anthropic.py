@@ -53,8 +53,8 @@ from openwork_core.models.port import (
     ModelError,
     ModelEvent,
     ModelRequest,
-    TokenUsage,
 )
+from openwork_core.usage import TokenUsage
 
 NO_API_KEY = "no-key"
 """Sent when the provider has no key, so the SDK never reads ``ANTHROPIC_API_KEY`` itself."""
@@ -206,7 +206,6 @@ class MessagesStreamDecoder:
             usage=TokenUsage(
                 input_tokens=self._input,
                 output_tokens=output,
-                total_tokens=self._input + output if output is not None else None,
                 cached_input_tokens=self._cached,
                 cache_write_tokens=self._written,
             ),

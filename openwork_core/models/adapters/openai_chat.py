@@ -46,9 +46,9 @@ from openwork_core.models.port import (
     ModelError,
     ModelEvent,
     ModelRequest,
-    TokenUsage,
 )
 from openwork_core.storage.records import MaxTokensField, ReasoningEffort
+from openwork_core.usage import TokenUsage
 
 _FINISH_REASONS: Mapping[str, FinishReason] = {
     "stop": FinishReason.STOP,
@@ -77,7 +77,6 @@ def map_usage(usage: Mapping[str, object]) -> TokenUsage:
     return TokenUsage(
         input_tokens=json_int(usage.get("prompt_tokens")),
         output_tokens=json_int(usage.get("completion_tokens")),
-        total_tokens=json_int(usage.get("total_tokens")),
         cached_input_tokens=cached,
         reasoning_tokens=json_int(
             json_object(usage.get("completion_tokens_details")).get("reasoning_tokens")

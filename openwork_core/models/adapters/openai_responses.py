@@ -64,9 +64,9 @@ from openwork_core.models.port import (
     ModelError,
     ModelEvent,
     ModelRequest,
-    TokenUsage,
 )
 from openwork_core.storage.records import ReasoningEffort
+from openwork_core.usage import TokenUsage
 
 log = structlog.get_logger(__name__)
 
@@ -86,7 +86,6 @@ def map_usage(response: Mapping[str, object]) -> TokenUsage | None:
     return TokenUsage(
         input_tokens=json_int(fields.get("input_tokens")),
         output_tokens=json_int(fields.get("output_tokens")),
-        total_tokens=json_int(fields.get("total_tokens")),
         cached_input_tokens=json_int(
             json_object(fields.get("input_tokens_details")).get("cached_tokens")
         ),

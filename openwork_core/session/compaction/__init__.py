@@ -66,7 +66,6 @@ if TYPE_CHECKING:
     )
     from openwork_core.storage.postgres.compactions import (
         CheckpointRecord,
-        CompactionKind,
         CompactionStore,
         TranscriptPage,
     )
@@ -80,7 +79,6 @@ _EXPORTS = {
     "CompactionError": "openwork_core.session.compaction.errors",
     "CompactionIneffective": "openwork_core.session.compaction.errors",
     "CompactionInstallFailed": "openwork_core.session.compaction.errors",
-    "CompactionKind": "openwork_core.storage.postgres.compactions",
     "CompactionResult": "openwork_core.session.compaction.run",
     "CompactionRuntimeState": "openwork_core.session.compaction.runtime_state",
     "CompactionStepFailed": "openwork_core.session.compaction.errors",
@@ -135,7 +133,6 @@ __all__ = [
     "CompactionError",
     "CompactionIneffective",
     "CompactionInstallFailed",
-    "CompactionKind",
     "CompactionResult",
     "CompactionRuntimeState",
     "CompactionStepFailed",

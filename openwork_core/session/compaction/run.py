@@ -60,12 +60,12 @@ from openwork_core.session.compaction.runtime_state import (
 from openwork_core.session.compaction.summary import build_summary_request, validate_summary_text
 from openwork_core.session.storage import CompactionStorage
 from openwork_core.storage.codec import decode_message
+from openwork_core.storage.compaction_records import CompactionKind
 from openwork_core.storage.errors import RecordNotFound, StorageError
 from openwork_core.storage.postgres.compactions import (
     SUMMARY_FORMAT_VERSION,
     CheckpointCheckFailed,
     CheckpointRecord,
-    CompactionKind,
     NewCheckpoint,
 )
 from openwork_tools.faults import faultpoint

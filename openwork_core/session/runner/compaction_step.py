@@ -20,9 +20,9 @@ from openwork_core.session.compaction import (
 )
 from openwork_core.session.outcome import FailureCode, TurnFailure
 from openwork_core.session.runner.context import ResolvedModel, SessionServices, TurnContext
-from openwork_core.session.storage import CompactionKind
 from openwork_core.session.trace import SpanFinish
 from openwork_core.session.updates import PhaseChanged, SessionPhase
+from openwork_core.storage.compaction_records import CompactionKind
 
 
 def compaction_deps(

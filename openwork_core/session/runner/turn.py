@@ -53,7 +53,6 @@ from openwork_core.session.runner.tool_dispatch import ToolCallRunner
 from openwork_core.session.runner.usage_step import SubmissionFacts, model_call_record
 from openwork_core.session.runner.world_state_step import WorldStateStep
 from openwork_core.session.storage import (
-    CompactionKind,
     OutgoingMessage,
     TurnClosing,
     TurnStatus,
@@ -67,6 +66,7 @@ from openwork_core.session.updates import (
     PhaseChanged,
     SessionPhase,
 )
+from openwork_core.storage.compaction_records import CompactionKind
 from openwork_core.storage.errors import database_unavailable
 
 __all__ = [

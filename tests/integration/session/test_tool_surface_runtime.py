@@ -13,7 +13,8 @@ from openwork_core.models.adapters.scripted import ScriptedModel, ScriptedRespon
 from openwork_core.session.approval import PermissionDecision, PermissionRequest
 from openwork_core.session.errors import PermissionNotPending, TurnNotActive
 from openwork_core.session.input import TextInput
-from openwork_core.session.updates import SessionUpdateEnvelope, Subscription
+from openwork_core.session.update_streams import Subscription
+from openwork_core.session.updates import SessionUpdateEnvelope
 from openwork_core.storage import PostgresStore
 from openwork_core.storage.codec import decode_message
 from openwork_core.storage.postgres.plans import PlanStore

@@ -17,7 +17,8 @@ from openwork_core.session.compaction.compacted_view import (
 )
 from openwork_core.session.compaction.errors import MissingLastUser
 from openwork_core.session.compaction.reminder import EMPTY_REMINDER
-from openwork_core.storage.postgres.compactions import CheckpointRecord, CompactionKind
+from openwork_core.storage.compaction_records import CompactionKind
+from openwork_core.storage.postgres.compactions import CheckpointRecord
 from tests.unit.compaction.compaction_support import assistant, real, synthetic, tool_result
 
 

@@ -10,7 +10,8 @@ import pytest
 
 from openwork_core.daemon.sse import global_events
 from openwork_core.ids import SessionId
-from openwork_core.session.updates import GlobalUpdates, SessionUpdateEnvelope, TextDeltaUpdate
+from openwork_core.session.update_streams import GlobalUpdates
+from openwork_core.session.updates import SessionUpdateEnvelope, TextDeltaUpdate
 
 
 def _others() -> set[asyncio.Task[object]]:

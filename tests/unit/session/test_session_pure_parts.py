@@ -14,15 +14,14 @@ from openwork_core.session.outcome import Cancelled
 from openwork_core.session.runner.model_step import assistant_message
 from openwork_core.session.runner.tool_step import DoomLoopCounter, normalized_arguments
 from openwork_core.session.snapshot import IdleRuntime, RunningRuntime, TerminalRuntime, fold
+from openwork_core.session.update_streams import RING_CAPACITY, UpdateHub
 from openwork_core.session.updates import (
-    RING_CAPACITY,
     DraftCleared,
     PhaseChanged,
     SessionPhase,
     TextDeltaUpdate,
     TurnFinished,
     TurnStarted,
-    UpdateHub,
 )
 
 
@@ -68,7 +67,7 @@ def test_sequences_start_at_one_and_replay_returns_only_newer_updates() -> None:
     for _ in range(5):
         hub.emit("t", DraftCleared())
     replay = hub.replay(2)
-    assert [e.sequence for e in replay.envelopes] == [3, 4, 5]
+    assert [e.sequence for e in replay.items] == [3, 4, 5]
     assert replay.resync is False
 
 
@@ -79,7 +78,7 @@ def test_a_cursor_that_left_the_ring_buffer_or_is_ahead_asks_for_resync() -> Non
         hub.emit("t", DraftCleared())
     behind = hub.replay(5)
     assert behind.resync is True
-    assert len(behind.envelopes) == RING_CAPACITY
+    assert len(behind.items) == RING_CAPACITY
     assert hub.replay(10).resync is False
     assert hub.replay(hub.last_sequence + 3).resync is True
 
