@@ -11,13 +11,18 @@ import typer
 from pydantic import JsonValue
 from rich.table import Table
 
-from openwork_core.cli import chat as chat_mod
+from openwork_core.cli.chat import EXIT_INTERRUPTED, SecondInterrupt
+from openwork_core.cli.chat_session import ChatSession, latest_in
 from openwork_core.cli.client import connect, home, objects
 from openwork_core.cli.errors import CliError
 from openwork_core.cli.inspect_view import inspection_lines, read_inspection
 from openwork_core.cli.output import console, err_console, plain_output, print_json, tsv_lines
+from openwork_tools.modes import SandboxMode
 
 JSON_OPTION = typer.Option(False, "--json", help="Print the daemon's JSON answer.")
+MODE_OPTION = typer.Option(
+    None, "--mode", help="The permission mode of the session.", case_sensitive=False
+)
 
 
 def register(app: typer.Typer) -> None:
@@ -30,25 +35,41 @@ def chat(
     message: str | None = typer.Argument(None, help="One message; without it, a prompt."),
     new: bool = typer.Option(False, "--new", help="Start a new session in this folder."),
     session: str | None = typer.Option(None, "--session", "-s", help="Continue this session."),
+    model: str | None = typer.Option(
+        None, "--model", "-m", help="The model of the session (a new one, or switched)."
+    ),
+    mode: SandboxMode | None = MODE_OPTION,
     yes: bool = typer.Option(False, "--yes", "-y", help="Allow every approval card once."),
 ) -> None:
     """Talk to the agent in this folder (its latest session, or a new one).
 
-    Streams the answer and one line per tool call; Ctrl-C cancels the turn, a second Ctrl-C
-    exits. Exit 0 when the turn completed, 1 when it failed, 130 when it was cancelled."""
+    Streams the answer and one line per tool call. Text typed while a turn runs waits as the
+    next message; /help lists the slash commands. Ctrl-C cancels the turn, a second Ctrl-C
+    exits.
+
+    Exit status: 0 the turn completed, 1 it failed, 2 a usage error, 3 no daemon is running,
+    130 the turn was cancelled (Ctrl-C, or the daemon stopped during it)."""
     folder = Path.cwd().resolve()
     out, err = console(), err_console()
     with connect() as client:
-        session_id = chat_mod.pick_session(client, folder, new=new, session_id=session)
-        err.print(f"session {session_id} in {folder}", markup=False, style="dim")
-        printer = chat_mod.TurnPrinter(client, session_id, out, plain=plain_output(), approve=yes)
+        conversation = ChatSession(
+            client,
+            folder,
+            out,
+            err,
+            plain=plain_output(),
+            approve=yes,
+            model=model,
+            mode=mode.value if mode is not None else None,
+        )
+        conversation.open(new=new, session_id=session)
         try:
             if message is not None:
-                raise typer.Exit(chat_mod.report(printer.run(message), err))
-            raise typer.Exit(chat_mod.interactive(printer, err, home()))
-        except chat_mod.SecondInterrupt:
+                raise typer.Exit(conversation.one_shot(message))
+            raise typer.Exit(conversation.interactive(home()))
+        except SecondInterrupt:
             err.print("interrupted", markup=False)
-            raise typer.Exit(chat_mod.EXIT_INTERRUPTED) from None
+            raise typer.Exit(EXIT_INTERRUPTED) from None
 
 
 def _sessions(listed: JsonValue) -> list[dict[str, JsonValue]]:
@@ -114,7 +135,7 @@ def inspect(
     with connect() as client:
         if session is None:
             folder = Path.cwd().resolve()
-            session = chat_mod.latest_in(_sessions(client.get("/v1/sessions")), folder)
+            session = latest_in(_sessions(client.get("/v1/sessions")), folder)
             if session is None:
                 raise CliError(f"no session in {folder}; pass a session id", "no_session")
         body = client.get(f"/v1/sessions/{session}/context")
