@@ -38,10 +38,8 @@ from openwork_core.cli.client import (
     Inbox,
     StreamEnded,
 )
-from openwork_core.cli.errors import CliError
+from openwork_core.cli.errors import CliError, ExitStatus
 from openwork_core.cli.typeahead import Draft, TypeAhead, Typed
-
-EXIT_INTERRUPTED = 130
 
 
 class SecondInterrupt(Exception):
@@ -52,7 +50,7 @@ class DaemonStopped(CliError):
     """The daemon went away during the turn (``openwork stop``): it cancels running turns, so
     the turn ends as a cancel does."""
 
-    exit_code = EXIT_INTERRUPTED
+    exit_code = ExitStatus.INTERRUPTED
 
     def __init__(self) -> None:
         super().__init__(

@@ -14,14 +14,14 @@ from types import TracebackType
 import httpx
 from pydantic import JsonValue
 
-from openwork_core.cli.errors import CliError
+from openwork_core.cli.errors import CliError, ExitStatus
 from openwork_core.daemon.home import discovery_path
 
 TIMEOUT_S = 30.0
 
 
 class DaemonNotRunning(CliError):
-    exit_code = 3
+    exit_code = ExitStatus.NO_DAEMON
 
     def __init__(self, detail: str) -> None:
         super().__init__(f"{detail}; start it with `openwork serve`", "daemon_not_running")

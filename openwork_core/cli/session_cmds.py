@@ -11,10 +11,10 @@ import typer
 from pydantic import JsonValue
 from rich.table import Table
 
-from openwork_core.cli.chat import EXIT_INTERRUPTED, SecondInterrupt
+from openwork_core.cli.chat import SecondInterrupt
 from openwork_core.cli.chat_session import ChatSession, latest_in
 from openwork_core.cli.client import connect, home, objects
-from openwork_core.cli.errors import CliError
+from openwork_core.cli.errors import CliError, ExitStatus, exit_status_help
 from openwork_core.cli.inspect_view import inspection_lines, read_inspection
 from openwork_core.cli.output import console, err_console, plain_output, print_json, tsv_lines
 from openwork_tools.modes import SandboxMode
@@ -26,7 +26,7 @@ MODE_OPTION = typer.Option(
 
 
 def register(app: typer.Typer) -> None:
-    app.command()(chat)
+    app.command(epilog=exit_status_help())(chat)
     app.command()(sessions)
     app.command()(inspect)
 
@@ -41,14 +41,11 @@ def chat(
     mode: SandboxMode | None = MODE_OPTION,
     yes: bool = typer.Option(False, "--yes", "-y", help="Allow every approval card once."),
 ) -> None:
-    """Talk to the agent in this folder (its latest session, or a new one).
+    """Talk to the agent in this folder.
 
-    Streams the answer and one line per tool call. Text typed while a turn runs waits as the
+    Continues the folder's latest session, or starts one. Streams the answer and one line per tool call. Text typed while a turn runs waits as the
     next message; /help lists the slash commands. Ctrl-C cancels the turn, a second Ctrl-C
-    exits.
-
-    Exit status: 0 the turn completed, 1 it failed, 2 a usage error, 3 no daemon is running,
-    130 the turn was cancelled (Ctrl-C, or the daemon stopped during it)."""
+    exits."""
     folder = Path.cwd().resolve()
     out, err = console(), err_console()
     with connect() as client:
@@ -69,7 +66,7 @@ def chat(
             raise typer.Exit(conversation.interactive(home()))
         except SecondInterrupt:
             err.print("interrupted", markup=False)
-            raise typer.Exit(EXIT_INTERRUPTED) from None
+            raise typer.Exit(ExitStatus.INTERRUPTED) from None
 
 
 def _sessions(listed: JsonValue) -> list[dict[str, JsonValue]]:
@@ -128,9 +125,9 @@ def inspect(
         False, "--open", help="Open the context page (/ui/) in a browser; prints its URL."
     ),
 ) -> None:
-    """Show a session's context window (default: this folder's latest session).
+    """Show a session's context window.
 
-    System / Conversation / Tools / free against the window, the auto-compact line, World State
+    The session: the one given, else this folder's latest. System / Conversation / Tools / free against the window, the auto-compact line, World State
     by section, the largest items."""
     with connect() as client:
         if session is None:
