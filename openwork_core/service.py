@@ -54,7 +54,12 @@ from openwork_core.session.snapshot import SessionSnapshot, sandbox_view, stored
 from openwork_core.session.trace import TraceRecorder
 from openwork_core.session.turn_accepted import TurnAccepted
 from openwork_core.session.turn_views import TurnView, read_turn_view
-from openwork_core.session.updates import GlobalUpdates, Replay, Subscription
+from openwork_core.session.updates import (
+    GlobalUpdates,
+    SessionReplay,
+    Subscription,
+    sequence_floor,
+)
 from openwork_core.session.workspace import is_directory, workspace_refusal
 from openwork_core.skills.enablement import SkillEnablement, SkillListing
 from openwork_core.skills.selection import select_skills, skill_snapshot_text
@@ -406,12 +411,15 @@ class OpenWorkCore:
             return await handle.snapshot()
         record = await self._store.get_session(session_id)
         return stored_snapshot(
-            record, await self._store.get_running_turn(session_id), sandbox_view(self._sandbox)
+            record,
+            await self._store.get_running_turn(session_id),
+            sandbox_view(self._sandbox),
+            last_update_sequence=sequence_floor(await self._ownership.last_epoch(session_id) + 1),
         )
 
     async def subscribe(
         self, session_id: SessionId, after_sequence: int | None
-    ) -> tuple[Replay, Subscription]:
+    ) -> tuple[SessionReplay, Subscription]:
         return await (await self._loaded_any(session_id)).subscribe(after_sequence)
 
     async def list_messages(

@@ -17,22 +17,7 @@ from openwork_core.context.limits import ModelContextLimits
 from openwork_core.context.normalize import ProjectionSummary
 from openwork_core.daemon.schemas import MessageBody, SessionBody, TurnBody
 from openwork_core.session.snapshot import SessionSnapshot
-from openwork_core.session.updates import (
-    ContextUpdated,
-    DraftCleared,
-    PermissionRequested,
-    PermissionResolved,
-    PhaseChanged,
-    PlanUpdated,
-    ReasoningDeltaUpdate,
-    Resync,
-    TextDeltaUpdate,
-    ToolCallFinished,
-    ToolCallProgress,
-    ToolCallStarted,
-    TurnFinished,
-    TurnStarted,
-)
+from openwork_core.session.updates import SessionUpdate
 
 SessionStatus = Literal["idle", "running"]
 TurnStatusName = Literal["running", "completed", "failed", "cancelled", "interrupted"]
@@ -266,23 +251,8 @@ class ContextOverviewBody(BaseModel):
     largest: list[LargestItemBody]
 
 
-SessionUpdateBody = Annotated[
-    TurnStarted
-    | PhaseChanged
-    | TextDeltaUpdate
-    | ReasoningDeltaUpdate
-    | DraftCleared
-    | ToolCallStarted
-    | ToolCallProgress
-    | ToolCallFinished
-    | PermissionRequested
-    | PermissionResolved
-    | PlanUpdated
-    | ContextUpdated
-    | TurnFinished
-    | Resync,
-    Field(discriminator="type"),
-]
+SessionUpdateBody = Annotated[SessionUpdate, Field(discriminator="type")]
+"""The update union of ``session/updates.py`` (written once there), discriminated on ``type``."""
 
 
 class SessionUpdateEnvelopeBody(BaseModel):

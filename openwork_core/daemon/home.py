@@ -1,8 +1,9 @@
 """The daemon's home (``OPENWORK_HOME``): one daemon per home, its secrets in one place.
 
-Layout: ``run/`` (mode 0700) holds the daemon's secrets — ``daemon.json`` (URL, bearer token,
-pid; 0600) and ``daemon.lock`` — and ``pgdata/`` the embedded PostgreSQL. The whole home is
-hidden from every tool except a session's own spill dir (``ToolSessionContext.secret_dirs``).
+Layout (daemon-api.md §1): the home itself is 0700; ``daemon.json`` (URL, bearer token, pid,
+version; 0600) is at its top, where the spec puts it; ``run/`` (0700) holds ``daemon.lock`` and
+the runtime API keys; ``pgdata/`` the embedded PostgreSQL. The whole home is hidden from every
+tool except a session's own spill dir (``ToolSessionContext.secret_dirs``).
 
 ``HomeLock`` is an exclusive ``flock`` held for the process lifetime: a second daemon on the same
 home learns the first one's pid and URL and leaves without touching anything."""
@@ -21,16 +22,24 @@ DISCOVERY_FILE = "daemon.json"
 LOCK_FILE = "daemon.lock"
 
 
+def private_home(home: Path) -> Path:
+    """``home``, created if missing and made 0700 (it holds the daemon's token and keys)."""
+    home.mkdir(parents=True, exist_ok=True)
+    os.chmod(home, 0o700)
+    return home
+
+
 def run_dir(home: Path) -> Path:
-    """``home/run``, created 0700 (the credential directory of the daemon)."""
-    path = home / RUN_DIR
-    path.mkdir(parents=True, exist_ok=True)
+    """``home/run``, created 0700 (the lock and the runtime keys)."""
+    path = private_home(home) / RUN_DIR
+    path.mkdir(exist_ok=True)
     os.chmod(path, 0o700)
     return path
 
 
 def discovery_path(home: Path) -> Path:
-    return home / RUN_DIR / DISCOVERY_FILE
+    """``OPENWORK_HOME/daemon.json`` (daemon-api.md §1 discovery)."""
+    return home / DISCOVERY_FILE
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,9 +61,10 @@ def read_discovery(home: Path) -> Discovery | None:
 
 
 def write_discovery(home: Path, url: str, token: str, version: str) -> Path:
-    """Atomically write ``run/daemon.json`` (0600)."""
-    directory = run_dir(home)
-    path = directory / DISCOVERY_FILE
+    """Atomically write ``daemon.json`` (0600, created so: never readable by others) in the
+    0700 home."""
+    directory = private_home(home)
+    path = discovery_path(home)
     tmp = directory / f".{DISCOVERY_FILE}.{os.getpid()}"
     payload = {"url": url, "token": token, "pid": os.getpid(), "version": version}
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)

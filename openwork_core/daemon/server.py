@@ -28,7 +28,13 @@ from openwork_core.config import (
 from openwork_core.daemon.access_log import AccessLog
 from openwork_core.daemon.app import create_app
 from openwork_core.daemon.first_use import warm_up_first_use
-from openwork_core.daemon.home import HomeInUse, HomeLock, remove_discovery, write_discovery
+from openwork_core.daemon.home import (
+    HomeInUse,
+    HomeLock,
+    private_home,
+    remove_discovery,
+    write_discovery,
+)
 from openwork_core.daemon.startup import (
     BannerFacts,
     banner_lines,
@@ -115,7 +121,7 @@ async def serve(settings: OpenWorkSettings, *, allow_remote: bool = False) -> in
     home = settings.home
     lock = HomeLock(home)
     try:
-        home.mkdir(parents=True, exist_ok=True)
+        private_home(home)
         lock.acquire()
     except OSError as exc:
         raise ConfigError(

@@ -1,5 +1,9 @@
 """Server-Sent Events for session updates (daemon-api.md §2, §4): replay from the ring buffer
-after ``Last-Event-ID`` / ``after_sequence``, then live; ``resync`` first when updates were lost."""
+after ``Last-Event-ID`` / ``after_sequence``, then live; ``resync`` first when updates were lost.
+
+Every event has ``id:``; a ``resync`` carries the current sequence, so a client that reconnects
+with it is sent only newer events. A session's stream ends after its ``stream_ended`` update (the
+actor stopped: the session was deleted or unloaded)."""
 
 from __future__ import annotations
 
@@ -10,12 +14,14 @@ from typing import TypeVar
 
 from openwork_core.ids import SessionId
 from openwork_core.session.updates import (
+    BroadcastResync,
     GlobalEvent,
     GlobalReplay,
     GlobalSubscription,
-    Replay,
     Resync,
+    SessionReplay,
     SessionUpdateEnvelope,
+    StreamEnded,
     Subscription,
     UpdateSubscription,
 )
@@ -29,47 +35,58 @@ def _event(envelope: SessionUpdateEnvelope) -> dict[str, str]:
     return {"id": str(envelope.sequence), "data": wire_json(envelope).decode()}
 
 
-def _resync(session_id: SessionId, last_sequence: int) -> dict[str, str]:
+def _resync(session_id: SessionId, sequence: int) -> dict[str, str]:
     envelope = SessionUpdateEnvelope(
         session_id=session_id,
         turn_id=None,
-        sequence=last_sequence,
+        sequence=sequence,
         occurred_at_ms=0,
         update=Resync(),
     )
-    return {"event": "resync", "data": wire_json(envelope).decode()}
+    return {"event": "resync", "id": str(sequence), "data": wire_json(envelope).decode()}
 
 
 async def session_events(
     session_id: SessionId,
-    replay: Replay,
+    replay: SessionReplay,
     subscription: Subscription,
     shutdown: asyncio.Event,
 ) -> AsyncIterator[dict[str, str]]:
     """Replay, then live. Subscribed before the replay was read, so nothing falls in between;
-    live envelopes already replayed are skipped, so nothing comes twice."""
+    live envelopes already replayed, or folded into the snapshot a ``resync`` sends the client to,
+    are skipped, so nothing comes twice; ``stream_ended`` is always sent, and ends the stream."""
     try:
         last = 0
         if replay.resync:
-            yield _resync(session_id, replay.last_sequence)
-        for envelope in replay.envelopes:
-            last = envelope.sequence
-            yield _event(envelope)
+            last = replay.last_sequence
+            yield _resync(session_id, last)
+        else:
+            for envelope in replay.items:
+                last = envelope.sequence
+                yield _event(envelope)
         async for live in _live(subscription, shutdown):
             if live is None:
-                yield _resync(session_id, subscription.current_sequence)
+                last = subscription.current_sequence
+                yield _resync(session_id, last)
                 continue
-            if live.sequence <= last:
-                continue
-            last = live.sequence
-            yield _event(live)
-            faultpoint("sse_attached")  # a client is attached and has just been sent an event
+            ended = isinstance(live.update, StreamEnded)
+            if live.sequence > last or ended:
+                last = max(last, live.sequence)
+                yield _event(live)
+                faultpoint("sse_attached")  # a client is attached and has just been sent an event
+            if ended:
+                return
     finally:
         subscription.close()
 
 
 def _global_event(event: GlobalEvent) -> dict[str, str]:
     return {"id": str(event.sequence), "data": wire_json(event.envelope).decode()}
+
+
+def _global_resync(sequence: int) -> dict[str, str]:
+    data = wire_json(BroadcastResync(sequence=sequence)).decode()
+    return {"event": "resync", "id": str(sequence), "data": data}
 
 
 async def global_events(
@@ -80,13 +97,16 @@ async def global_events(
     try:
         last = 0
         if replay.resync:
-            yield {"event": "resync", "data": "{}"}
-        for event in replay.events:
-            last = event.sequence
-            yield _global_event(event)
+            last = replay.last_sequence
+            yield _global_resync(last)
+        else:
+            for event in replay.items:
+                last = event.sequence
+                yield _global_event(event)
         async for live in _live(subscription, shutdown):
             if live is None:
-                yield {"event": "resync", "data": "{}"}
+                last = subscription.current_sequence
+                yield _global_resync(last)
                 continue
             if live.sequence <= last:
                 continue

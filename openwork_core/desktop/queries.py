@@ -23,6 +23,7 @@ from openwork_core.desktop.views import (
 )
 from openwork_core.ids import SessionId, TurnId
 from openwork_core.session.errors import SessionActive, SessionError
+from openwork_core.session.updates import StreamEndReason
 from openwork_core.storage.codec import content_text
 from openwork_core.storage.desktop_records import (
     CompactionRow,
@@ -59,7 +60,7 @@ class LoadedSessions(Protocol):
 
     def get(self, session_id: SessionId) -> SessionHandle | None: ...
 
-    async def close(self, session_id: SessionId) -> None: ...
+    async def close(self, session_id: SessionId, reason: StreamEndReason) -> None: ...
 
     def forget(self, root_session_id: SessionId) -> None: ...
 
@@ -172,7 +173,7 @@ class DesktopQueries:
             except listing_rows.SessionTreeRunning as exc:
                 raise SessionActive(exc.turn_id) from exc
         for member in removed:
-            await self._registry.close(member)
+            await self._registry.close(member, StreamEndReason.DELETED)
         self._registry.forget(session_id)
         await asyncio.to_thread(self._remove_spill, removed)
         return removed

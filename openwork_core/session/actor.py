@@ -94,8 +94,9 @@ from openwork_core.session.storage import (
 )
 from openwork_core.session.turn_accepted import TurnAccepted
 from openwork_core.session.updates import (
-    Replay,
+    SessionReplay,
     SessionUpdate,
+    StreamEndReason,
     Subscription,
     TurnFinished,
     TurnStarted,
@@ -166,10 +167,12 @@ class SessionActor:
         # every log line of this session's work (turns, compaction, rewind, undo) names it
         structlog.contextvars.clear_contextvars()  # not the ids of a parent's turn
         structlog.contextvars.bind_contextvars(session_id=self._session_id)
+        reason = StreamEndReason.UNLOADED
         try:
             while True:
                 command = await queue.receive()
                 if isinstance(command, Stop):
+                    reason = command.reason
                     await self._stop(queue)
                     command.reply.set_result(None)
                     return
@@ -177,6 +180,7 @@ class SessionActor:
         finally:
             for left in queue.close():
                 await self._refuse(left)
+            self._hub.end(reason)  # the last update: after what the stopped turn reported
             await self._services.chat.stop()
             if not queue.stopped.done():
                 queue.stopped.set_result(None)
@@ -384,11 +388,8 @@ class SessionActor:
             runtime=runtime,
         )
 
-    async def _subscribe(self, after_sequence: int | None) -> tuple[Replay, Subscription]:
-        subscription = self._hub.subscribe()
-        if after_sequence is None:
-            return Replay((), False), subscription
-        return self._hub.replay(after_sequence), subscription
+    async def _subscribe(self, after_sequence: int | None) -> tuple[SessionReplay, Subscription]:
+        return self._hub.subscribe_after(after_sequence)
 
     async def _status(self) -> SessionStatus:
         active = self._active

@@ -25,7 +25,7 @@ from openwork_core.session.storage import SessionRecord, SessionStorage
 from openwork_core.session.sub_agent_host import SubAgentHost
 from openwork_core.session.toolset import TurnToolset, control_surface
 from openwork_core.session.trace import TraceRecorder
-from openwork_core.session.updates import GlobalUpdates, UpdateHub
+from openwork_core.session.updates import GlobalUpdates, UpdateHub, sequence_floor
 from openwork_tools import (
     SandboxMode,
     SandboxStatus,
@@ -125,7 +125,7 @@ async def build_session_handle(
     actor = SessionActor(
         session_id=session_id,
         services=services,
-        hub=UpdateHub(session_id, deps.global_updates),
+        hub=UpdateHub(session_id, deps.global_updates, sequence_floor(lease.epoch)),
         mode=record.sandbox_mode,
         sandbox=deps.sandbox,
         on_turn_finished=None

@@ -23,7 +23,7 @@ from openwork_core.session.runner import ResolvedModel, TurnSpec
 from openwork_core.session.snapshot import SessionSnapshot
 from openwork_core.session.storage import TurnClosing, TurnUsage
 from openwork_core.session.turn_accepted import TurnAccepted
-from openwork_core.session.updates import Replay, Subscription
+from openwork_core.session.updates import SessionReplay, StreamEndReason, Subscription
 from openwork_tools import FileChange, SandboxMode
 from openwork_tools.undo import ChangeDirection
 
@@ -106,7 +106,7 @@ class GetSnapshot(_Asks[SessionSnapshot]):
 
 
 @dataclass(frozen=True, slots=True)
-class Subscribe(_Asks[tuple[Replay, Subscription]]):
+class Subscribe(_Asks[tuple[SessionReplay, Subscription]]):
     after_sequence: int | None
 
 
@@ -117,7 +117,10 @@ class GetStatus(_Asks[SessionStatus]):
 
 @dataclass(frozen=True, slots=True)
 class Stop(_Asks[None]):
-    """Cancel the active turn (outcome cancelled), wait for it, stop the loop."""
+    """Cancel the active turn (outcome cancelled), wait for it, stop the loop; the session's
+    streams end with ``stream_ended`` and ``reason``."""
+
+    reason: StreamEndReason = StreamEndReason.UNLOADED
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,7 +32,7 @@ from openwork_core.session.errors import ActorStopped
 from openwork_core.session.runner import ResolvedModel, TurnSpec
 from openwork_core.session.snapshot import SessionSnapshot
 from openwork_core.session.turn_accepted import TurnAccepted
-from openwork_core.session.updates import Replay, Subscription
+from openwork_core.session.updates import SessionReplay, StreamEndReason, Subscription
 from openwork_tools import FileChange, SandboxMode
 from openwork_tools.undo import ChangeDirection
 
@@ -82,7 +82,7 @@ class SessionHandle:
     async def snapshot(self) -> SessionSnapshot:
         return await self._queue.ask(GetSnapshot())
 
-    async def subscribe(self, after_sequence: int | None) -> tuple[Replay, Subscription]:
+    async def subscribe(self, after_sequence: int | None) -> tuple[SessionReplay, Subscription]:
         return await self._queue.ask(Subscribe(after_sequence))
 
     async def status(self) -> SessionStatus:
@@ -91,10 +91,11 @@ class SessionHandle:
     async def active_turn_id(self) -> TurnId | None:
         return (await self.status()).active_turn_id
 
-    async def shutdown(self) -> None:
-        """Stop the actor (its active turn ends cancelled); returns once its loop has ended.
-        Stopping a stopped actor is a no-op."""
+    async def shutdown(self, reason: StreamEndReason = StreamEndReason.UNLOADED) -> None:
+        """Stop the actor (its active turn ends cancelled; its streams end with
+        ``stream_ended``/``reason``); returns once its loop has ended. Stopping a stopped actor
+        is a no-op."""
         if not self._queue.closed:
             with contextlib.suppress(ActorStopped):  # someone else stopped it first
-                await self._queue.ask(Stop())
+                await self._queue.ask(Stop(reason=reason))
         await self._queue.stopped

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from openwork_core.ids import SessionId
+from openwork_core.session.updates import StreamEndReason
 
 if TYPE_CHECKING:
     from openwork_core.session.handle import SessionHandle
@@ -96,9 +97,11 @@ class LazyRegistry:
     def get(self, session_id: SessionId) -> SessionHandle | None:
         return None if self._registry is None else self._registry.get(session_id)
 
-    async def close(self, session_id: SessionId) -> None:
+    async def close(
+        self, session_id: SessionId, reason: StreamEndReason = StreamEndReason.UNLOADED
+    ) -> None:
         if self._registry is not None:
-            await self._registry.close(session_id)
+            await self._registry.close(session_id, reason)
 
     def forget(self, root_session_id: SessionId) -> None:
         if self._registry is not None:

@@ -101,12 +101,17 @@ class OwnershipStorage(Protocol):
         ...
 
     async def acquire(self, session_id: SessionId) -> SessionLease | LeaseHolder:
-        """Take the session's lease (a new epoch) unless another live daemon holds it; a running
+        """Take the session's lease (a new epoch, above every earlier one) unless another live daemon holds it; a running
         turn nobody drives any more becomes ``interrupted`` / ``process_restart``."""
         ...
 
     async def holder(self, session_id: SessionId) -> LeaseHolder | None:
         """The other live daemon holding the session, if any."""
+        ...
+
+    async def last_epoch(self, session_id: SessionId) -> int:
+        """The last lease epoch the session was given (0 before its first load): the next one is
+        above it, whoever takes it."""
         ...
 
     async def renew(self) -> frozenset[SessionId]:

@@ -42,6 +42,7 @@ from openwork_core.session.storage import (
     SessionRecord,
 )
 from openwork_core.session.sub_agent_host import SubAgentHost
+from openwork_core.session.updates import StreamEndReason
 
 log = structlog.get_logger(__name__)
 
@@ -129,12 +130,15 @@ class SessionRegistry:
             self._last_used[session_id] = time.monotonic()
             return handle, False
 
-    async def close(self, session_id: SessionId) -> None:
-        """Stop the actor and give its lease back (another daemon may take the session at once)."""
+    async def close(
+        self, session_id: SessionId, reason: StreamEndReason = StreamEndReason.UNLOADED
+    ) -> None:
+        """Stop the actor (its streams end with ``reason``) and give its lease back (another
+        daemon may take the session at once)."""
         handle = self._handles.pop(session_id, None)
         self._last_used.pop(session_id, None)
         if handle is not None:
-            await handle.shutdown()
+            await handle.shutdown(reason)
         lease = self._leases.pop(session_id, None)
         if lease is not None:
             await self._ownership.release(lease)

@@ -26,6 +26,7 @@ from openwork_core.session.updates import (
     Resync,
     SessionPhase,
     SessionUpdateEnvelope,
+    StreamEnded,
     TextDeltaUpdate,
     ToolCallFinished,
     ToolCallProgress,
@@ -148,7 +149,7 @@ def fold(runtime: Runtime, envelope: SessionUpdateEnvelope) -> Runtime:
                 outcome=outcome,
                 plan=runtime.plan,
             )
-        case ToolCallProgress() | ContextUpdated() | Resync():
+        case ToolCallProgress() | ContextUpdated() | Resync() | StreamEnded():
             pass
         case _:
             assert_never(update)
@@ -156,16 +157,21 @@ def fold(runtime: Runtime, envelope: SessionUpdateEnvelope) -> Runtime:
 
 
 def stored_snapshot(
-    record: SessionRecord, running: TurnRecord | None, sandbox: SandboxView
+    record: SessionRecord,
+    running: TurnRecord | None,
+    sandbox: SandboxView,
+    *,
+    last_update_sequence: int,
 ) -> SessionSnapshot:
     """A session that is not loaded here, from the database: idle, or a turn running (in another
-    daemon, or left over until its owner's lease expires). No live update sequence."""
+    daemon, or left over until its owner's lease expires). ``last_update_sequence`` is where the
+    next owner's updates start after (what a freshly loaded actor would answer)."""
     runtime: Runtime = IdleRuntime()
     if running is not None:
         runtime = RunningRuntime(turn_id=running.id, client_request_id=running.client_request_id)
     return SessionSnapshot(
         session_id=record.id,
-        last_update_sequence=0,
+        last_update_sequence=last_update_sequence,
         permission_mode=record.sandbox_mode,
         sandbox=sandbox,
         runtime=runtime,

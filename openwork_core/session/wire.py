@@ -16,11 +16,11 @@ import orjson
 from pydantic.alias_generators import to_camel
 
 from openwork_core.session.snapshot import SessionSnapshot
-from openwork_core.session.updates import SessionUpdateEnvelope
+from openwork_core.session.updates import BroadcastResync, SessionUpdateEnvelope
 from openwork_core.session.wire_fields import OMIT_WHEN_NONE_KEY
 from openwork_core.storage.codec import storable_text
 
-WireValue: TypeAlias = SessionUpdateEnvelope | SessionSnapshot
+WireValue: TypeAlias = SessionUpdateEnvelope | BroadcastResync | SessionSnapshot
 
 
 @cache

@@ -208,10 +208,10 @@ async def test_status_reports_the_running_daemon_and_stop_ends_it_cleanly(
     assert report["health"]["database"] == "ok"
     stopped = await run_cli("stop", home=daemon.home)
     assert stopped.code == 0, stopped.stderr
-    assert not (daemon.home / "run" / "daemon.json").exists()  # `stop` returns once it is gone
+    assert not (daemon.home / "daemon.json").exists()  # `stop` returns once it is gone
     async with asyncio.timeout(20):
         assert await daemon.process.wait() == 0
-    assert not (daemon.home / "run" / "daemon.json").exists()
+    assert not (daemon.home / "daemon.json").exists()
     after = await run_cli("status", home=daemon.home)
     assert after.code == 3
     assert "no daemon is running" in after.stderr

@@ -179,8 +179,10 @@ async def _completed_turn_on(
 
 
 def _assert_resync(event: SseEvent, sid: str, *, current: int) -> None:
-    """A `resync` event: its SSE name and a v7 envelope with update type `resync`."""
+    """A `resync` event: its SSE name, `id:` the current sequence and a v7 envelope with update
+    type `resync`."""
     assert event.event == "resync"
+    assert event.id == str(current)
     assert event.is_resync
     assert event.data["version"] == 7
     assert event.data["sessionId"] == sid
@@ -395,7 +397,8 @@ async def test_a_cursor_that_left_the_512_entry_ring_buffer_gets_resync_first(
 ) -> None:
     """daemon-api.md §2, session-runtime.md §7: the ring holds the latest 512 updates; a cursor
     whose next update is still buffered replays without `resync`, one update older gets `resync`
-    first (read the snapshot), followed by what is buffered."""
+    first (read the snapshot; its `id:` the current sequence), then only newer updates (the
+    buffered ones are in the snapshot)."""
     sid = await _session(client, tmp_path)
     text = "abcdefghij" * 60
     live.fake.push(Reply(text=text, chunk_chars=1))
@@ -412,15 +415,15 @@ async def test_a_cursor_that_left_the_512_entry_ring_buffer_gets_resync_first(
     assert _sequences(kept) == list(range(last - RING + 1, last + 1))
     assert not any(e.is_resync for e in kept)
 
-    for header, query in ((last - RING - 1, None), (None, 1), (0, None)):
+    for n, (header, query) in enumerate(((last - RING - 1, None), (None, 1), (0, None))):
         async with open_events(
             client, _events_path(sid), last_event_id=header, after_sequence=query
         ) as events:
             resync = await events.next()
-            after = await events.until(_reached(last))
+            _, after = await _completed_turn_on(client, live.fake, events, sid, f"req-{n}")
         _assert_resync(resync, sid, current=last)
-        assert _sequences(after) == list(range(after[0].sequence, last + 1))
-        assert after[0].sequence >= last - RING + 1
+        assert after[0].sequence == last + 1, "then only updates newer than the snapshot's"
+        last = after[-1].sequence
 
 
 # -- §8: the snapshot -----------------------------------------------------------------------
@@ -520,6 +523,31 @@ async def test_the_global_event_stream_carries_the_updates_of_every_session(
             "finalText": "same answer",
         }
         assert all(e.data["version"] == 7 and set(e.data) == ENVELOPE_KEYS for e in of_session)
+
+
+async def test_deleting_a_session_ends_its_stream_with_a_typed_stream_ended_then_closes_it(
+    live: Live, client: httpx.AsyncClient, tmp_path: Path
+) -> None:
+    """Issue 25 point 5: the stream of a deleted session gets a last update ``stream_ended``
+    (reason ``deleted``, the next sequence, ``id:`` as always) and then ends; the global stream
+    carries the same update and stays open."""
+    sid = await _session(client, tmp_path)
+    _, updates = await _completed_turn(client, live.fake, sid, "req-1")
+    async with (
+        open_events(client, _events_path(sid)) as events,
+        open_events(client, "/v1/events") as everything,
+    ):
+        deleted = await client.delete(f"/v1/sessions/{sid}")
+        assert deleted.status_code == 204, deleted.text
+        ended = await events.next()
+        assert ended.update == {"type": "stream_ended", "reason": "deleted"}
+        assert ended.sequence == updates[-1].sequence + 1 and ended.id == str(ended.sequence)
+        assert set(ended.data) == ENVELOPE_KEYS and ended.turn_id is None
+        with pytest.raises(EOFError):
+            await events.next()
+        broadcast = await everything.until(lambda e: e.data.get("sessionId") == sid)
+        assert broadcast[-1].data == ended.data
+    assert (await client.get(_events_path(sid))).status_code == 404
 
 
 # -- §2: permission mode --------------------------------------------------------------------

@@ -19,7 +19,7 @@ from tests.e2e.conftest import provider_env
 from tests.fakes.fake_provider import FakeProvider
 from tests.fakes.fake_script import Gate, Held, Reply
 from tests.support.daemon import Daemon, start_daemon, start_turn
-from tests.support.sse import open_events
+from tests.support.sse import SseEvent, open_events
 
 LEASE = "2"
 
@@ -84,7 +84,7 @@ async def test_a_second_daemon_on_the_same_home_exits_naming_the_first_and_touch
         home=home, database_url=database_url, env=provider_env(fake_provider)
     )
     try:
-        discovery = home / "run" / "daemon.json"
+        discovery = home / "daemon.json"
         before = discovery.read_bytes()
         env = {k: v for k, v in os.environ.items() if not k.startswith("OPENWORK_")} | {
             "OPENWORK_HOME": str(home),
@@ -336,10 +336,10 @@ async def test_the_token_hunt_finds_nothing_with_any_tool(
     workspace.mkdir()
     home = tmp_path / "home"
     token = "hunt-" + os.urandom(16).hex()
-    secret = home / "run" / "daemon.json"
+    secret = home / "daemon.json"
     hunts = [
         ("read", {"path": str(secret)}),
-        ("read", {"path": "../home/run/daemon.json"}),
+        ("read", {"path": "../home/daemon.json"}),
         ("list", {"path": str(home / "run")}),
         ("list", {"path": str(home)}),
         ("glob", {"pattern": "**/daemon.json", "path": str(tmp_path)}),
@@ -350,7 +350,7 @@ async def test_the_token_hunt_finds_nothing_with_any_tool(
         ("bash", {"command": f"grep -r hunt- {tmp_path} || true"}),
         ("bash", {"command": f"ln -s {secret} leak.json && cat leak.json"}),
         ("read", {"path": "leak.json"}),
-        ("write", {"path": str(home / "run" / "daemon.json"), "content": "{}"}),
+        ("write", {"path": str(secret), "content": "{}"}),
     ]
     fake_provider.push(
         *(Reply(tool_calls=(ToolCallSpec(f"call_{i}", n, a),)) for i, (n, a) in enumerate(hunts)),
@@ -447,3 +447,81 @@ async def test_every_client_of_one_daemon_sees_the_card_and_the_first_decision_w
             assert (await _wait_turn_terminal(gone, sid, again))["status"] == "completed"
     finally:
         assert await daemon.stop() == 0
+
+
+async def _observed_turn(
+    client: httpx.AsyncClient, sid: str, text: str, request_id: str, *, last_event_id: int | None
+) -> list[SseEvent]:
+    """Connect to the session's stream (with ``Last-Event-ID``), start a turn, read to its
+    turn_finished."""
+    async with open_events(
+        client, f"/v1/sessions/{sid}/events", last_event_id=last_event_id
+    ) as events:
+        tid = await start_turn(client, sid, text, request_id)
+        return await events.until(lambda e: e.turn_id == tid and e.type == "turn_finished")
+
+
+def _assert_typed_resync(event: SseEvent, *, sid: str | None) -> int:
+    """``event: resync`` with ``id:`` = its sequence, the update ``{"type": "resync"}``; returns
+    the sequence."""
+    assert event.event == "resync" and event.update == {"type": "resync"}
+    assert event.id is not None and int(event.id) == event.sequence
+    if sid is not None:
+        assert (event.data["sessionId"], event.data["turnId"]) == (sid, None)
+    return event.sequence
+
+
+async def test_update_sequences_never_go_back_across_a_restart_and_a_takeover_by_another_daemon(
+    tmp_path: Path, database_url: str, fake_provider: FakeProvider
+) -> None:
+    """Issue 25 point 2 (desktop-protocol.md §3 "`sequence` per session, strictly increasing",
+    §4 "`sequence <= lastSequence`: ignore"): after a clean restart the session's snapshot and its
+    next updates are above every sequence handed out before; a ``Last-Event-ID`` from before gets
+    a typed ``resync`` with ``id:`` (the current sequence) and then only newer updates; the global
+    stream's ids are above the previous process's and its ``resync`` is typed too; a takeover by
+    another daemon after the owner was killed numbers above the dead owner's updates."""
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    fake_provider.push(Reply(text="one"), Reply(text="two"), Reply(text="three"))
+    env = provider_env(fake_provider, OPENWORK_SESSION_LEASE_SECONDS=LEASE)
+    home = tmp_path / "a"
+    first = await start_daemon(home=home, database_url=database_url, env=env)
+    async with first.client() as client:
+        sid = await _session(client, workspace)
+        async with open_events(client, "/v1/events") as broadcast:
+            before = await _observed_turn(client, sid, "one", "req-1", last_event_id=None)
+            global_before = [int(e.id or 0) for e in await broadcast.take(len(before))]
+    assert [e.sequence for e in before] == list(range(1, len(before) + 1))  # from 1 at first
+    assert global_before == sorted(global_before)
+    assert await first.stop() == 0
+
+    restarted = await start_daemon(home=home, database_url=database_url, env=env)
+    try:
+        async with restarted.client() as client:
+            unloaded = (await client.get(f"/v1/sessions/{sid}")).json()["snapshot"]
+            assert unloaded["lastUpdateSequence"] > before[-1].sequence
+            resync, *after = await _observed_turn(
+                client, sid, "two", "req-2", last_event_id=before[-1].sequence
+            )
+            current = _assert_typed_resync(resync, sid=sid)
+            assert current == unloaded["lastUpdateSequence"]
+            assert [e.sequence for e in after] == list(range(current + 1, current + len(after) + 1))
+            async with open_events(client, "/v1/events", last_event_id=global_before[-1]) as stream:
+                global_resync = await stream.next()
+            assert _assert_typed_resync(global_resync, sid=None) > global_before[-1]
+            assert global_resync.data.keys() == {"version", "sequence", "update"}
+    finally:
+        await restarted.stop(signal.SIGKILL)
+    await _until_lease_expired(database_url, sid)
+
+    other = await start_daemon(home=tmp_path / "b", database_url=database_url, env=env)
+    try:
+        async with other.client() as client:
+            resync, *taken_over = await _observed_turn(
+                client, sid, "three", "req-3", last_event_id=after[-1].sequence
+            )
+        assert _assert_typed_resync(resync, sid=sid) > after[-1].sequence
+        assert taken_over[0].sequence == resync.sequence + 1
+        assert taken_over[-1].update["outcome"]["status"] == "completed"
+    finally:
+        assert await other.stop() == 0

@@ -153,10 +153,7 @@ async def test_the_banner_names_url_discovery_database_provider_and_sandbox_and_
             await process.communicate()
     assert process.returncode == 0
     assert banner[0].startswith("OpenWork ") and " listening on http://127.0.0.1:" in banner[0]
-    assert (
-        banner[1]
-        == f"  daemon.json  {home / 'run' / 'daemon.json'} (URL and bearer token, mode 0600)"
-    )
+    assert banner[1] == f"  daemon.json  {home / 'daemon.json'} (URL and bearer token, mode 0600)"
     assert banner[2].startswith("  database     postgresql://")
     assert banner[3] == "  provider     none (OPENWORK_PROVIDER unset)"
     assert banner[4].startswith("  sandbox      ")

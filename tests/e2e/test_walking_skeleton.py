@@ -9,6 +9,7 @@ import stat
 from pathlib import Path
 
 import httpx
+import orjson
 
 from tests.e2e.conftest import provider_env
 from tests.fakes.fake_provider import FakeProvider
@@ -137,7 +138,8 @@ async def test_after_sigkill_during_a_turn_a_restart_marks_it_interrupted_and_th
 async def test_sigterm_cancels_the_running_turn_removes_daemon_json_and_exits_zero(
     tmp_path: Path, database_url: str, fake_provider: FakeProvider
 ) -> None:
-    """daemon-api.md §1: SIGTERM → active turns cancelled, discovery file removed, exit 0."""
+    """daemon-api.md §1: the discovery file is ``OPENWORK_HOME/daemon.json`` (0600, in the 0700
+    home); SIGTERM → active turns cancelled, discovery file removed, exit 0."""
     workspace = tmp_path / "ws"
     workspace.mkdir()
     gate = Gate()
@@ -146,8 +148,10 @@ async def test_sigterm_cancels_the_running_turn_removes_daemon_json_and_exits_ze
     daemon = await start_daemon(
         home=home, database_url=database_url, env=provider_env(fake_provider)
     )
-    discovery = home / "run" / "daemon.json"
+    discovery = home / "daemon.json"
     assert stat.S_IMODE(discovery.stat().st_mode) == 0o600
+    assert stat.S_IMODE(home.stat().st_mode) == 0o700
+    assert orjson.loads(discovery.read_bytes()).keys() == {"url", "token", "pid", "version"}
     async with daemon.client() as client:
         sid = await _session(client, workspace)
         turn_id = await start_turn(client, sid, "wait for it", "req-term")

@@ -214,6 +214,8 @@ export function describe(update: Update): string {
       return "turn finished";
     case "resync":
       return "resync: read the snapshot";
+    case "stream_ended":
+      return `stream ended (${update.reason})`;
     default: {
       const unhandled: never = update;
       return unhandled;

@@ -12,6 +12,7 @@ from openwork_core.session.ownership import (
     LeaseLost,
     SessionLease,
 )
+from openwork_core.storage.errors import RecordNotFound
 from openwork_core.storage.postgres.connection import Conn
 from openwork_core.storage.postgres.turns import RESTART_ERROR_CODE, RESTART_ERROR_MESSAGE
 
@@ -36,14 +37,18 @@ CHECK_LEASE = """SELECT owner_daemon_id, epoch, expires_at > now() AS live FROM 
 LEASE_FOR_UPDATE = """SELECT l.owner_daemon_id, l.expires_at > now() AS live, d.url
     FROM session_leases l JOIN daemons d ON d.id = l.owner_daemon_id
     WHERE l.session_id = $1 FOR UPDATE OF l"""
-TAKE_LEASE = """INSERT INTO session_leases (session_id, owner_daemon_id, epoch, expires_at)
-    VALUES ($1, $2, 1, now() + make_interval(secs => $3))
+TAKE_LEASE = """WITH raised AS (
+        UPDATE sessions SET lease_epoch = lease_epoch + 1 WHERE id = $1 RETURNING lease_epoch)
+    INSERT INTO session_leases (session_id, owner_daemon_id, epoch, expires_at)
+    SELECT $1, $2, lease_epoch, now() + make_interval(secs => $3) FROM raised
     ON CONFLICT (session_id) DO UPDATE SET
         owner_daemon_id = EXCLUDED.owner_daemon_id,
-        epoch = session_leases.epoch + 1,
+        epoch = EXCLUDED.epoch,
         acquired_at = now(),
         expires_at = EXCLUDED.expires_at
     RETURNING epoch"""
+"""A new epoch, one above the last one the session ever had (``sessions.lease_epoch``, migration
+0013): epochs never repeat, even after a lease row was given back and deleted."""
 INTERRUPT_SESSION_TURNS = _INTERRUPT_TURNS.format(where="session_id = $3")
 """Taking a lease interrupts the session's leftover running turn (``acquire``)."""
 _INTERRUPT_ORPHANED_TURNS = _INTERRUPT_TURNS.format(where=_NOT_LIVE_ELSEWHERE)
@@ -114,6 +119,8 @@ class PostgresOwnership:
             if current is not None and current["live"] and current["owner_daemon_id"] != me:
                 return LeaseHolder(daemon_id=current["owner_daemon_id"], url=current["url"])
             epoch = await conn.fetchval(TAKE_LEASE, session_id, me, self._lease_seconds)
+            if epoch is None:
+                raise RecordNotFound(f"session {session_id} was deleted")
             # nobody in any live process drives this session now: its running turn is a leftover
             await _interrupt(conn, INTERRUPT_SESSION_TURNS, session_id)
             return SessionLease(session_id=session_id, daemon_id=me, epoch=int(epoch))
@@ -130,6 +137,13 @@ class PostgresOwnership:
         return (
             None if row is None else LeaseHolder(daemon_id=row["owner_daemon_id"], url=row["url"])
         )
+
+    async def last_epoch(self, session_id: SessionId) -> int:
+        async with self._pool.acquire() as conn:
+            epoch = await conn.fetchval(
+                "SELECT lease_epoch FROM sessions WHERE id = $1", session_id
+            )
+        return 0 if epoch is None else int(epoch)
 
     async def renew(self) -> frozenset[SessionId]:
         async with self._pool.acquire() as conn, conn.transaction():

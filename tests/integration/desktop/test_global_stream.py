@@ -31,7 +31,7 @@ def _finished(turn_id: str) -> object:
 async def test_the_global_stream_numbers_its_events_and_replays_after_last_event_id(
     store: PostgresStore, tmp_path: Path
 ) -> None:
-    """Every event has ``id:`` = the broadcast's own sequence (1, 2, 3, … across sessions);
+    """Every event has ``id:`` = the broadcast's own sequence (consecutive across sessions);
     reconnecting with ``Last-Event-ID: N`` replays exactly the events after N, then goes live;
     a cursor ahead of this process answers ``resync`` first."""
     model = ScriptedModel([ScriptedResponse(text=t) for t in ("a", "b", "c")])
@@ -47,19 +47,22 @@ async def test_the_global_stream_numbers_its_events_and_replays_after_last_event
             two = await _start(client, second, "two")
             seen += await stream.until(_finished(two))  # type: ignore[arg-type]
         ids = [int(e.id or 0) for e in seen]
-        assert ids == list(range(1, len(seen) + 1))
+        assert ids == list(range(ids[0], ids[0] + len(seen)))
         assert {e.data["sessionId"] for e in seen} == {first, second}
         for event in seen:
             SessionUpdateEnvelopeBody.model_validate(event.data)
 
-        middle = ids[len(ids) // 2]
-        async with open_events(client, "/v1/events", last_event_id=middle) as replay:
-            replayed = await replay.take(len(ids) - middle)
-            assert [int(e.id or 0) for e in replayed] == ids[middle:]
-            assert [e.data for e in replayed] == [e.data for e in seen[middle:]]
+        half = len(ids) // 2
+        async with open_events(client, "/v1/events", last_event_id=ids[half - 1]) as replay:
+            replayed = await replay.take(len(ids) - half)
+            assert [int(e.id or 0) for e in replayed] == ids[half:]
+            assert [e.data for e in replayed] == [e.data for e in seen[half:]]
             three = await _start(client, first, "three")
             live: list[SseEvent] = await replay.until(_finished(three))  # type: ignore[arg-type]
             assert int(live[0].id or 0) == ids[-1] + 1
 
-        async with open_events(client, "/v1/events", last_event_id=10**6) as ahead:
-            assert (await ahead.next()).event == "resync"
+        async with open_events(client, "/v1/events", last_event_id=ids[-1] + 10**6) as ahead:
+            resync = await ahead.next()
+        current = int(live[-1].id or 0)
+        assert (resync.event, resync.id) == ("resync", str(current))
+        assert resync.data == {"version": 7, "sequence": current, "update": {"type": "resync"}}

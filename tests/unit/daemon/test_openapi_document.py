@@ -147,6 +147,7 @@ _EXAMPLES: dict[str, dict[str, object]] = {
         "auto_compact_percent": 1.5,
     },
     "TurnFinished": {"outcome": {"status": "completed", "final_text": "done"}},
+    "StreamEnded": {"reason": "deleted"},
 }
 
 

@@ -63,25 +63,25 @@ def _envelope(session: str, sequence: int) -> SessionUpdateEnvelope:
 def test_the_global_broadcast_numbers_events_and_replays_like_the_session_stream() -> None:
     """daemon-api.md §2 replay rules on ``GET /v1/events``: newer than the cursor; ``resync``
     when the cursor left the buffer or is ahead of this process."""
-    hub = GlobalUpdates(ring_capacity=3)
+    hub = GlobalUpdates(ring_capacity=3, last_sequence=0)
     for n in range(1, 6):
         hub.publish(_envelope("a" if n % 2 else "b", n))
     replay = hub.replay(3)
-    assert [e.sequence for e in replay.events] == [4, 5] and not replay.resync
-    assert hub.replay(2).resync is False and [e.sequence for e in hub.replay(2).events] == [3, 4, 5]
+    assert [e.sequence for e in replay.items] == [4, 5] and not replay.resync
+    assert hub.replay(2).resync is False and [e.sequence for e in hub.replay(2).items] == [3, 4, 5]
     left = hub.replay(1)
-    assert left.resync and [e.sequence for e in left.events] == [3, 4, 5]
+    assert left.resync and [e.sequence for e in left.items] == [3, 4, 5]
     ahead = hub.replay(9)
-    assert ahead.resync and ahead.events == () and ahead.last_sequence == 5
-    assert hub.replay(5).events == () and not hub.replay(5).resync
+    assert ahead.resync and ahead.items == () and ahead.last_sequence == 5
+    assert hub.replay(5).items == () and not hub.replay(5).resync
 
 
 def test_a_subscriber_gets_every_event_published_after_it_subscribed_in_order() -> None:
-    hub = GlobalUpdates()
+    hub = GlobalUpdates(last_sequence=0)
     hub.publish(_envelope("a", 1))
     replay, subscription = hub.subscribe_after(0)
     hub.publish(_envelope("b", 1))
-    assert [e.sequence for e in replay.events] == [1]
+    assert [e.sequence for e in replay.items] == [1]
     live = subscription.queue.get_nowait()
     assert live.sequence == 2 and live.envelope.session_id == "b"
     assert subscription.current_sequence == 2

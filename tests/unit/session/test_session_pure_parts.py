@@ -68,7 +68,7 @@ def test_sequences_start_at_one_and_replay_returns_only_newer_updates() -> None:
     for _ in range(5):
         hub.emit("t", DraftCleared())
     replay = hub.replay(2)
-    assert [e.sequence for e in replay.envelopes] == [3, 4, 5]
+    assert [e.sequence for e in replay.items] == [3, 4, 5]
     assert replay.resync is False
 
 
@@ -79,7 +79,7 @@ def test_a_cursor_that_left_the_ring_buffer_or_is_ahead_asks_for_resync() -> Non
         hub.emit("t", DraftCleared())
     behind = hub.replay(5)
     assert behind.resync is True
-    assert len(behind.envelopes) == RING_CAPACITY
+    assert len(behind.items) == RING_CAPACITY
     assert hub.replay(10).resync is False
     assert hub.replay(hub.last_sequence + 3).resync is True
 
