@@ -200,8 +200,15 @@ class TurnPrinter:
     def _on_envelope(self, turn_id: str, envelope: dict[str, JsonValue]) -> TurnResult | None:
         sequence = envelope.get("sequence")
         update = envelope.get("update")
-        if isinstance(update, dict) and update.get("type") == "resync":
+        kind = update.get("type") if isinstance(update, dict) else None
+        if kind == "resync":  # what was missed is in the snapshot; only newer updates follow
+            if isinstance(sequence, int):
+                self._last_sequence = sequence
             return self._turn_if_done(turn_id)
+        if kind == "stream_ended" and isinstance(update, dict):
+            if update.get("reason") == "deleted":
+                raise CliError("the session was deleted during the turn", "session_deleted")
+            return None  # unloaded: the stream ends next and is opened again
         if isinstance(sequence, int):
             if self._last_sequence is not None and sequence <= self._last_sequence:
                 return None  # replayed after a reopen: seen already

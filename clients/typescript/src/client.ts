@@ -33,7 +33,9 @@ export interface Delivered {
   envelope: Envelope;
 }
 
-/** Typed session updates over a reconnecting SSE connection (see ReconnectingEventSource). */
+/** Typed session updates over a reconnecting SSE connection (see ReconnectingEventSource). It
+ * ends after `stream_ended` with reason `deleted`; after `unloaded` it connects again (which
+ * loads the session). */
 export class UpdateStream implements AsyncIterable<Delivered> {
   constructor(private readonly source: ReconnectingEventSource) {}
 
@@ -51,7 +53,12 @@ export class UpdateStream implements AsyncIterable<Delivered> {
 
   async *[Symbol.asyncIterator](): AsyncGenerator<Delivered> {
     for await (const event of this.source) {
-      yield { id: event.id, envelope: JSON.parse(event.data) as Envelope };
+      const envelope = JSON.parse(event.data) as Envelope;
+      yield { id: event.id, envelope };
+      if (envelope.update.type === "stream_ended" && envelope.update.reason === "deleted") {
+        this.close();
+        return;
+      }
     }
   }
 }

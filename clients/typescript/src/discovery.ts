@@ -14,17 +14,14 @@ export interface DaemonInfo {
 
 export class NoDaemon extends Error {}
 
-/** The spec's place first; `run/daemon.json` is where daemons before issue 25 wrote it. */
-export const DISCOVERY_FILES = ["daemon.json", join("run", "daemon.json")];
+export const DISCOVERY_FILE = "daemon.json";
 
 export async function discover(home: string): Promise<DaemonInfo> {
-  const path = join(home, DISCOVERY_FILES[0]!);
-  let text: string | null = null;
-  for (const name of DISCOVERY_FILES) {
-    text = await readFile(join(home, name), "utf8").catch(() => null);
-    if (text !== null) break;
-  }
-  if (text === null) {
+  const path = join(home, DISCOVERY_FILE);
+  let text: string;
+  try {
+    text = await readFile(path, "utf8");
+  } catch {
     throw new NoDaemon(`no daemon is running for ${home} (${path} does not exist)`);
   }
   const info = JSON.parse(text) as Partial<DaemonInfo>;

@@ -206,8 +206,14 @@ test("list and rename: the session is listed with its title, then with the new o
   );
 });
 
-test("delete: the session is gone and its routes answer 404 not_found", async () => {
+test("delete: the session's stream ends with stream_ended, its routes answer 404", async () => {
+  const events = await follow();
   await client.deleteSession(sid);
+  const ended = await events.next(null, "stream_ended");
+  assert.equal(ended.update.reason, "deleted");
+  await events.done;
+  assert.equal(events.failure, null, "the stream ended, it did not fail");
+  assert.equal(events.seen.at(-1)?.envelope.update.type, "stream_ended");
   await assert.rejects(client.getSession(sid), (e: unknown) => {
     assert.ok(e instanceof OpenWorkError);
     assert.equal(e.status, 404);
