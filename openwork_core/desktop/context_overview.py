@@ -294,7 +294,11 @@ def warnings(usage: InspectionUsage | None) -> tuple[OverviewWarning, ...]:
             )
         )
     if call.cache_miss is not None:
-        where = f" at Conversation item {call.cache_miss.item}" if call.cache_miss.item is not None else ""
+        where = (
+            f" at Conversation item {call.cache_miss.item}"
+            if call.cache_miss.item is not None
+            else ""
+        )
         found.append(
             OverviewWarning(
                 code=WarningCode.CACHE_MISS,
