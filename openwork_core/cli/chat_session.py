@@ -247,7 +247,7 @@ class ChatSession:
                 if self._waiting:
                     item: Command | Message | None = self._waiting.popleft()
                     assert item is not None
-                    self._echo(item)
+                    self._echo(item, readline)
                 else:
                     try:
                         line = _prompt(readline, PROMPT if tty else "", self._prefill)
@@ -266,10 +266,14 @@ class ChatSession:
                     history.parent.mkdir(parents=True, exist_ok=True)
                     readline.write_history_file(str(history))
 
-    def _echo(self, item: Command | Message) -> None:
-        """A waiting line, as it is sent (so the transcript shows what went)."""
+    def _echo(self, item: Command | Message, readline: ModuleType | None = None) -> None:
+        """A waiting line, as it is sent (so the transcript shows what went), and into the
+        prompt's history as if typed there."""
         text = item.text if isinstance(item, Message) else f"/{item.name} {item.argument}"
         self._out.print(f"{PROMPT}{text.strip()}", markup=False, highlight=False)
+        if readline is not None:
+            for line in text.splitlines():
+                readline.add_history(line)
 
 
 def _prompt(readline: ModuleType | None, prompt: str, prefill: str) -> str:
