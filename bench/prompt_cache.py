@@ -23,8 +23,8 @@ from openwork_chat_state.messages import Message, Role, TextBlock
 from openwork_chat_state.view import ConversationContextView
 from openwork_core.context import ContextEngine, PreparedModelCall, SystemContextBuilder
 from openwork_core.context.builder import ResolvedSystemContext
-from openwork_core.models.port import TokenUsage
 from openwork_core.session.runner.usage_step import SubmissionFacts, model_call_record
+from openwork_core.usage import TokenUsage
 
 FACTS = SubmissionFacts(model_call=2, submission=1, provider_id="bench", at=datetime.now(UTC))
 INNER = 100

@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
-from typing import Literal, TypeAlias, assert_never
+from typing import ClassVar, Literal, TypeAlias, assert_never
 
-from pydantic import JsonValue
+from pydantic import ConfigDict, JsonValue
+from pydantic.alias_generators import to_camel
 
 from openwork_chat_state.messages import JsonObject, TextBlock, ToolResultBlock, ToolResultState
+
+_CAMEL_CASE = ConfigDict(alias_generator=to_camel, populate_by_name=True)
+"""A ``file_change`` artifact is camelCase wherever it is written (``to_json``; tools.md §8): its
+schema says so in every document that includes it."""
 
 RESULT_TEXT_LIMIT = 32_000
 """Every result through ``FinalizedToolset`` is at most this many UTF-8 bytes, footer included."""
@@ -45,6 +50,7 @@ class ToolError:
 class DiffHunk:
     """One unified-diff hunk with 3 lines of context; ``lines`` keep their ' '/'+'/'-' prefix."""
 
+    __pydantic_config__: ClassVar[ConfigDict] = _CAMEL_CASE
     old_start: int
     old_lines: int
     new_start: int
@@ -77,6 +83,7 @@ class DiffHunk:
 class FileChange:
     """The UI-only record of one write/edit that changed content (tools.md §8)."""
 
+    __pydantic_config__: ClassVar[ConfigDict] = _CAMEL_CASE
     type: Literal["file_change"] = "file_change"
     change_id: str
     path: str

@@ -68,7 +68,8 @@ class ContextInspection:
                 "auto_compact_percent": self.auto_compact_percent,
                 "projection": self.projection,
                 "usage": self.usage,
-            }
+            },
+            option=orjson.OPT_UTC_Z,  # the contract's one timestamp form: RFC 3339 UTC with Z
         )
 
     def to_jsonable(self) -> JsonValue:

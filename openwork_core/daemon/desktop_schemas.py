@@ -10,42 +10,19 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, RootModel
 from pydantic.alias_generators import to_camel
 
+from openwork_chat_state.item import MessageKind
 from openwork_chat_state.messages import Message, ToolDefinition
 from openwork_core.context.budget import ContextBudgetEstimate
 from openwork_core.context.builder import SystemContextPart
+from openwork_core.context.inspection import InspectionUsage
 from openwork_core.context.limits import ModelContextLimits
 from openwork_core.context.normalize import ProjectionSummary
-from openwork_core.daemon.schemas import MessageBody, SessionBody, TurnBody
+from openwork_core.daemon.schemas import MessageBody, TurnBody
+from openwork_core.desktop.views import ChildSession, SessionSummary
+from openwork_core.plan.model import PlanStep
 from openwork_core.session.snapshot import SessionSnapshot
-from openwork_core.session.updates import SessionUpdate
-
-SessionStatus = Literal["idle", "running"]
-TurnStatusName = Literal["running", "completed", "failed", "cancelled", "interrupted"]
-
-
-class ErrorDetail(BaseModel):
-    model_config = ConfigDict(extra="allow")
-    code: str = Field(description="stable snake_case error code")
-    message: str = Field(description="for humans")
-
-
-class ErrorEnvelope(BaseModel):
-    """Every error: ``{"error": {"code", "message", ...extra}}`` (daemon-api.md §2)."""
-
-    error: ErrorDetail
-
-
-class SessionSummaryBody(SessionBody):
-    parent_session_id: str | None
-    title: str | None = Field(
-        description="the user's title, else the first line of the first user message (≤ 80)"
-    )
-    title_is_derived: bool
-    archived: bool
-    status: SessionStatus
-    active_turn_id: str | None
-    turn_count: int
-    last_activity_at: datetime
+from openwork_core.session.updates import BroadcastResync, SessionUpdate, UsageBody
+from openwork_core.storage.compaction_records import CompactionKind
 
 
 class SessionSnapshotBody(RootModel[SessionSnapshot]):
@@ -54,13 +31,8 @@ class SessionSnapshotBody(RootModel[SessionSnapshot]):
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
 
 
-class SessionSummaryWithSnapshot(SessionSummaryBody):
+class SessionSummaryWithSnapshot(SessionSummary):
     snapshot: SessionSnapshotBody
-
-
-class SessionPageBody(BaseModel):
-    sessions: list[SessionSummaryBody]
-    next_cursor: str | None = Field(description="pass as ?cursor= for the next page; null at end")
 
 
 class PatchSessionBody(BaseModel):
@@ -69,31 +41,6 @@ class PatchSessionBody(BaseModel):
         default=None, description="null puts back the title derived from the first message"
     )
     archived: bool | None = None
-
-
-class UsageBody(BaseModel):
-    input_tokens: int
-    cached_input_tokens: int
-    cache_write_tokens: int
-    output_tokens: int
-    reasoning_tokens: int
-
-
-class TurnSummaryBody(BaseModel):
-    turn_id: str
-    sequence: int
-    status: TurnStatusName
-    error_code: str | None
-    started_at: datetime | None
-    finished_at: datetime | None
-    model_calls: int
-    usage: UsageBody
-    final_text_preview: str | None
-
-
-class TurnPageBody(BaseModel):
-    turns: list[TurnSummaryBody]
-    next_cursor: str | None
 
 
 class TurnDetailBody(TurnBody):
@@ -113,7 +60,7 @@ class PermissionAcceptedBody(BaseModel):
 
 class CompactionTargetBody(BaseModel):
     compaction_id: str
-    kind: Literal["manual", "threshold", "overflow", "rewind"]
+    kind: CompactionKind
     sequence: int
     created_at: datetime
     through_message_sequence: int
@@ -127,15 +74,12 @@ class CompactionListBody(BaseModel):
     compactions: list[CompactionTargetBody]
 
 
-class PlanStepBody(BaseModel):
-    step: str
-    status: Literal["pending", "in_progress", "completed"]
-
-
 class PlanSnapshotBody(BaseModel):
+    """The one plan shape (``PlanView``: explanation, steps, updated at) with its Turn."""
+
     turn_id: str
     explanation: str | None
-    steps: list[PlanStepBody]
+    steps: list[PlanStep]
     updated_at: datetime
 
 
@@ -143,20 +87,8 @@ class PlanBody(BaseModel):
     plan: PlanSnapshotBody | None = Field(description="null before any update_plan call")
 
 
-class ChildSessionBody(BaseModel):
-    session_id: str
-    task_name: str
-    agent_role: str
-    status: SessionStatus
-    active_turn_id: str | None
-    last_turn_status: TurnStatusName | None
-    turn_count: int
-    created_at: datetime
-    last_activity_at: datetime
-
-
 class ChildListBody(BaseModel):
-    children: list[ChildSessionBody]
+    children: list[ChildSession]
 
 
 class SpanBody(BaseModel):
@@ -192,7 +124,7 @@ class TranscriptPageBody(BaseModel):
 class RealProvenanceBody(BaseModel):
     message_id: str
     sequence: int
-    kind: Literal["normal", "skill_instruction", "agent_message", "world_state"]
+    kind: MessageKind
 
 
 class SyntheticProvenanceBody(BaseModel):
@@ -212,6 +144,7 @@ class ContextInspectionBody(BaseModel):
     limits: ModelContextLimits
     auto_compact_percent: float
     projection: ProjectionSummary
+    usage: InspectionUsage | None = Field(description="null while the database is unreachable")
 
 
 class BarSegmentBody(BaseModel):
@@ -298,6 +231,12 @@ class ContextOverviewBody(BaseModel):
 
 SessionUpdateBody = Annotated[SessionUpdate, Field(discriminator="type")]
 """The update union of ``session/updates.py`` (written once there), discriminated on ``type``."""
+
+
+class BroadcastResyncBody(RootModel[BroadcastResync]):
+    """``GET /v1/events``'s ``event: resync`` as ``session/wire.py`` writes it."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
 
 
 class SessionUpdateEnvelopeBody(BaseModel):

@@ -11,7 +11,8 @@ import orjson
 import structlog
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from pydantic import BaseModel, ConfigDict, JsonValue
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
+from pydantic.config import JsonDict
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 
@@ -35,16 +36,51 @@ class JsonBytes(Response):
             return orjson.dumps(storable_json(cast(JsonValue, content)))
 
 
-class ErrorBody(BaseModel):
-    model_config = ConfigDict(extra="allow")
-    code: str
-    message: str
+SOMETIMES: JsonDict = {"x-sometimes-present": True}
+"""``json_schema_extra`` of a response field that is left out unless it applies (the OpenAPI
+document requires every other response field; the marker is removed from it)."""
+
+
+class FieldErrorBody(BaseModel):
+    loc: list[str] = Field(description="where: body, query, path or header, then the field")
+    msg: str
+
+
+class ErrorDetail(BaseModel):
+    """The error of every non-2xx answer: ``code`` and ``message``, and the fields of the codes
+    that carry more (each left out otherwise)."""
+
+    model_config = ConfigDict(extra="forbid")
+    code: str = Field(description="stable snake_case error code")
+    message: str = Field(description="for humans")
+    errors: list[FieldErrorBody] | None = Field(
+        default=None,
+        description="422 `invalid_request` and 400 `invalid_request` (unstorable text): the "
+        "field errors",
+        json_schema_extra=SOMETIMES,
+    )
+    turn_id: str | None = Field(
+        default=None,
+        description="409 `busy`: the Turn that runs",
+        json_schema_extra=SOMETIMES,
+    )
+    owner_url: str | None = Field(
+        default=None,
+        description="409 `session_owned_elsewhere`: the daemon that drives the session",
+        json_schema_extra=SOMETIMES,
+    )
+    request_id: str | None = Field(
+        default=None,
+        description="500 `internal_error`: the id of the log line `request.unhandled`",
+        json_schema_extra=SOMETIMES,
+    )
 
 
 class ErrorEnvelope(BaseModel):
-    """Every non-2xx answer of the daemon (daemon-api.md §2)."""
+    """Every non-2xx answer of the daemon (daemon-api.md §2): ``{"error": {"code", "message",
+    ...}}``."""
 
-    error: ErrorBody
+    error: ErrorDetail
 
 
 def error_response(
@@ -180,20 +216,3 @@ def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(StarletteHTTPException)
     async def _http(_request: Request, exc: StarletteHTTPException) -> Response:
         return http_error_response(exc)
-
-
-ERROR_DESCRIPTIONS: dict[int, str] = {
-    400: "invalid_request (e.g. unstorable text) or a domain refusal",
-    401: "unauthorized",
-    403: "forbidden_host / forbidden_origin",
-    404: "not_found",
-    409: "a state conflict (busy, session_active, …)",
-    413: "payload_too_large",
-    422: "invalid_request with the field errors",
-    500: "internal_error with a request id",
-    502: "an upstream (model) failure",
-    503: "service unavailable",
-}
-"""Documented on every operation with the ``ErrorEnvelope`` body (an addition to the OpenAPI
-document, made by ``daemon/openapi``: given to FastAPI as app-wide ``responses`` they cost a
-response validator per route and status when the routes are registered, none of them used)."""

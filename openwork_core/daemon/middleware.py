@@ -3,6 +3,8 @@ everywhere", "Bounds"). Pure ASGI so that neither buffers a body nor a streaming
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import uuid
 
 import structlog
@@ -77,14 +79,45 @@ class EnvelopeMiddleware:
                 )(scope, receive, send_with_id)
 
 
+LINGER_MAX_BYTES = 64 * 1024 * 1024
+"""After a 413, at most this much of the rest of the body is read and discarded."""
+LINGER_IDLE_S = 5.0
+LINGER_TOTAL_S = 30.0
+
+
 async def _too_large(scope: Scope, receive: Receive, send: Send) -> None:
+    """413 ``payload_too_large``, then a lingering close (as nginx does): the answer is sent in
+    full at once, but the response is completed — and the connection closed — only after the
+    rest of the body was read and discarded (up to ``LINGER_MAX_BYTES``, ``LINGER_TOTAL_S``, a
+    chunk at least every ``LINGER_IDLE_S``). A client that writes its whole body before it reads
+    (Python's urllib, Node's http) then reads the 413 instead of a connection reset: closing a
+    socket with unread data makes the kernel send RST. A client waiting on ``Expect:
+    100-continue`` sent no body: nothing to wait for."""
     response = error_response(
         PayloadTooLarge.http_status,
         PayloadTooLarge.code,
         "the request body is over the daemon's limit (OPENWORK_MAX_BODY_BYTES)",
     )
     response.headers["connection"] = "close"
-    await response(scope, receive, send)
+    await send({"type": "http.response.start", "status": 413, "headers": response.raw_headers})
+    await send({"type": "http.response.body", "body": response.body, "more_body": True})
+    if (b"expect", b"100-continue") not in [(k, v.lower()) for k, v in scope["headers"]]:
+        await _discard_body(receive)
+    await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+async def _discard_body(receive: Receive) -> None:
+    discarded = 0
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(LINGER_TOTAL_S):
+            while discarded <= LINGER_MAX_BYTES:
+                async with asyncio.timeout(LINGER_IDLE_S):
+                    message = await receive()
+                if message["type"] != "http.request":
+                    return  # the client went away
+                discarded += len(message.get("body", b""))
+                if not message.get("more_body", False):
+                    return
 
 
 class BodyLimitMiddleware:

@@ -8,8 +8,20 @@ import dataclasses
 from datetime import datetime
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema, model_validator
 
+from openwork_chat_state.item import MessageKind
+from openwork_chat_state.messages import (
+    DataBlock,
+    ProviderOpaqueBlock,
+    Role,
+    TextBlock,
+    ThinkingBlock,
+    ToolCallBlock,
+    ToolOutputBlock,
+    ToolResultState,
+)
+from openwork_core.daemon.errors import SOMETIMES
 from openwork_core.daemon.validation import (
     BaseUrl,
     BodyId,
@@ -20,12 +32,23 @@ from openwork_core.daemon.validation import (
     TokenCount,
 )
 from openwork_core.models.capabilities import resolve_capabilities
-from openwork_core.storage.records import ProviderKind, ProviderModel, ProviderSettings
-from openwork_tools import SandboxMode
+from openwork_core.storage.records import ProviderKind, ProviderModel, ProviderSettings, TurnStatus
+from openwork_tools import FileChange, SandboxMode
 
 
 def _mode(value: object) -> object:
     return "accept_edits" if value == "accept-edits" else value
+
+
+AcceptedMode = Annotated[
+    SandboxMode,
+    BeforeValidator(_mode),
+    WithJsonSchema(
+        {"type": "string", "enum": [*SandboxMode, "accept-edits"], "title": "AcceptedSandboxMode"},
+        mode="validation",
+    ),
+]
+"""A mode in a request: a ``SandboxMode``, or ``accept-edits`` (the World State's spelling)."""
 
 
 class CreateSessionBody(RequestModel):
@@ -34,9 +57,7 @@ class CreateSessionBody(RequestModel):
     agent: Name = "default"
     provider: Name | None = "default"
     model: Name | None = None
-    permission_mode: SandboxMode = SandboxMode.AUTO
-
-    _normalize_mode = field_validator("permission_mode", mode="before")(_mode)
+    permission_mode: AcceptedMode = SandboxMode.AUTO
 
 
 class SessionBody(BaseModel):
@@ -47,23 +68,6 @@ class SessionBody(BaseModel):
     model: str | None
     permission_mode: SandboxMode
     created_at: datetime
-
-
-class SessionListItem(SessionBody):
-    """A listed session with its activity (additions: ``title``, ``last_activity_at``,
-    ``status``)."""
-
-    title: str | None = None
-    last_activity_at: datetime | None = None
-    status: Literal["idle", "running"] = "idle"
-
-
-class SessionWithSnapshot(SessionBody):
-    snapshot: JsonValue
-
-
-class SessionList(BaseModel):
-    sessions: list[SessionListItem]
 
 
 class TextInputBody(RequestModel):
@@ -97,7 +101,7 @@ class TurnAcceptedBody(BaseModel):
 
 class TurnBody(BaseModel):
     turn_id: str
-    status: Literal["running", "completed", "failed", "cancelled", "interrupted"]
+    status: TurnStatus
     error_code: str | None
     message: str | None
     final_text: str | None
@@ -106,9 +110,7 @@ class TurnBody(BaseModel):
 
 class PermissionModeBody(RequestModel):
     model_config = ConfigDict(extra="forbid")
-    mode: SandboxMode
-
-    _normalize_mode = field_validator("mode", mode="before")(_mode)
+    mode: AcceptedMode
 
 
 class CompactionBody(BaseModel):
@@ -127,13 +129,38 @@ class PermissionDecisionBody(RequestModel):
     decision: Literal["allow_once", "deny"]
 
 
+class StoredToolResultBlock(BaseModel):
+    """A tool result as stored: the Chat State block and, beside it, the ``file_change``
+    artifacts of the call (camelCase, tools.md §8; left out when there are none)."""
+
+    type: Literal["tool_result"]
+    id: str
+    name: str
+    output: list[ToolOutputBlock]
+    state: ToolResultState
+    artifacts: list[FileChange] | None = Field(default=None, json_schema_extra=SOMETIMES)
+
+
+StoredBlock = Annotated[
+    TextBlock
+    | ThinkingBlock
+    | DataBlock
+    | ToolCallBlock
+    | StoredToolResultBlock
+    | ProviderOpaqueBlock,
+    Field(discriminator="type"),
+]
+"""A stored content block: a tool call's ``input`` is the model's argument text as sent (the
+stored and measured form, the same as in the context inspection)."""
+
+
 class MessageBody(BaseModel):
     message_id: str
     sequence: int
     turn_id: str | None
-    role: str
-    kind: str
-    content: JsonValue
+    role: Role
+    kind: MessageKind
+    content: list[StoredBlock]
     created_at: datetime
 
 

@@ -23,7 +23,7 @@ from openwork_core.desktop.views import (
 )
 from openwork_core.ids import SessionId, TurnId
 from openwork_core.session.errors import SessionActive, SessionError
-from openwork_core.session.updates import StreamEndReason
+from openwork_core.session.updates import StreamEndReason, UsageBody
 from openwork_core.storage.codec import content_text
 from openwork_core.storage.desktop_records import (
     CompactionRow,
@@ -78,7 +78,7 @@ def _turn_summary(row: TurnHistoryRow) -> TurnSummary:
         started_at=row.started_at,
         finished_at=row.finished_at,
         model_calls=row.model_calls,
-        usage=row.usage,
+        usage=UsageBody.of(row.usage),
         final_text_preview=preview(_final_text(row.last_assistant_content))
         if row.status is TurnStatus.COMPLETED
         else None,

@@ -1,18 +1,27 @@
-"""What the desktop reads answer (issue 16): frozen values the routes turn into bodies."""
+"""What the desktop reads answer (issue 16): the response bodies themselves (one type per
+concept: the summary the queries build is the body the routes send, snake_case as every REST
+body)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from openwork_core.ids import SessionId, TurnId
-from openwork_core.storage.desktop_records import SessionActivity, TokenUsage
+from openwork_core.session.updates import UsageBody
+from openwork_core.storage.desktop_records import SessionActivity
 from openwork_core.storage.records import TurnStatus
 from openwork_tools.modes import SandboxMode
 
+_FROZEN = ConfigDict(frozen=True)
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SessionSummary:
+
+class SessionSummary(BaseModel):
+    """A session as the list and ``GET /v1/sessions/{sid}`` show it: the fields of
+    ``POST /v1/sessions``'s answer and its activity."""
+
+    model_config = _FROZEN
     session_id: SessionId
     workspace: str
     agent: str
@@ -21,7 +30,9 @@ class SessionSummary:
     permission_mode: SandboxMode
     created_at: datetime
     parent_session_id: SessionId | None
-    title: str | None
+    title: str | None = Field(
+        description="the user's title, else the first line of the first user message (≤ 80)"
+    )
     title_is_derived: bool
     archived: bool
     status: SessionActivity
@@ -30,14 +41,14 @@ class SessionSummary:
     last_activity_at: datetime
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SessionPage:
+class SessionPage(BaseModel):
+    model_config = _FROZEN
     sessions: tuple[SessionSummary, ...]
-    next_cursor: str | None
+    next_cursor: str | None = Field(description="pass as ?cursor= for the next page; null at end")
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class TurnSummary:
+class TurnSummary(BaseModel):
+    model_config = _FROZEN
     turn_id: TurnId
     sequence: int
     status: TurnStatus
@@ -45,18 +56,18 @@ class TurnSummary:
     started_at: datetime | None
     finished_at: datetime | None
     model_calls: int
-    usage: TokenUsage
+    usage: UsageBody
     final_text_preview: str | None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class TurnPage:
+class TurnPage(BaseModel):
+    model_config = _FROZEN
     turns: tuple[TurnSummary, ...]
     next_cursor: str | None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ChildSession:
+class ChildSession(BaseModel):
+    model_config = _FROZEN
     session_id: SessionId
     task_name: str
     agent_role: str

@@ -13,6 +13,7 @@ from openwork_chat_state.messages import (
     ToolCallBlock,
     ToolDefinition,
 )
+from openwork_core.usage import TokenUsage
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -43,19 +44,6 @@ class FinishReason(enum.StrEnum):
     CANCELLED = "cancelled"
     INCOMPLETE = "incomplete"
     UNKNOWN = "unknown"
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class TokenUsage:
-    input_tokens: int | None = None
-    output_tokens: int | None = None
-    total_tokens: int | None = None
-    cached_input_tokens: int | None = None
-    """Input read from the provider's prompt cache (a subset of ``input_tokens``)."""
-    reasoning_tokens: int | None = None
-    cache_write_tokens: int | None = None
-    """Input written to the prompt cache (Anthropic ``cache_creation_input_tokens``; a subset of
-    ``input_tokens``)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

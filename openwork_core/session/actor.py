@@ -78,7 +78,7 @@ from openwork_core.session.runner import (
 from openwork_core.session.runner.cancellation import TurnCancellation
 from openwork_core.session.runner.context import PermissionModeView
 from openwork_core.session.runner.prepare import prepare_call, system_context, turn_opening
-from openwork_core.session.runner.usage_step import inspection_usage, turn_token_usage
+from openwork_core.session.runner.usage_step import inspection_usage
 from openwork_core.session.snapshot import (
     IdleRuntime,
     RunningRuntime,
@@ -101,6 +101,7 @@ from openwork_core.session.updates import (
     TurnFinished,
     TurnStarted,
     UpdateHub,
+    UsageBody,
 )
 from openwork_tools import FileChange, SandboxMode, SandboxStatus
 from openwork_tools.faults import faultpoint
@@ -317,7 +318,8 @@ class SessionActor:
             self._repair.hold(turn_id, unwritten)
         if active.slot is not None:
             active.slot.release()  # however the Turn ended (multi-agent.md §7)
-        self._emit(turn_id, TurnFinished(outcome=outcome, usage=turn_token_usage(usage)))
+        body = None if usage is None else UsageBody.of(usage)
+        self._emit(turn_id, TurnFinished(outcome=outcome, usage=body))
         self._active = None
         if self._on_turn_finished is not None:
             try:

@@ -8,8 +8,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Literal, TypeAlias, assert_never
 
-from pydantic import JsonValue
-
 from openwork_core.ids import ClientRequestId, SessionId, TurnId
 from openwork_core.session.approval import PermissionRequest
 from openwork_core.session.outcome import TurnOutcome
@@ -22,6 +20,7 @@ from openwork_core.session.updates import (
     PermissionResolved,
     PhaseChanged,
     PlanUpdated,
+    PlanView,
     ReasoningDeltaUpdate,
     Resync,
     SessionPhase,
@@ -36,16 +35,6 @@ from openwork_core.session.updates import (
 )
 from openwork_core.storage.records import SessionRecord, TurnRecord
 from openwork_tools.modes import SandboxMode, SandboxStatus
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class PlanView:
-    """The Turn's current plan as the snapshot shows it (update-plan.md §7:
-    ``{explanation, steps, updatedAt}``), folded from the latest ``plan_updated``."""
-
-    explanation: str | None
-    steps: list[JsonValue]
-    updated_at: str
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -139,9 +128,7 @@ def fold(runtime: Runtime, envelope: SessionUpdateEnvelope) -> Runtime:
         case PermissionResolved():
             runtime.pending_permission = None
         case PlanUpdated() as plan:
-            runtime.plan = PlanView(
-                explanation=plan.explanation, steps=plan.plan, updated_at=plan.updated_at
-            )
+            runtime.plan = plan.view
         case TurnFinished(outcome=outcome):
             return TerminalRuntime(
                 turn_id=runtime.turn_id,

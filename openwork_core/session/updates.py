@@ -13,16 +13,22 @@ import asyncio
 import enum
 import time
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Generic, Literal, TypeAlias, TypeVar
 
+import orjson
 from pydantic import JsonValue
 
+from openwork_chat_state.messages import JsonObject, ToolCallBlock
 from openwork_core.ids import ClientRequestId, SessionId, ToolCallId, TurnId
+from openwork_core.plan.model import PlanStep, TurnPlan
 from openwork_core.session.approval import PermissionRequest
 from openwork_core.session.outcome import TurnOutcome
 from openwork_core.session.wire_fields import OMIT_WHEN_NONE
+from openwork_core.usage import TokenUsage
+from openwork_tools import FileChange, ToolStatus
 
 SESSION_UPDATE_VERSION = 7
 RING_CAPACITY = 512
@@ -57,16 +63,54 @@ class SessionPhase(enum.StrEnum):
     COMPACTING = "compacting"
 
 
+def utc_timestamp(moment: datetime) -> str:
+    """The one timestamp format of the contract: RFC 3339 in UTC with ``Z`` (as pydantic writes
+    the REST bodies' datetimes)."""
+    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+def call_input(arguments: str) -> tuple[JsonObject, str | None]:
+    """A tool call's arguments as what they are, a JSON object, and the model's text when it is
+    not one (the model is untrusted: its call then fails validation, and ``input`` is ``{}``)."""
+    try:
+        parsed = orjson.loads(arguments or "{}")
+    except orjson.JSONDecodeError:
+        return {}, arguments
+    return (parsed, None) if isinstance(parsed, dict) else ({}, arguments)
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class LiveToolCall:
     tool_call_id: ToolCallId
     provider_call_id: str
     name: str
-    input: JsonValue
-    status: str
+    input: JsonObject
+    """The parsed arguments (``{}`` when the model's were not a JSON object: see ``raw_input``)."""
+    status: ToolStatus | Literal["validating"]
     output: str | None = None
     is_error: bool | None = None
-    artifacts: list[JsonValue] | None = None
+    artifacts: list[FileChange] | None = None
+    raw_input: str | None = field(default=None, metadata=OMIT_WHEN_NONE)
+    """Present only when the model's arguments were not a JSON object: its text as sent."""
+
+    @classmethod
+    def validating(cls, tool_call_id: ToolCallId, call: ToolCallBlock) -> LiveToolCall:
+        arguments, raw = call_input(call.input)
+        return cls(
+            tool_call_id=tool_call_id,
+            provider_call_id=call.id,
+            name=call.name,
+            input=arguments,
+            status="validating",
+            raw_input=raw,
+        )
+
+
+def file_changes(artifacts: Iterable[JsonValue]) -> list[FileChange] | None:
+    """The stored ``file_change`` artifacts of a tool result as the wire writes them (``None``
+    when there are none)."""
+    changes = [FileChange.from_json(a) for a in artifacts if isinstance(a, dict)]
+    return changes or None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -124,10 +168,10 @@ class ToolCallFinished:
     tool_call_id: ToolCallId
     provider_call_id: str
     tool_name: str
-    status: str
+    status: ToolStatus
     output: str
     is_error: bool
-    artifacts: list[JsonValue] | None = None
+    artifacts: list[FileChange] | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -144,11 +188,48 @@ class PermissionResolved:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class PlanView:
+    """The one plan shape (update-plan.md §7 ``TurnPlanSnapshot{explanation, steps, updatedAt}``):
+    in ``plan_updated``, in the snapshot's runtime and (with its ``turn_id``) in
+    ``GET …/plan``. ``updated_at`` is RFC 3339 UTC with ``Z``."""
+
+    explanation: str | None
+    steps: list[PlanStep]
+    updated_at: str
+
+    @classmethod
+    def of(cls, plan: TurnPlan) -> PlanView:
+        return cls(
+            explanation=plan.explanation,
+            steps=list(plan.steps),
+            updated_at=utc_timestamp(plan.updated_at),
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class PlanUpdated:
+    """The plan's fields (``PlanView``) and, as update-plan.md §7 names it, ``plan``: the same
+    steps again (kept for the spec's clients)."""
+
     type: Literal["plan_updated"] = "plan_updated"
     explanation: str | None
-    plan: list[JsonValue]
+    steps: list[PlanStep]
     updated_at: str
+    plan: list[PlanStep]
+
+    @classmethod
+    def of(cls, plan: TurnPlan) -> PlanUpdated:
+        view = PlanView.of(plan)
+        return cls(
+            explanation=view.explanation,
+            steps=view.steps,
+            updated_at=view.updated_at,
+            plan=view.steps,
+        )
+
+    @property
+    def view(self) -> PlanView:
+        return PlanView(explanation=self.explanation, steps=self.steps, updated_at=self.updated_at)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -165,9 +246,10 @@ class ContextUpdated:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class TurnTokenUsage:
-    """A turn's provider-reported tokens summed over its submissions (issue 14 point 5); a
-    figure no submission reported is 0."""
+class UsageBody:
+    """The one wire body of a usage record (``openwork_core.usage.TokenUsage``): a Turn's
+    provider-reported tokens summed over its submissions, 0 where none reported (issue 14 point
+    5); in ``turn_finished`` (camelCase) and in the REST turn bodies (snake_case)."""
 
     input_tokens: int = 0
     cached_input_tokens: int = 0
@@ -175,12 +257,22 @@ class TurnTokenUsage:
     output_tokens: int = 0
     reasoning_tokens: int = 0
 
+    @classmethod
+    def of(cls, usage: TokenUsage) -> UsageBody:
+        return cls(
+            input_tokens=usage.input_tokens or 0,
+            cached_input_tokens=usage.cached_input_tokens or 0,
+            cache_write_tokens=usage.cache_write_tokens or 0,
+            output_tokens=usage.output_tokens or 0,
+            reasoning_tokens=usage.reasoning_tokens or 0,
+        )
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TurnFinished:
     type: Literal["turn_finished"] = "turn_finished"
     outcome: TurnOutcome
-    usage: TurnTokenUsage | None = field(default=None, metadata=OMIT_WHEN_NONE)
+    usage: UsageBody | None = field(default=None, metadata=OMIT_WHEN_NONE)
     """Left out when the turn's runner reported none (it crashed or was abandoned)."""
 
 

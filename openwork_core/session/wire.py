@@ -21,6 +21,8 @@ from openwork_core.session.wire_fields import OMIT_WHEN_NONE_KEY
 from openwork_core.storage.codec import storable_text
 
 WireValue: TypeAlias = SessionUpdateEnvelope | BroadcastResync | SessionSnapshot
+_OPTIONS = orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_UTC_Z
+"""Datetimes (none today: ``utc_timestamp`` writes the plan's) as RFC 3339 UTC with ``Z``."""
 
 
 @cache
@@ -50,9 +52,9 @@ def wire_json(value: WireValue) -> bytes:
     UTF-8 in a live tool update) is written with the storage rule's escape instead of failing
     the stream (docs/reliability.md "NUL-safe storage")."""
     try:
-        return orjson.dumps(value, default=_camel_case, option=orjson.OPT_PASSTHROUGH_DATACLASS)
+        return orjson.dumps(value, default=_camel_case, option=_OPTIONS)
     except orjson.JSONEncodeError:
-        return orjson.dumps(_escaped(value))
+        return orjson.dumps(_escaped(value), option=orjson.OPT_UTC_Z)
 
 
 def _escaped(value: object) -> object:

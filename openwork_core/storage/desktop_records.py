@@ -10,6 +10,7 @@ from datetime import datetime
 
 from openwork_core.ids import CompactionId, SessionId, SpanId, TurnId
 from openwork_core.storage.records import TurnStatus
+from openwork_core.usage import TokenUsage
 from openwork_tools.modes import SandboxMode
 
 
@@ -63,15 +64,6 @@ class SessionPatch:
     title: str | None = None
     clear_title: bool = False
     archived: bool | None = None
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class TokenUsage:
-    input_tokens: int = 0
-    cached_input_tokens: int = 0
-    cache_write_tokens: int = 0
-    output_tokens: int = 0
-    reasoning_tokens: int = 0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

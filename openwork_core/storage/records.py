@@ -10,6 +10,7 @@ from typing import Literal, TypeAlias
 from openwork_chat_state.item import MessageKind
 from openwork_chat_state.messages import Role
 from openwork_core.ids import ClientRequestId, MessageId, SessionId, TurnId
+from openwork_core.usage import TokenUsage
 from openwork_tools.modes import SandboxMode
 
 
@@ -145,10 +146,6 @@ class StoredMessage:
     created_at: datetime
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class TurnUsage:
-    input_tokens: int | None = None
-    output_tokens: int | None = None
-    cached_input_tokens: int | None = None
-    reasoning_tokens: int | None = None
-    cache_write_tokens: int | None = None
+TurnUsage: TypeAlias = TokenUsage
+"""A Turn's usage is the one usage record (``openwork_core.usage``), summed over its submissions;
+the write path still names it ``TurnUsage``."""

@@ -6,6 +6,8 @@ written."""
 from __future__ import annotations
 
 import asyncio
+import urllib.error
+import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -369,6 +371,46 @@ async def test_bodies_over_the_bound_are_refused_413_before_they_are_read(
         async with daemon.client() as client:  # a body within the bound is served as before
             fits = await client.post("/v1/sessions", json={"workspace": str(workspace)})
             assert fits.status_code == 201
+    finally:
+        assert await daemon.stop() == 0
+
+
+def _urllib_post(url: str, body: bytes) -> tuple[int, dict[str, object]]:
+    """Python's urllib: writes the whole body, then reads the answer."""
+    request = urllib.request.Request(
+        f"{url}/v1/sessions",
+        data=body,
+        method="POST",
+        headers={"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"},
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=30) as answer:
+            return answer.status, orjson.loads(answer.read())
+    except urllib.error.HTTPError as refused:
+        return refused.code, orjson.loads(refused.read())
+
+
+async def test_a_client_that_sends_the_whole_oversize_body_before_reading_still_reads_the_413(
+    tmp_path: Path, database_url: str
+) -> None:
+    """Issue 25 point 6, reliability.md "Bounds": after answering 413 the daemon reads and
+    discards the rest of the body (a lingering close, as nginx does), so urllib and a raw socket
+    that write an 8 MiB body in full before reading see 413 ``payload_too_large``, not a
+    connection reset; nothing is written and the daemon serves the next request."""
+    daemon = await start_daemon(
+        home=tmp_path / "home", database_url=database_url, env={"OPENWORK_MAX_BODY_BYTES": "65536"}
+    )
+    oversize = b'{"workspace": "' + b"a" * (8 * MIB) + b'"}'
+    try:
+        before = await _counts(database_url)
+        status, body = await asyncio.to_thread(_urllib_post, daemon.url, oversize)
+        assert (status, _code(body)) == (413, "payload_too_large")
+        head = _head("POST", "/v1/sessions", f"Content-Length: {len(oversize)}\r\n")
+        status, body = await _raw_exchange(daemon.url, head, oversize)
+        assert (status, _code(body)) == (413, "payload_too_large")
+        assert await _counts(database_url) == before
+        async with daemon.client() as client:
+            assert (await client.get("/v1/health")).status_code == 200
     finally:
         assert await daemon.stop() == 0
 

@@ -18,6 +18,7 @@ import orjson
 from tests.e2e.conftest import provider_env
 from tests.fakes.fake_provider import FakeProvider
 from tests.fakes.fake_script import Gate, Held, Reply
+from tests.support.contract import contract_client
 from tests.support.daemon import Daemon, start_daemon, start_turn
 from tests.support.sse import SseEvent, open_events
 
@@ -359,7 +360,7 @@ async def test_the_token_hunt_finds_nothing_with_any_tool(
     env = provider_env(fake_provider, OPENWORK_TOKEN=token)
     daemon = await start_daemon(home=home, database_url=database_url, env=env)
     try:
-        async with httpx.AsyncClient(
+        async with contract_client(
             base_url=daemon.url, headers={"Authorization": f"Bearer {token}"}, timeout=20
         ) as client:
             assert token in secret.read_text()

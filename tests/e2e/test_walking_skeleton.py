@@ -14,6 +14,7 @@ import orjson
 from tests.e2e.conftest import provider_env
 from tests.fakes.fake_provider import FakeProvider
 from tests.fakes.fake_script import Gate, Held, Reply, ToolCallSpec
+from tests.support.contract import contract_client
 from tests.support.daemon import TOKEN, run_turn_and_wait, start_daemon, start_turn
 
 
@@ -178,7 +179,7 @@ async def test_requests_without_the_token_from_other_hosts_or_origins_are_refuse
     """daemon-api.md §2: bearer token, loopback Host, Origin allow-list; health is open."""
     daemon = await start_daemon(home=tmp_path / "home", database_url=database_url)
     try:
-        async with httpx.AsyncClient(base_url=daemon.url, timeout=10) as bare:
+        async with contract_client(base_url=daemon.url, timeout=10) as bare:
             health = await bare.get("/v1/health")
             assert health.json()["status"] == "ok"
             assert health.json()["database"] == "ok"

@@ -15,6 +15,8 @@ from pathlib import Path
 import httpx
 import orjson
 
+from tests.support.contract import check_event, contract_client
+
 TOKEN = "e2e-token"
 
 
@@ -45,7 +47,7 @@ class Daemon:
             return match
 
     def client(self) -> httpx.AsyncClient:
-        return httpx.AsyncClient(
+        return contract_client(
             base_url=self.url, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=20
         )
 
@@ -131,7 +133,9 @@ async def events_until_turn_finished(
         ready.set()
         async for line in response.aiter_lines():
             if line.startswith("data:"):
-                yield orjson.loads(line[5:].strip())
+                envelope = orjson.loads(line[5:].strip())
+                check_event(f"/v1/sessions/{session_id}/events", envelope)
+                yield envelope
 
 
 async def run_turn_and_wait(

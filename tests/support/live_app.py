@@ -15,6 +15,7 @@ import uvicorn
 
 from openwork_core.daemon.app import create_app
 from openwork_core.service import OpenWorkCore
+from tests.support.contract import contract_client
 
 TOKEN = "desktop-test-token"
 
@@ -40,7 +41,7 @@ class LiveApp:
 
     def client(self, token: str | None = TOKEN) -> httpx.AsyncClient:
         headers = {} if token is None else {"Authorization": f"Bearer {token}"}
-        return httpx.AsyncClient(base_url=self.url, headers=headers, timeout=20)
+        return contract_client(base_url=self.url, headers=headers, timeout=20)
 
 
 @asynccontextmanager

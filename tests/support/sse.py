@@ -12,6 +12,8 @@ from typing import Any
 import httpx
 import orjson
 
+from tests.support.contract import check_event
+
 
 @dataclass(frozen=True, slots=True)
 class SseEvent:
@@ -85,7 +87,9 @@ class SseReader:
         async for line in self._lines:
             if line == "":
                 if data:
-                    return SseEvent(name or "message", event_id, orjson.loads("\n".join(data)))
+                    payload = orjson.loads("\n".join(data))
+                    check_event(self.response.request.url.path, payload)
+                    return SseEvent(name or "message", event_id, payload)
                 name, event_id = None, None
                 continue
             if line.startswith(":"):

@@ -46,7 +46,12 @@ def installed() -> Path:
 
 def generate(bin_dir: Path, out: Path) -> None:
     done = run(
-        str(bin_dir / "openapi-typescript"), str(ROOT / "docs" / "openapi.json"), "-o", str(out)
+        str(bin_dir / "openapi-typescript"),
+        str(ROOT / "docs" / "openapi.json"),
+        "--default-non-nullable",  # a field with a default is optional in a request body
+        "false",
+        "-o",
+        str(out),
     )
     assert done.returncode == 0, done.stdout + done.stderr
 

@@ -5,9 +5,9 @@ import type { components, operations } from "./openapi.js";
 import { ReconnectingEventSource, type ReconnectingOptions } from "./sse.js";
 
 type Schemas = components["schemas"];
-export type Session = Schemas["SessionSummaryBody"];
-export type SessionPage = Schemas["SessionPageBody"];
-export type TurnPage = Schemas["TurnPageBody"];
+export type Session = Schemas["SessionSummary"];
+export type SessionPage = Schemas["SessionPage"];
+export type TurnPage = Schemas["TurnPage"];
 export type Envelope = Schemas["SessionUpdateEnvelopeBody"];
 export type Update = Envelope["update"];
 export type ApiError = Schemas["ErrorEnvelope"]["error"];

@@ -69,12 +69,7 @@ test("discover: daemon.json names the daemon, its token works, a wrong home says
 });
 
 test("create: a session in the workspace", async () => {
-  const created = await client.createSession({
-    workspace: WORKSPACE,
-    agent: "default",
-    provider: "default",
-    permission_mode: "auto",
-  });
+  const created = await client.createSession({ workspace: WORKSPACE }); // the rest defaults
   assert.equal(created.workspace, WORKSPACE);
   sid = created.session_id;
 });

@@ -12,23 +12,19 @@ from pydantic import AfterValidator
 
 from openwork_core.daemon.desktop_schemas import (
     ChildListBody,
-    ChildSessionBody,
     CompactionListBody,
     CompactionTargetBody,
     PlanBody,
     PlanSnapshotBody,
-    PlanStepBody,
     SpanBody,
     TraceBody,
     TurnDetailBody,
-    TurnPageBody,
-    TurnSummaryBody,
-    UsageBody,
 )
 from openwork_core.daemon.validation import SessionIdPath, TurnIdPath
 from openwork_core.desktop.cursor import parse_turn_cursor
-from openwork_core.desktop.views import TurnSummary
-from openwork_core.storage.desktop_records import TokenUsage
+from openwork_core.desktop.views import TurnPage
+from openwork_core.plan.model import steps_from_json
+from openwork_core.session.updates import UsageBody
 
 if TYPE_CHECKING:
     from openwork_core.service import OpenWorkCore
@@ -40,48 +36,23 @@ def _check_turn_cursor(value: str | None) -> str | None:
     return value
 
 
-def usage_body(usage: TokenUsage) -> UsageBody:
-    return UsageBody(
-        input_tokens=usage.input_tokens,
-        cached_input_tokens=usage.cached_input_tokens,
-        cache_write_tokens=usage.cache_write_tokens,
-        output_tokens=usage.output_tokens,
-        reasoning_tokens=usage.reasoning_tokens,
-    )
-
-
-def _turn_body(turn: TurnSummary) -> TurnSummaryBody:
-    return TurnSummaryBody(
-        turn_id=turn.turn_id,
-        sequence=turn.sequence,
-        status=turn.status.value,
-        error_code=turn.error_code,
-        started_at=turn.started_at,
-        finished_at=turn.finished_at,
-        model_calls=turn.model_calls,
-        usage=usage_body(turn.usage),
-        final_text_preview=turn.final_text_preview,
-    )
-
-
 TAGS: list[str | Enum] = ["history"]
 """The OpenAPI tag of these routes."""
 
 
 def history_routes(router: APIRouter, core: OpenWorkCore) -> None:
 
-    @router.get("/v1/sessions/{sid}/turns", response_model=TurnPageBody, tags=TAGS)
+    @router.get("/v1/sessions/{sid}/turns", response_model=TurnPage, tags=TAGS)
     async def list_turns(
         sid: SessionIdPath,
         cursor: Annotated[
             str | None, Query(max_length=200), AfterValidator(_check_turn_cursor)
         ] = None,
         limit: Annotated[int, Query(ge=1, le=200)] = 50,
-    ) -> TurnPageBody:
+    ) -> TurnPage:
         """Newest first."""
         before = None if cursor is None else parse_turn_cursor(cursor)
-        page = await core.desktop.turns(sid, before, limit)
-        return TurnPageBody(turns=[_turn_body(t) for t in page.turns], next_cursor=page.next_cursor)
+        return await core.desktop.turns(sid, before, limit)
 
     @router.get("/v1/sessions/{sid}/turns/{tid}", response_model=TurnDetailBody, tags=TAGS)
     async def get_turn(sid: SessionIdPath, tid: TurnIdPath) -> TurnDetailBody:
@@ -96,7 +67,7 @@ def history_routes(router: APIRouter, core: OpenWorkCore) -> None:
             model_calls=view.model_calls,
             started_at=None if stored is None else stored.started_at,
             finished_at=None if stored is None else stored.finished_at,
-            usage=usage_body(TokenUsage() if stored is None else stored.usage),
+            usage=UsageBody() if stored is None else stored.usage,
         )
 
     @router.get("/v1/sessions/{sid}/compactions", response_model=CompactionListBody, tags=TAGS)
@@ -129,31 +100,14 @@ def history_routes(router: APIRouter, core: OpenWorkCore) -> None:
             plan=PlanSnapshotBody(
                 turn_id=row.turn_id,
                 explanation=row.explanation,
-                steps=[PlanStepBody.model_validate(s) for s in orjson.loads(row.steps_json)],
+                steps=list(steps_from_json(row.steps_json)),
                 updated_at=row.updated_at,
             )
         )
 
     @router.get("/v1/sessions/{sid}/children", response_model=ChildListBody, tags=TAGS)
     async def list_children(sid: SessionIdPath) -> ChildListBody:
-        return ChildListBody(
-            children=[
-                ChildSessionBody(
-                    session_id=c.session_id,
-                    task_name=c.task_name,
-                    agent_role=c.agent_role,
-                    status=c.status.value,
-                    active_turn_id=c.active_turn_id,
-                    last_turn_status=None
-                    if c.last_turn_status is None
-                    else c.last_turn_status.value,
-                    turn_count=c.turn_count,
-                    created_at=c.created_at,
-                    last_activity_at=c.last_activity_at,
-                )
-                for c in await core.desktop.children(sid)
-            ]
-        )
+        return ChildListBody(children=await core.desktop.children(sid))
 
     @router.get("/v1/sessions/{sid}/turns/{tid}/trace", response_model=TraceBody, tags=TAGS)
     async def get_turn_trace(sid: SessionIdPath, tid: TurnIdPath) -> TraceBody:

@@ -13,16 +13,11 @@ from fastapi import APIRouter, Query
 from pydantic import AfterValidator
 from starlette.responses import Response
 
-from openwork_core.daemon.desktop_schemas import (
-    PatchSessionBody,
-    SessionPageBody,
-    SessionSummaryBody,
-    SessionSummaryWithSnapshot,
-)
+from openwork_core.daemon.desktop_schemas import PatchSessionBody, SessionSummaryWithSnapshot
 from openwork_core.daemon.errors import JsonBytes
 from openwork_core.daemon.validation import SessionIdPath
 from openwork_core.desktop.cursor import parse_session_cursor
-from openwork_core.desktop.views import SessionSummary
+from openwork_core.desktop.views import SessionPage, SessionSummary
 from openwork_core.session.wire import wire_json
 from openwork_core.storage.desktop_records import SessionFilter, SessionKey, SessionPatch
 
@@ -32,26 +27,6 @@ if TYPE_CHECKING:
 
 def _cursor(value: str | None) -> SessionKey | None:
     return None if value is None else parse_session_cursor(value)
-
-
-def summary_body(summary: SessionSummary) -> SessionSummaryBody:
-    return SessionSummaryBody(
-        session_id=summary.session_id,
-        workspace=summary.workspace,
-        agent=summary.agent,
-        provider=summary.provider,
-        model=summary.model,
-        permission_mode=summary.permission_mode,
-        created_at=summary.created_at,
-        parent_session_id=summary.parent_session_id,
-        title=summary.title,
-        title_is_derived=summary.title_is_derived,
-        archived=summary.archived,
-        status=summary.status.value,
-        active_turn_id=summary.active_turn_id,
-        turn_count=summary.turn_count,
-        last_activity_at=summary.last_activity_at,
-    )
 
 
 async def _workspace_key(workspace: str | None) -> str | None:
@@ -67,7 +42,7 @@ TAGS: list[str | Enum] = ["sessions"]
 
 def lifecycle_routes(router: APIRouter, core: OpenWorkCore) -> None:
 
-    @router.get("/v1/sessions", response_model=SessionPageBody, tags=TAGS)
+    @router.get("/v1/sessions", response_model=SessionPage, tags=TAGS)
     async def list_sessions(
         workspace: Annotated[str | None, Query(min_length=1, max_length=4096)] = None,
         archived: bool | None = None,
@@ -76,7 +51,7 @@ def lifecycle_routes(router: APIRouter, core: OpenWorkCore) -> None:
             int | None,
             Query(ge=1, le=200, description="page size; absent: every session, as before"),
         ] = None,
-    ) -> SessionPageBody:
+    ) -> SessionPage:
         page = await core.desktop.list_sessions(
             SessionFilter(
                 workspace=await _workspace_key(workspace),
@@ -85,27 +60,25 @@ def lifecycle_routes(router: APIRouter, core: OpenWorkCore) -> None:
                 limit=limit,
             )
         )
-        return SessionPageBody(
-            sessions=[summary_body(s) for s in page.sessions], next_cursor=page.next_cursor
-        )
+        return page
 
     @router.get("/v1/sessions/{sid}", response_model=SessionSummaryWithSnapshot, tags=TAGS)
     async def get_session(sid: SessionIdPath) -> Response:
         summary = await core.desktop.session(sid)
         snapshot = await core.snapshot(sid)  # never loads the actor
-        body = summary_body(summary).model_dump(mode="json")
+        body = summary.model_dump(mode="json")
         body["snapshot"] = orjson.loads(wire_json(snapshot))
         return JsonBytes(body)
 
-    @router.patch("/v1/sessions/{sid}", response_model=SessionSummaryBody, tags=TAGS)
-    async def update_session(sid: SessionIdPath, body: PatchSessionBody) -> SessionSummaryBody:
+    @router.patch("/v1/sessions/{sid}", response_model=SessionSummary, tags=TAGS)
+    async def update_session(sid: SessionIdPath, body: PatchSessionBody) -> SessionSummary:
         given = body.model_fields_set
         patch = SessionPatch(
             title=body.title,
             clear_title="title" in given and body.title is None,
             archived=body.archived,
         )
-        return summary_body(await core.desktop.update_session(sid, patch))
+        return await core.desktop.update_session(sid, patch)
 
     @router.delete("/v1/sessions/{sid}", status_code=204, response_class=Response, tags=TAGS)
     async def delete_session(sid: SessionIdPath) -> Response:

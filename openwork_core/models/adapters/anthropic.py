@@ -63,8 +63,8 @@ from openwork_core.models.port import (
     ModelError,
     ModelEvent,
     ModelRequest,
-    TokenUsage,
 )
+from openwork_core.usage import TokenUsage
 
 NO_API_KEY = "no-key"
 """Sent when the provider has no key, so the SDK never reads ``ANTHROPIC_API_KEY`` itself."""

@@ -46,9 +46,9 @@ from openwork_core.models.port import (
     ModelError,
     ModelEvent,
     ModelRequest,
-    TokenUsage,
 )
 from openwork_core.storage.records import MaxTokensField, ReasoningEffort
+from openwork_core.usage import TokenUsage
 
 _FINISH_REASONS: Mapping[str, FinishReason] = {
     "stop": FinishReason.STOP,

@@ -73,9 +73,9 @@ from openwork_core.models.port import (
     ModelError,
     ModelEvent,
     ModelRequest,
-    TokenUsage,
 )
 from openwork_core.storage.records import ReasoningEffort
+from openwork_core.usage import TokenUsage
 
 log = structlog.get_logger(__name__)
 

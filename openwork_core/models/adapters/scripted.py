@@ -35,8 +35,8 @@ from openwork_core.models.port import (
     ModelError,
     ModelEvent,
     ModelRequest,
-    TokenUsage,
 )
+from openwork_core.usage import TokenUsage
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,11 +29,11 @@ from openwork_core.models.port import (
     TextDelta,
     TextEnd,
     TextStart,
-    TokenUsage,
     ToolCallDelta,
     ToolCallEnd,
     ToolCallStart,
 )
+from openwork_core.usage import TokenUsage
 
 STREAM_ENDED_EARLY = "Responses stream ended before a terminal event"
 """model-providers.md §2: the network error of a stream that ends without a terminal event."""

@@ -16,7 +16,6 @@ from typing import TypeVar
 
 from openwork_chat_state.item import RealOrigin
 from openwork_core.ids import SpanId
-from openwork_core.models.port import TokenUsage
 from openwork_core.session.outcome import TurnFailure
 from openwork_core.session.prompt_cache import RequestFingerprint
 from openwork_core.session.runner.context import TurnContext
@@ -26,6 +25,7 @@ from openwork_core.session.storage import OutgoingMessage, TurnUsage, committed
 from openwork_core.session.trace import SpanEnd, SpanFinish
 from openwork_core.session.updates import DraftCleared
 from openwork_core.storage.usage_records import ModelCallRecord, add_usage
+from openwork_core.usage import TokenUsage
 from openwork_tools.faults import faultpoint
 
 T = TypeVar("T")

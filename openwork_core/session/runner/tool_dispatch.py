@@ -9,7 +9,6 @@ from datetime import UTC, datetime
 from typing import assert_never
 
 import orjson
-from pydantic import JsonValue
 
 from openwork_chat_state.messages import (
     Message,
@@ -20,7 +19,6 @@ from openwork_chat_state.messages import (
 from openwork_core.agents import AgentToolName
 from openwork_core.ids import SpanId, ToolCallId, new_message_id, new_tool_call_id
 from openwork_core.plan import PlanError, TurnPlan, read_update_plan
-from openwork_core.plan.model import steps_to_json
 from openwork_core.plan.tool import PLAN_UPDATED_TEXT
 from openwork_core.session.approval import (
     DenialSource,
@@ -317,12 +315,7 @@ class ToolCallRunner(ToolResultWriter):
         )
         await in_chat_state(turn.services.chat.append(committed(row, origin)))
         self.current_plan = plan
-        steps: list[JsonValue] = orjson.loads(steps_to_json(plan.steps))
-        turn.emit(
-            PlanUpdated(
-                explanation=plan.explanation, plan=steps, updated_at=plan.updated_at.isoformat()
-            )
-        )
+        turn.emit(PlanUpdated.of(plan))
         self._finished_update(call, tool_call_id, block, "succeeded", ())
         turn.services.trace.close_span(span, SpanFinish("succeeded", attributes=control_attrs()))
         return None

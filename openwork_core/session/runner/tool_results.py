@@ -27,7 +27,12 @@ from openwork_core.session.runner.guards import in_chat_state, persisted
 from openwork_core.session.runner.tool_step import TERMINATED_TEXT, text_result
 from openwork_core.session.storage import OutgoingMessage, committed
 from openwork_core.session.trace import SpanFinish
-from openwork_core.session.updates import LiveToolCall, ToolCallFinished, ToolCallStarted
+from openwork_core.session.updates import (
+    LiveToolCall,
+    ToolCallFinished,
+    ToolCallStarted,
+    file_changes,
+)
 from openwork_tools import ToolResult, ToolStatus
 from openwork_tools.faults import faultpoint
 
@@ -105,17 +110,7 @@ class ToolResultWriter:
             self._assistant.unwritten(response, "response_unwritten")
 
     def _started(self, call: ToolCallBlock, tool_call_id: ToolCallId) -> None:
-        self._turn.emit(
-            ToolCallStarted(
-                tool_call=LiveToolCall(
-                    tool_call_id=tool_call_id,
-                    provider_call_id=call.id,
-                    name=call.name,
-                    input=call.input,
-                    status="validating",
-                )
-            )
-        )
+        self._turn.emit(ToolCallStarted(tool_call=LiveToolCall.validating(tool_call_id, call)))
 
     async def _terminated(
         self,
@@ -238,9 +233,9 @@ class ToolResultWriter:
                 tool_call_id=tool_call_id,
                 provider_call_id=call.id,
                 tool_name=call.name,
-                status=status,
+                status=ToolStatus(status),
                 output=_block_text(block),
                 is_error=block.state is not ToolResultState.SUCCESS,
-                artifacts=list(artifacts) or None,
+                artifacts=file_changes(artifacts),
             )
         )

@@ -11,7 +11,6 @@ import structlog
 
 from openwork_core.context.engine import PreparedModelCall
 from openwork_core.context.inspection import InspectionUsage
-from openwork_core.models.port import TokenUsage
 from openwork_core.session.prompt_cache import (
     RequestFingerprint,
     cache_miss,
@@ -21,10 +20,10 @@ from openwork_core.session.prompt_cache import (
     truncation_suspected,
 )
 from openwork_core.session.storage import SessionStorage
-from openwork_core.session.updates import TurnTokenUsage
 from openwork_core.storage.errors import database_unavailable
 from openwork_core.storage.records import TurnUsage
 from openwork_core.storage.usage_records import ModelCallRecord
+from openwork_core.usage import TokenUsage
 
 log = structlog.get_logger(__name__)
 
@@ -108,19 +107,6 @@ def log_record(record: ModelCallRecord) -> None:
             shared_prefix_bytes=record.shared_prefix_bytes,
             idle_seconds=record.idle_seconds,
         )
-
-
-def turn_token_usage(usage: TurnUsage | None) -> TurnTokenUsage | None:
-    """The ``turn_finished`` figures (unreported → 0; no usage known → None)."""
-    if usage is None:
-        return None
-    return TurnTokenUsage(
-        input_tokens=usage.input_tokens or 0,
-        cached_input_tokens=usage.cached_input_tokens or 0,
-        cache_write_tokens=usage.cache_write_tokens or 0,
-        output_tokens=usage.output_tokens or 0,
-        reasoning_tokens=usage.reasoning_tokens or 0,
-    )
 
 
 async def inspection_usage(storage: SessionStorage) -> InspectionUsage | None:

@@ -12,12 +12,12 @@ from openwork_core.storage.desktop_records import (
     CompactionRow,
     PlanRow,
     SpanRow,
-    TokenUsage,
     TurnHistoryRow,
 )
 from openwork_core.storage.errors import RecordNotFound
 from openwork_core.storage.postgres.connection import Conn
 from openwork_core.storage.records import TurnStatus
+from openwork_core.usage import TokenUsage
 
 _TURN = """SELECT t.id, t.sequence, t.status, t.error_code, t.started_at, t.ended_at,
         t.model_call_count, t.input_tokens, t.cached_input_tokens, t.output_tokens,

@@ -15,7 +15,6 @@ from openwork_chat_state.messages import Role, TextBlock, user_text
 from openwork_core.context import ContextEngine, SystemContextBuilder, spill_file_name
 from openwork_core.models.adapters.scripted import ScriptedModel, ScriptedResponse
 from openwork_core.models.capabilities import ModelCapabilities
-from openwork_core.models.port import TokenUsage
 from openwork_core.session.compaction import (
     SUMMARY_INSTRUCTION,
     SUMMARY_PREFIX,
@@ -35,6 +34,7 @@ from openwork_core.session.compaction import (
 )
 from openwork_core.storage import PostgresStore
 from openwork_core.storage.codec import decode_message, to_item
+from openwork_core.usage import TokenUsage
 from openwork_tools.results import FileChange
 from tests.integration.compaction.pg_support import new_session, row, turn
 from tests.unit.compaction.compaction_support import (

@@ -8,10 +8,11 @@ from pathlib import Path
 
 import httpx
 
+from openwork_chat_state.messages import TextBlock
 from openwork_core.daemon.desktop_schemas import TranscriptPageBody
 from openwork_core.models.adapters.scripted import ScriptedModel, ScriptedResponse
-from openwork_core.models.port import TokenUsage
 from openwork_core.storage import PostgresStore
+from openwork_core.usage import TokenUsage
 from openwork_tools import SandboxMode
 from tests.support.live_app import live_app
 from tests.support.runtime import Runtime, runtime
@@ -164,7 +165,7 @@ async def test_compactions_list_rewind_targets_with_tokens_before_and_after(
             params={"compaction_id": manual["compaction_id"]},
         )
         page = TranscriptPageBody.model_validate(transcript.json())
-        assert page.messages[0].content == [{"type": "text", "text": "first request"}]
+        assert page.messages[0].content == [TextBlock(text="first request")]
 
 
 async def test_children_lists_sub_agent_sessions_with_their_status(

@@ -20,7 +20,8 @@ from openwork_chat_state.messages import (
 from openwork_core.models.adapters.anthropic import AnthropicAdapter
 from openwork_core.models.adapters.openai_chat import MaxTokensField, OpenAIChatAdapter
 from openwork_core.models.adapters.openai_responses import OpenAIResponsesAdapter
-from openwork_core.models.port import ModelCallOptions, ModelRequest, ModelResponse, TokenUsage
+from openwork_core.models.port import ModelCallOptions, ModelRequest, ModelResponse
+from openwork_core.usage import TokenUsage
 from tests.fakes.fake_provider import FakeProvider
 from tests.fakes.fake_script import Reply
 from tests.integration.models.loopback import SYSTEM, completed, outcome

@@ -231,7 +231,7 @@ async def test_cancel_while_waiting_for_the_model_cancels_the_turn(
 
 async def test_turn_counters_and_usage_are_recorded(store: PostgresStore, tmp_path: Path) -> None:
     """storage.md §3: model_call_count, model_submission_count, tool_call_count, tokens."""
-    from openwork_core.models.port import TokenUsage
+    from openwork_core.usage import TokenUsage
 
     model = ScriptedModel(
         [

@@ -13,7 +13,7 @@ from openwork_core.models.adapters.scripted import ScriptedModel, ScriptedRespon
 from openwork_core.session.errors import Busy
 from openwork_core.session.input import TextInput
 from openwork_core.session.outcome import Completed
-from openwork_core.session.updates import TurnFinished, TurnTokenUsage
+from openwork_core.session.updates import TurnFinished, UsageBody
 from openwork_core.storage import PostgresStore
 from openwork_core.storage.records import TurnStatus
 from tests.support.runtime import runtime
@@ -32,7 +32,7 @@ async def test_a_turn_without_tool_calls_completes_after_one_model_call(
         assert view.final_text == "Hello there."
         assert view.model_calls == 1
         assert updates[-1].update == TurnFinished(
-            outcome=Completed("Hello there."), usage=TurnTokenUsage()
+            outcome=Completed("Hello there."), usage=UsageBody()
         )
         assert [e.sequence for e in updates] == sorted({e.sequence for e in updates})
     model.assert_invariants()

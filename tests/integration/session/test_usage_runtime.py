@@ -7,10 +7,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from openwork_core.models.adapters.scripted import ScriptedModel, ScriptedResponse
-from openwork_core.models.port import TokenUsage
-from openwork_core.session.updates import TurnFinished, TurnTokenUsage
+from openwork_core.session.updates import TurnFinished, UsageBody
 from openwork_core.storage import PostgresStore
 from openwork_core.storage.usage_records import CacheMiss, CacheMissCause
+from openwork_core.usage import TokenUsage
 from tests.support.runtime import runtime
 
 
@@ -32,7 +32,7 @@ async def test_the_inspection_shows_the_last_calls_real_numbers_and_the_session_
         _, updates = await rt.run_turn(sid, "first request")
         finished = updates[-1].update
         assert isinstance(finished, TurnFinished)
-        assert finished.usage == TurnTokenUsage(input_tokens=12, output_tokens=3)
+        assert finished.usage == UsageBody(input_tokens=12, output_tokens=3)
         first = await rt.core.inspect_context_window(sid)
         assert first.usage is not None and first.usage.last_call is not None
         call = first.usage.last_call.call

@@ -10,7 +10,6 @@ from ctx_support import SYSTEM, History, prepare
 
 from openwork_chat_state.messages import ToolDefinition
 from openwork_core.context.builder import SystemContextBuilder
-from openwork_core.models.port import TokenUsage
 from openwork_core.session.prompt_cache import (
     MIN_CACHEABLE_TOKENS,
     fingerprint,
@@ -20,6 +19,7 @@ from openwork_core.session.prompt_cache import (
 )
 from openwork_core.session.runner.usage_step import SubmissionFacts, model_call_record
 from openwork_core.storage.usage_records import CacheMiss, CacheMissCause
+from openwork_core.usage import TokenUsage
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 BIG = "x" * (8 * MIN_CACHEABLE_TOKENS)

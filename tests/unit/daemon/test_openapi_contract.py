@@ -9,17 +9,23 @@ from __future__ import annotations
 
 import asyncio
 import json
+from enum import Enum
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, cast, get_args
+
+from fastapi.routing import APIRoute
 
 from openwork_core.daemon.app import create_app
+from openwork_core.daemon.openapi import DOMAIN_ERRORS, NO_DATABASE
+from openwork_core.daemon.security import is_public_path
 from openwork_core.service import OpenWorkCore
 
 BASELINE = Path(__file__).parent / "data" / "openapi_baseline.json"
 
 # The 422 response used to be documented as FastAPI's {"detail": [...]}, a body the daemon never
 # sent; it now documents the error envelope actually sent, so these two schemas are unreferenced.
-DOCUMENTED_BODY_CORRECTION = {"HTTPValidationError", "ValidationError"}
+DOCUMENTED_BODY_CORRECTION = {"HTTPValidationError", "ValidationError", "ErrorBody"}
+"""``ErrorBody`` was a second copy of ``ErrorDetail`` (issue 25: one type per concept)."""
 
 
 def _served() -> dict[str, Any]:
@@ -35,7 +41,11 @@ def _served() -> dict[str, Any]:
 
 
 def test_every_operation_of_the_baseline_is_still_served_with_its_parameters_and_statuses() -> None:
-    """Paths, methods, parameters (name, location, required) and status codes are only added."""
+    """Paths, methods, parameters (name, location, required) and success statuses are only
+    added. Error statuses are the ones the operation really answers (issue 25 point 3: the
+    baseline listed every error status on every operation, e.g. 401 on the public health check);
+    ``test_each_operation_declares_exactly_the_error_statuses_its_route_can_answer`` checks
+    them."""
     baseline = json.loads(BASELINE.read_text())
     served = _served()
     lost: list[str] = []
@@ -46,7 +56,7 @@ def test_every_operation_of_the_baseline_is_still_served_with_its_parameters_and
                 lost.append(f"{method.upper()} {path}")
                 continue
             for status in operation["responses"]:
-                if status not in now["responses"]:
+                if int(status) < 400 and status not in now["responses"]:
                     lost.append(f"{method.upper()} {path} → {status}")
             params = {
                 (p["name"], p["in"]): p.get("required", False) for p in now.get("parameters", [])
@@ -128,9 +138,7 @@ def test_every_operation_documents_the_error_envelope() -> None:
     for path, operations in served["paths"].items():
         for method, operation in operations.items():
             responses = operation["responses"]
-            assert {"400", "404", "413", "500"} <= set(responses), (method, path)
-            if operation.get("parameters") or "requestBody" in operation:
-                assert "422" in responses, (method, path)
+            assert {"403", "413", "500"} <= set(responses), (method, path)
             for status, response in responses.items():
                 if int(status) < 400 or "content" not in response:
                     continue
@@ -138,3 +146,72 @@ def test_every_operation_documents_the_error_envelope() -> None:
                     continue  # health reports a degraded database in its own body
                 ref = response["content"]["application/json"]["schema"]
                 assert ref == {"$ref": "#/components/schemas/ErrorEnvelope"}, (method, path, status)
+    assert served["components"]["responses"]["MethodNotAllowed"]["content"] == {
+        "application/json": {"schema": {"$ref": "#/components/schemas/ErrorEnvelope"}}
+    }
+
+
+def _strings(annotation: object) -> bool:
+    """``str``, a ``NewType`` of it (an id), or a union or ``Annotated`` holding one."""
+    if annotation is str or getattr(annotation, "__supertype__", None) is str:
+        return True
+    return any(_strings(a) for a in get_args(annotation))
+
+
+def _route_statuses(route: APIRoute) -> set[int]:
+    """What the route can answer besides success, read from the route itself (its path, its
+    parameters and body as FastAPI resolved them), not from the document."""
+    dependant = route.dependant
+    inputs = [*dependant.query_params, *dependant.header_params]
+    body = route.body_field is not None
+    statuses = {403, 413, 500}
+    if not is_public_path(route.path):
+        statuses |= {401, 503}
+    if dependant.path_params:
+        statuses.add(404)
+    enum_in_path = any(
+        isinstance(p.field_info.annotation, type) and issubclass(p.field_info.annotation, Enum)
+        for p in dependant.path_params
+    )
+    if body or inputs or enum_in_path:
+        statuses.add(422)
+    if body or any(_strings(p.field_info.annotation) for p in [*inputs, *dependant.path_params]):
+        statuses.add(400)
+    return statuses
+
+
+def test_each_operation_declares_exactly_the_error_statuses_its_route_can_answer() -> None:
+    """Issue 25 point 3: per-operation error statuses that are true: the guards' (403 always,
+    401 unless public, 413 for any body over the bound, 500), the validation's (404 for a path
+    id, 422 for a validated body, query, header or enum path parameter, 400 for text that cannot
+    be stored in a body or any string parameter) and the route's domain refusals — so ``getHealth`` has no 401 and
+    ``streamAllEvents`` no 503 (it reads no database). The statuses the suite sees are checked
+    against the document as they come (``tests/support/contract.py``)."""
+    app = create_app(
+        cast(OpenWorkCore, object()),
+        token="t",
+        allowed_origins=frozenset(),
+        allow_remote=False,
+        version="0.0.0",
+        shutdown=asyncio.Event(),
+    )
+    document = app.openapi()
+    wrong: list[str] = []
+    for route in app.routes:
+        if not isinstance(route, APIRoute) or not route.include_in_schema:
+            continue
+        for method in route.methods:
+            operation = document["paths"][route.path][method.lower()]
+            op_id = operation["operationId"]
+            expected = _route_statuses(route) | set(DOMAIN_ERRORS.get(op_id, ()))
+            if op_id in NO_DATABASE:
+                expected.discard(503)
+            if op_id == "getHealth":
+                expected.add(503)  # its own degraded body
+            declared = {int(s) for s in operation["responses"] if int(s) >= 400}
+            if declared != expected:
+                wrong.append(f"{op_id}: {sorted(declared)} != {sorted(expected)}")
+    assert wrong == []
+    health = document["paths"]["/v1/health"]["get"]["responses"]
+    assert "401" not in health
+    assert "503" not in document["paths"]["/v1/events"]["get"]["responses"]

@@ -13,10 +13,12 @@ import pytest
 from pydantic import TypeAdapter
 
 from openwork_core.daemon.app import create_app
-from openwork_core.daemon.desktop_schemas import ErrorEnvelope, SessionUpdateEnvelopeBody
+from openwork_core.daemon.desktop_schemas import SessionUpdateEnvelopeBody
+from openwork_core.daemon.errors import ErrorEnvelope
 from openwork_core.daemon.openapi import document_bytes
 from openwork_core.daemon.openapi.__main__ import served_document
 from openwork_core.ids import SessionId, TurnId
+from openwork_core.plan.model import PlanStep, PlanStepStatus
 from openwork_core.session.updates import SessionUpdate, SessionUpdateEnvelope
 from openwork_core.session.wire import wire_json
 
@@ -97,11 +99,13 @@ def test_the_sse_payloads_are_a_discriminated_union_of_every_update_kind(
         f"#/components/schemas/{k}" for k in kinds
     }
     assert kinds <= set(schemas)
-    for path in ("/v1/events", "/v1/sessions/{sid}/events"):
-        stream = document["paths"][path]["get"]["responses"]["200"]["content"]
-        assert stream["text/event-stream"]["schema"] == {
-            "$ref": "#/components/schemas/SessionUpdateEnvelopeBody"
-        }
+    envelope = {"$ref": "#/components/schemas/SessionUpdateEnvelopeBody"}
+    session = document["paths"]["/v1/sessions/{sid}/events"]["get"]["responses"]["200"]
+    assert session["content"]["text/event-stream"]["schema"] == envelope
+    everything = document["paths"]["/v1/events"]["get"]["responses"]["200"]
+    assert everything["content"]["text/event-stream"]["schema"] == {
+        "oneOf": [envelope, {"$ref": "#/components/schemas/BroadcastResync"}]
+    }
 
 
 _CARD = {
@@ -123,7 +127,7 @@ _EXAMPLES: dict[str, dict[str, object]] = {
             "provider_call_id": "p",
             "name": "read",
             "input": {"path": "a"},
-            "status": "running",
+            "status": "validating",
         }
     },
     "ToolCallProgress": {"tool_call_id": "t", "progress": {"kind": "stdout", "chunk": "x"}},
@@ -137,7 +141,12 @@ _EXAMPLES: dict[str, dict[str, object]] = {
     },
     "PermissionRequested": {"request": _CARD},
     "PermissionResolved": {"tool_call_id": "t", "decision": "deny"},
-    "PlanUpdated": {"explanation": None, "plan": [], "updated_at": "2026-01-01T00:00:00Z"},
+    "PlanUpdated": {
+        "explanation": None,
+        "steps": [PlanStep(step="a", status=PlanStepStatus.IN_PROGRESS)],
+        "plan": [PlanStep(step="a", status=PlanStepStatus.IN_PROGRESS)],
+        "updated_at": "2026-01-01T00:00:00Z",
+    },
     "ContextUpdated": {
         "system_context_tokens": 1,
         "conversation_tokens": 2,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -42,7 +43,7 @@ def test_a_client_that_reads_a_field_the_document_does_not_have_fails_the_check(
     (tmp_path / "wrong.ts").write_text(
         'import type { components } from "./openapi";\n'
         'type S = components["schemas"];\n'
-        'export const title = (s: S["SessionSummaryBody"]): string => s.display_name;\n'
+        'export const title = (s: S["SessionSummary"]): string => s.display_name;\n'
         'export const delta = (u: S["SessionUpdateEnvelopeBody"]["update"]): string =>\n'
         '  u.type === "turn_started" ? u.delta : "";\n'
     )
@@ -56,3 +57,39 @@ def test_a_client_that_reads_a_field_the_document_does_not_have_fails_the_check(
     assert done.returncode != 0
     assert "Property 'display_name' does not exist" in done.stdout
     assert "Property 'delta' does not exist" in done.stdout
+
+
+def _check(tmp_path: Path, source: str) -> subprocess.CompletedProcess[str]:
+    shutil.copy(CLIENT / "src" / "openapi.d.ts", tmp_path / "openapi.d.ts")
+    (tmp_path / "client.ts").write_text(
+        'import type { components } from "./openapi";\ntype S = components["schemas"];\n' + source
+    )
+    config = json.loads((CLIENT / "tsconfig.json").read_text())
+    config["include"] = ["*.ts"]
+    config["compilerOptions"]["types"] = []
+    (tmp_path / "tsconfig.json").write_text(json.dumps(config))
+    return run(
+        str(CLIENT / "node_modules" / ".bin" / "tsc"), "--noEmit", "-p", str(tmp_path), cwd=tmp_path
+    )
+
+
+def test_a_request_body_with_only_its_required_fields_and_the_typed_payloads_type_check(
+    dist: Path, tmp_path: Path
+) -> None:
+    """Issue 25 point 3: a body whose other fields have defaults needs only its required ones
+    (``{workspace}``); ``accept-edits`` is an accepted mode; statuses are enums, a tool call's
+    input an object, artifacts the file-change shape, an error detail its code's fields."""
+    done = _check(
+        tmp_path,
+        'export const create: S["CreateSessionBody"] = { workspace: "/w" };\n'
+        'export const mode: S["PermissionModeBody"] = { mode: "accept-edits" };\n'
+        'export const started = (c: S["LiveToolCall"]): unknown => c.input["path"];\n'
+        'export const done = (f: S["ToolCallFinished"]): "succeeded" | "failed" | "denied"\n'
+        '  | "cancelled" | "outcome_unknown" => f.status;\n'
+        'export const change = (f: S["ToolCallFinished"]): string | undefined =>\n'
+        "  f.artifacts?.[0]?.changeId;\n"
+        'export const busy = (e: S["ErrorEnvelope"]): string | null | undefined =>\n'
+        "  e.error.turn_id;\n"
+        'export const steps = (p: S["PlanUpdated"]): string[] => p.steps.map((s) => s.step);\n',
+    )
+    assert done.returncode == 0, done.stdout + done.stderr

@@ -5,6 +5,10 @@ what a client reads."""
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta, timezone
+
+from openwork_core.ids import TurnId
+from openwork_core.plan.model import PlanStep, PlanStepStatus, TurnPlan
 from openwork_core.session.approval import ApprovalCard, CardDanger, CardPath, PathTier
 from openwork_core.session.approval import PermissionRequest as Card
 from openwork_core.session.outcome import Cancelled, Completed, Failed, FailureCode
@@ -36,7 +40,7 @@ from openwork_core.session.updates import (
     ToolProgress,
     TurnFinished,
     TurnStarted,
-    TurnTokenUsage,
+    UsageBody,
 )
 from openwork_core.session.wire import wire_json
 from openwork_tools import Access, GrantScope, SandboxMode
@@ -168,18 +172,22 @@ def test_permission_plan_and_context_updates_keep_their_camel_case_bytes() -> No
             + '"update":{"type":"permission_resolved","toolCallId":"tc_1","decision":"deny"}}'
         ).encode()
     )
-    plan = PlanUpdated(
-        explanation=None,
-        plan=[{"step": "a", "status": "pending"}],
-        updated_at="2026-01-01T00:00:00+00:00",
+    plan = PlanUpdated.of(
+        TurnPlan(
+            turn_id=TurnId("t"),
+            explanation=None,
+            steps=(PlanStep(step="a", status=PlanStepStatus.PENDING),),
+            updated_at=datetime(2026, 1, 1, 8, tzinfo=timezone(timedelta(hours=8))),
+        )
     )
     assert (
         _envelope(plan)
         == (
             _head() + '"update":{"type":"plan_updated","explanation":null,'
-            '"plan":[{"step":"a","status":"pending"}],"updatedAt":"2026-01-01T00:00:00+00:00"}}'
+            '"steps":[{"step":"a","status":"pending"}],"updatedAt":"2026-01-01T00:00:00Z",'
+            '"plan":[{"step":"a","status":"pending"}]}}'
         ).encode()
-    )
+    ), "one plan shape (steps) and the spec's plan; RFC 3339 UTC with Z"
     context = ContextUpdated(
         system_context_tokens=1,
         conversation_tokens=2,
@@ -297,7 +305,7 @@ def test_snapshots_keep_their_camel_case_bytes() -> None:
 
 def test_turn_finished_carries_the_turns_usage_in_camel_case() -> None:
     """Issue 14 point 5: ``turn_finished`` sums the turn's provider-reported tokens."""
-    usage = TurnTokenUsage(
+    usage = UsageBody(
         input_tokens=120,
         cached_input_tokens=100,
         cache_write_tokens=20,

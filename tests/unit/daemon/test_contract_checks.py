@@ -1,0 +1,59 @@
+"""The suite's contract check (issue 25 point 3) can fail: an extra field, a missing required
+field, a wrong enum value, an undeclared status and a bad SSE payload are each refused, and a
+correct answer passes."""
+
+from __future__ import annotations
+
+import orjson
+import pytest
+
+from tests.support.contract import ContractViolation, check_body, check_event
+
+_HEALTH = {"status": "ok", "version": "1", "database": "ok"}
+
+
+def _health(body: object, status: int = 200) -> None:
+    check_body("GET", "/v1/health", status, "application/json", orjson.dumps(body))
+
+
+def test_a_correct_answer_passes_and_every_kind_of_mistake_is_a_violation() -> None:
+    _health(_HEALTH)
+    for wrong in (
+        {**_HEALTH, "uptime": 3},  # a field the schema does not name
+        {"status": "ok", "version": "1"},  # a required field missing
+        {**_HEALTH, "status": "fine"},  # not one of the enum's values
+    ):
+        with pytest.raises(ContractViolation):
+            _health(wrong)
+    with pytest.raises(ContractViolation, match="does not declare 401"):
+        _health({"error": {"code": "unauthorized", "message": "x"}}, status=401)
+
+
+def test_an_error_detail_has_only_the_fields_of_its_codes() -> None:
+    busy = {"error": {"code": "busy", "message": "m", "turn_id": "t"}}
+    check_body("POST", "/v1/sessions/s/turns", 409, "application/json", orjson.dumps(busy))
+    odd = {"error": {"code": "busy", "message": "m", "stack": "…"}}
+    with pytest.raises(ContractViolation):
+        check_body("POST", "/v1/sessions/s/turns", 409, "application/json", orjson.dumps(odd))
+
+
+def test_a_method_a_path_does_not_list_must_answer_405_in_the_envelope() -> None:
+    refused = orjson.dumps({"error": {"code": "method_not_allowed", "message": "m"}})
+    check_body("DELETE", "/v1/health", 405, "application/json", refused)
+    with pytest.raises(ContractViolation):
+        check_body("DELETE", "/v1/health", 200, "application/json", b"{}")
+
+
+def test_an_event_payload_is_checked_against_the_streams_schema() -> None:
+    envelope = {
+        "version": 7,
+        "sessionId": "s",
+        "turnId": None,
+        "sequence": 1,
+        "occurredAtMs": 0,
+        "update": {"type": "stream_ended", "reason": "deleted"},
+    }
+    check_event("/v1/sessions/s/events", envelope)
+    check_event("/v1/events", {"version": 7, "sequence": 9, "update": {"type": "resync"}})
+    with pytest.raises(ContractViolation):
+        check_event("/v1/sessions/s/events", {**envelope, "update": {"type": "stream_ended"}})
