@@ -1,7 +1,8 @@
-"""``openwork chat [MESSAGE]``: one turn (or an interactive prompt) in this folder's session,
-streamed from the daemon's events: the assistant's text as it arrives, one line per tool call,
-live bash output, approval cards, a spinner while the model thinks. Ctrl-C cancels the turn; a
-second Ctrl-C exits."""
+"""One turn of ``openwork chat``, followed from the daemon's events: the assistant's text as it
+arrives, one line per tool call, live bash output, approval cards, a spinner while the model
+thinks; text typed meanwhile is kept, never echoed (``cli/typeahead.py``). Ctrl-C cancels the
+turn; a second Ctrl-C exits; a daemon that stops ends it as a cancel does. The conversation
+around the turns (session, slash commands, what was typed): ``cli/chat_session.py``."""
 
 from __future__ import annotations
 
@@ -109,7 +110,7 @@ class Interrupts:
 
 
 @dataclass(slots=True)
-class Typeahead:
+class TypedDuringTurn:
     """What was typed during the last turn: finished lines, and the line left unfinished."""
 
     lines: list[str] = field(default_factory=list)
@@ -118,7 +119,7 @@ class Typeahead:
 
 class TurnPrinter:
     """Follows one turn's updates and writes them; ``plain`` drops colour and the spinner. Text
-    typed meanwhile (on a terminal) is kept in ``typeahead`` for the caller, never echoed."""
+    typed meanwhile (on a terminal) is kept in ``typed`` for the caller, never echoed."""
 
     def __init__(
         self, client: DaemonClient, session_id: str, out: Console, *, plain: bool, approve: bool
@@ -137,11 +138,11 @@ class TurnPrinter:
         self._last_sequence: int | None = None
         self._keys: TypeAhead | None = None
         self._interrupts: Interrupts | None = None
-        self.typeahead = Typeahead()
+        self.typed = TypedDuringTurn()
 
     # -- the turn ----------------------------------------------------------------------------
     def run(self, text: str) -> TurnResult:
-        self.typeahead = Typeahead()
+        self.typed = TypedDuringTurn()
         self._last_sequence = None
         self._draft = ""
         inbox: Inbox = queue.SimpleQueue()
@@ -152,8 +153,9 @@ class TurnPrinter:
                 turn_id = self._start(text)
                 self._spin("thinking…")
                 result = self._follow(inbox, stream, turn_id)
-                self.typeahead.draft = keys.draft
-                return result
+            self._typed_after_the_end(inbox)
+            self.typed.draft = keys.draft
+            return result
         finally:
             self._interrupts = self._keys = None
             self._stop_spinner()
@@ -220,7 +222,7 @@ class TurnPrinter:
     def _typed(self, text: str) -> None:
         """A line typed while the turn runs waits as the next message: a session runs one turn
         at a time (session-runtime.md §2); steering a running turn is issue 26."""
-        self.typeahead.lines.append(text)
+        self.typed.lines.append(text)
         self._end_line()
         self._note(f"queued: {shorten(text, OUTCOME_CHARS)} (sent when this turn ends)")
 
@@ -240,6 +242,17 @@ class TurnPrinter:
             str(code) if code else None,
             str(message) if message is not None else None,
         )
+
+    def _typed_after_the_end(self, inbox: Inbox) -> None:
+        """Lines the key reader finished while the turn's end was being read (it has stopped
+        now): queued like the others, not lost."""
+        while True:
+            try:
+                item = inbox.get_nowait()
+            except queue.Empty:
+                return
+            if isinstance(item, Typed):
+                self._typed(item.text)
 
     def _reopen(self, inbox: Inbox, attempts: int, error: CliError | None) -> EventStream:
         """The stream ended before the turn did: follow on after the last update seen, after a

@@ -149,7 +149,7 @@ class ChatSession:
         cancel nothing is sent: what was typed comes back into the prompt (or is printed)."""
         result = self._printer.run(text)
         code = report(result, self._err)
-        typed = self._printer.typeahead
+        typed = self._printer.typed
         if result.status == "cancelled":
             unsent = " ".join([*typed.lines, typed.draft]).strip()
             if unsent:
