@@ -2,19 +2,28 @@
 PYTHON ?= python3
 VENV   ?= .venv
 STAMP  := $(VENV)/.installed-stamp
+RUNTIME_STAMP := $(VENV)/.runtime-stamp
 
 .PHONY: serve test check lint typecheck system-deps
 
-$(STAMP): pyproject.toml
+$(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install -q --upgrade pip
+
+# `make serve`: the package and what it needs to run, without the test extras.
+$(RUNTIME_STAMP): pyproject.toml | $(VENV)/bin/python
+	$(VENV)/bin/pip install -q -e .
+	touch $(RUNTIME_STAMP)
+
+# The tests and checks: the test extras too (they include the runtime, so both stamps are set).
+$(STAMP): pyproject.toml | $(VENV)/bin/python
 	$(VENV)/bin/pip install -q -e '.[test]'
-	touch $(STAMP)
+	touch $(RUNTIME_STAMP) $(STAMP)
 
 system-deps:
 	bash scripts/install-system-deps.sh
 
-serve: $(STAMP) system-deps
+serve: $(RUNTIME_STAMP) system-deps
 	$(VENV)/bin/openwork serve
 
 # Four pytest-xdist workers: most tests wait on PostgreSQL, daemons and HTTP, so on 2 cores four

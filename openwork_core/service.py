@@ -515,4 +515,9 @@ class OpenWorkCore:
         """The context page's view of the inspection (issue 16 point 4)."""
         from openwork_core.desktop.context_overview import context_overview  # with the registry
 
-        return context_overview(await self.inspect_context_window(session_id))
+        record = await self._store.get_session(session_id)
+        model = await self.resolve_model(record)
+        inspection = await (await self._loaded_any(session_id)).inspect_context(model)
+        return context_overview(
+            inspection, provider_id=model.provider.id, model_name=model.model.name
+        )

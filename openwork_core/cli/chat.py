@@ -1,133 +1,276 @@
-"""``openwork chat [MESSAGE]``: one turn (or an interactive prompt) in this folder's session,
-streamed from the daemon's events: the assistant's text as it arrives, one line per tool call,
-live bash output, approval cards, a spinner while the model thinks. Ctrl-C cancels the turn; a
-second Ctrl-C exits."""
+"""One turn of ``openwork chat``, followed from the daemon's events: the assistant's text as it
+arrives, one line per tool call, live bash output, approval cards, a spinner while the model
+thinks; text typed meanwhile is kept, never echoed (``cli/typeahead.py``). Ctrl-C cancels the
+turn; a second Ctrl-C exits; a daemon that stops ends it as a cancel does. The conversation
+around the turns (session, slash commands, what was typed): ``cli/chat_session.py``."""
 
 from __future__ import annotations
 
 import contextlib
+import queue
+import signal
 import sys
+import threading
+import time
 import uuid
-from pathlib import Path
-from types import ModuleType
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from types import FrameType
 
 from pydantic import JsonValue
 from rich.console import Console
 from rich.status import Status
 from rich.text import Text
 
-from openwork_core.cli.chat_view import ToolLine, TurnResult, card_lines, tool_line, turn_result
-from openwork_core.cli.client import ApiError, DaemonClient, EventStream, objects
-from openwork_core.cli.errors import CliError
-
-EXIT_INTERRUPTED = 130
-HISTORY_FILE = "chat_history"
+from openwork_core.cli.chat_view import (
+    OUTCOME_CHARS,
+    ToolLine,
+    TurnResult,
+    card_lines,
+    shorten,
+    tool_line,
+    turn_result,
+)
+from openwork_core.cli.client import (
+    ApiError,
+    DaemonClient,
+    DaemonNotRunning,
+    EventStream,
+    Inbox,
+    StreamEnded,
+)
+from openwork_core.cli.errors import CliError, ExitStatus
+from openwork_core.cli.typeahead import Draft, TypeAhead, Typed
 
 
 class SecondInterrupt(Exception):
     """The user pressed Ctrl-C again while the turn was being cancelled."""
 
 
-def latest_in(sessions: list[dict[str, JsonValue]], folder: Path) -> str | None:
-    """The id of the folder's session with the latest activity, if any."""
-    mine = [s for s in sessions if Path(str(s.get("workspace"))).resolve() == folder]
-    if not mine:
-        return None
-    latest = max(mine, key=lambda s: str(s.get("last_activity_at") or s.get("created_at")))
-    return str(latest.get("session_id"))
+class DaemonStopped(CliError):
+    """The daemon went away during the turn (``openwork stop``): it cancels running turns, so
+    the turn ends as a cancel does."""
+
+    exit_code = ExitStatus.INTERRUPTED
+
+    def __init__(self) -> None:
+        super().__init__(
+            "the daemon stopped during the turn; it cancels running turns "
+            "(`openwork serve` starts it again)",
+            "daemon_stopped",
+        )
 
 
-def pick_session(client: DaemonClient, folder: Path, *, new: bool, session_id: str | None) -> str:
-    """``--session`` as given; else this folder's latest session unless ``--new``; else a new one."""
-    if session_id is not None:
-        client.get(f"/v1/sessions/{session_id}")
-        return session_id
-    if not new:
-        latest = latest_in(objects(client.get("/v1/sessions"), "sessions"), folder)
-        if latest is not None:
-            return latest
-    created = client.post("/v1/sessions", {"workspace": str(folder)})
-    assert isinstance(created, dict)
-    return str(created["session_id"])
+class _Interrupt:
+    """Ctrl-C, as put in a turn's inbox."""
+
+
+INTERRUPT = _Interrupt()
+REOPEN_ATTEMPTS = 5
+REOPEN_FIRST_WAIT_S = 0.1
+
+
+class Interrupts:
+    """SIGINT while a turn runs. The first is put into the turn's inbox, so the cancel happens
+    in order wherever the main thread was (starting the turn included); a second raises
+    ``SecondInterrupt`` at once, wherever the main thread is. Inside ``asking()`` (a question on
+    the terminal) the first raises ``KeyboardInterrupt`` instead, so ``input()`` returns."""
+
+    def __init__(self, inbox: Inbox) -> None:
+        self._inbox = inbox
+        self.count = 0
+        self._asking = False
+        self._previous: object = None
+
+    def __enter__(self) -> Interrupts:
+        if threading.current_thread() is threading.main_thread():
+            self._previous = signal.signal(signal.SIGINT, self._on_interrupt)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)  # type: ignore[arg-type]
+            self._previous = None
+
+    def _on_interrupt(self, _signum: int, _frame: FrameType | None) -> None:
+        self.count += 1
+        if self.count > 1:
+            raise SecondInterrupt()
+        if self._asking:
+            raise KeyboardInterrupt()
+        self._inbox.put(INTERRUPT)
+
+    @contextlib.contextmanager
+    def asking(self) -> Iterator[None]:
+        self._asking = True
+        try:
+            yield
+        finally:
+            self._asking = False
+
+
+@dataclass(slots=True)
+class TypedDuringTurn:
+    """What was typed during the last turn: finished lines, and the line left unfinished."""
+
+    lines: list[str] = field(default_factory=list)
+    draft: str = ""
 
 
 class TurnPrinter:
-    """Follows one turn's updates and writes them; ``plain`` drops colour and the spinner."""
+    """Follows one turn's updates and writes them; ``plain`` drops colour and the spinner. Text
+    typed meanwhile (on a terminal) is kept in ``typed`` for the caller, never echoed."""
 
     def __init__(
         self, client: DaemonClient, session_id: str, out: Console, *, plain: bool, approve: bool
     ) -> None:
         self._client = client
-        self._sid = session_id
+        self.session_id = session_id
         self._out = out
         self._plain = plain
         self._approve = approve
         self._status: Status | None = None
+        self._label = ""
+        self._draft = ""
         self._line_open = False
         self._progress_line_open = False
         self._calls: dict[str, tuple[str, JsonValue]] = {}
+        self._last_sequence: int | None = None
+        self._keys: TypeAhead | None = None
+        self._interrupts: Interrupts | None = None
+        self.typed = TypedDuringTurn()
 
     # -- the turn ----------------------------------------------------------------------------
     def run(self, text: str) -> TurnResult:
-        stream = self._client.events(self._sid).open()
+        self.typed = TypedDuringTurn()
+        self._last_sequence = None
+        self._draft = ""
+        inbox: Inbox = queue.SimpleQueue()
+        stream = self._client.events(self.session_id, inbox).open()
         try:
-            accepted = self._client.post(
-                f"/v1/sessions/{self._sid}/turns",
-                {
-                    "client_request_id": f"cli-{uuid.uuid4().hex}",
-                    "input": [{"type": "text", "text": text}],
-                },
-            )
-            assert isinstance(accepted, dict)
-            turn_id = str(accepted["turn_id"])
-            self._spin("thinking…")
-            return self._follow(stream, turn_id)
+            with Interrupts(inbox) as interrupts, TypeAhead(inbox) as keys:
+                self._interrupts, self._keys = interrupts, keys
+                turn_id = self._start(text)
+                self._spin("thinking…")
+                result = self._follow(inbox, stream, turn_id)
+            self._typed_after_the_end(inbox)
+            self.typed.draft = keys.draft
+            return result
         finally:
+            self._interrupts = self._keys = None
             self._stop_spinner()
             self._end_line()
             stream.close()
 
-    def _follow(self, stream: EventStream, turn_id: str) -> TurnResult:
+    def _start(self, text: str) -> str:
+        accepted = self._client.post(
+            f"/v1/sessions/{self.session_id}/turns",
+            {
+                "client_request_id": f"cli-{uuid.uuid4().hex}",
+                "input": [{"type": "text", "text": text}],
+            },
+        )
+        assert isinstance(accepted, dict)
+        return str(accepted["turn_id"])
+
+    def _follow(self, inbox: Inbox, stream: EventStream, turn_id: str) -> TurnResult:
         cancelling = False
+        reopened = 0
         while True:
-            try:
-                envelope = stream.next_envelope()
-                if envelope is None:
-                    return self._read_turn(turn_id)
-                if envelope.get("turnId") != turn_id:
-                    continue
-                update = envelope.get("update")
-                if not isinstance(update, dict):
-                    continue
-                result = self._on_update(turn_id, update)
+            item = inbox.get()
+            if item is INTERRUPT:
+                if not cancelling:
+                    cancelling = True
+                    self._cancel(turn_id)
+            elif isinstance(item, Typed):
+                self._typed(item.text)
+            elif isinstance(item, Draft):
+                self._show_draft(item.text)
+            elif isinstance(item, StreamEnded):
+                stream.close()
+                ended = self._turn_if_done(turn_id)
+                if ended is not None:
+                    return ended
+                stream = self._reopen(inbox, reopened, item.error)
+                reopened += 1
+            elif isinstance(item, dict):
+                reopened = 0
+                result = self._on_envelope(turn_id, item)
                 if result is not None:
                     return result
-            except KeyboardInterrupt:
-                if cancelling:
-                    raise SecondInterrupt() from None
-                cancelling = True
-                try:
-                    self._cancel(turn_id)
-                except KeyboardInterrupt:
-                    raise SecondInterrupt() from None
+
+    def _on_envelope(self, turn_id: str, envelope: dict[str, JsonValue]) -> TurnResult | None:
+        sequence = envelope.get("sequence")
+        update = envelope.get("update")
+        kind = update.get("type") if isinstance(update, dict) else None
+        if kind == "resync":  # what was missed is in the snapshot; only newer updates follow
+            if isinstance(sequence, int):
+                self._last_sequence = sequence
+            return self._turn_if_done(turn_id)
+        if kind == "stream_ended" and isinstance(update, dict):
+            if update.get("reason") == "deleted":
+                raise CliError("the session was deleted during the turn", "session_deleted")
+            return None  # unloaded: the stream ends next and is opened again
+        if isinstance(sequence, int):
+            if self._last_sequence is not None and sequence <= self._last_sequence:
+                return None  # replayed after a reopen: seen already
+            self._last_sequence = sequence
+        if envelope.get("turnId") != turn_id or not isinstance(update, dict):
+            return None
+        return self._on_update(turn_id, update)
+
+    def _typed(self, text: str) -> None:
+        """A line typed while the turn runs waits as the next message: a session runs one turn
+        at a time (session-runtime.md §2); steering a running turn is issue 26."""
+        self.typed.lines.append(text)
+        self._end_line()
+        self._note(f"queued: {shorten(text, OUTCOME_CHARS)} (sent when this turn ends)")
+
+    def _turn_if_done(self, turn_id: str) -> TurnResult | None:
+        """The turn's outcome once it is no longer running. A daemon that answers no more
+        stopped (`openwork stop` ends the streams, stops listening, then cancels the turns):
+        the turn ends as a cancel does."""
+        try:
+            turn = self._client.get(f"/v1/sessions/{self.session_id}/turns/{turn_id}")
+        except DaemonNotRunning:
+            raise DaemonStopped() from None
+        if not isinstance(turn, dict) or turn.get("status") == "running":
+            return None
+        code, message = turn.get("error_code"), turn.get("message")
+        return TurnResult(
+            str(turn.get("status")),
+            str(code) if code else None,
+            str(message) if message is not None else None,
+        )
+
+    def _typed_after_the_end(self, inbox: Inbox) -> None:
+        """Lines the key reader finished while the turn's end was being read (it has stopped
+        now): queued like the others, not lost."""
+        while True:
+            try:
+                item = inbox.get_nowait()
+            except queue.Empty:
+                return
+            if isinstance(item, Typed):
+                self._typed(item.text)
+
+    def _reopen(self, inbox: Inbox, attempts: int, error: CliError | None) -> EventStream:
+        """The stream ended before the turn did: follow on after the last update seen, after a
+        short back-off; a daemon that no longer listens stopped."""
+        if attempts >= REOPEN_ATTEMPTS:
+            raise error or CliError("the event stream keeps ending", "events_broken")
+        time.sleep(REOPEN_FIRST_WAIT_S * 2**attempts)  # back-off before asking the daemon again
+        try:
+            return self._client.events(self.session_id, inbox, after=self._last_sequence).open()
+        except DaemonNotRunning:
+            raise DaemonStopped() from None
 
     def _cancel(self, turn_id: str) -> None:
         self._stop_spinner()
         self._end_line()
         self._note("cancelling the turn… (Ctrl-C again to quit)")
         with contextlib.suppress(ApiError):
-            self._client.post(f"/v1/sessions/{self._sid}/turns/{turn_id}/cancel", {})
-
-    def _read_turn(self, turn_id: str) -> TurnResult:
-        turn = self._client.get(f"/v1/sessions/{self._sid}/turns/{turn_id}")
-        assert isinstance(turn, dict)
-        status = str(turn.get("status"))
-        if status == "running":
-            raise CliError("the event stream ended while the turn runs", "events_broken")
-        code, message = turn.get("error_code"), turn.get("message")
-        return TurnResult(
-            status, str(code) if code else None, str(message) if message is not None else None
-        )
+            self._client.post(f"/v1/sessions/{self.session_id}/turns/{turn_id}/cancel", {})
 
     def _on_update(self, turn_id: str, update: dict[str, JsonValue]) -> TurnResult | None:
         kind = update.get("type")
@@ -151,16 +294,6 @@ class TurnPrinter:
             self._permission(turn_id, update.get("request"))
         elif kind == "turn_finished":
             return turn_result(update.get("outcome"))
-        elif kind == "resync":
-            turn = self._read_turn_if_done(turn_id)
-            if turn is not None:
-                return turn
-        return None
-
-    def _read_turn_if_done(self, turn_id: str) -> TurnResult | None:
-        turn = self._client.get(f"/v1/sessions/{self._sid}/turns/{turn_id}")
-        if isinstance(turn, dict) and turn.get("status") != "running":
-            return self._read_turn(turn_id)
         return None
 
     # -- pieces ------------------------------------------------------------------------------
@@ -223,34 +356,57 @@ class TurnPrinter:
         if not isinstance(tool_call_id, str):
             return
         decision = self._decide()
+        if decision is None:  # Ctrl-C at the question: the turn is cancelled
+            self._out.print()
+            self._cancel(turn_id)
+            return
         with contextlib.suppress(ApiError):  # the turn may have ended meanwhile
             self._client.post(
-                f"/v1/sessions/{self._sid}/turns/{turn_id}/permissions/{tool_call_id}",
+                f"/v1/sessions/{self.session_id}/turns/{turn_id}/permissions/{tool_call_id}",
                 {"decision": decision},
             )
 
-    def _decide(self) -> str:
+    def _decide(self) -> str | None:
+        """``allow_once`` / ``deny``; None when Ctrl-C was pressed at the question."""
         if self._approve:
             self._note("allowed once (--yes)")
             return "allow_once"
         if not sys.stdin.isatty():
             self._note("denied: no terminal to ask (pass --yes to allow)")
             return "deny"
-        answer = input("allow once? [y/N] ").strip().lower()
+        keys, interrupts = self._keys, self._interrupts
+        with (
+            keys.suspended() if keys is not None else contextlib.nullcontext(),
+            interrupts.asking() if interrupts is not None else contextlib.nullcontext(),
+        ):
+            try:
+                answer = input("allow once? [y/N] ").strip().lower()
+            except (KeyboardInterrupt, EOFError):
+                return None
         return "allow_once" if answer in ("y", "yes") else "deny"
 
     def _note(self, text: str) -> None:
         self._out.print(text, markup=False, style=None if self._plain else "dim")
 
+    def _show_draft(self, draft: str) -> None:
+        """The line being typed, beside the spinner (where there is one)."""
+        self._draft = draft
+        if self._status is not None:
+            self._status.update(self._spinner_text())
+
+    def _spinner_text(self) -> str:
+        return f"{self._label}  › {self._draft}" if self._draft else self._label
+
     def _spin(self, label: str) -> None:
+        self._label = label
         if self._plain:
             return
         if self._status is None:
             self._end_line()
-            self._status = self._out.status(label)
+            self._status = self._out.status(self._spinner_text())
             self._status.start()
         else:
-            self._status.update(label)
+            self._status.update(self._spinner_text())
 
     def _stop_spinner(self) -> None:
         if self._status is not None:
@@ -268,50 +424,3 @@ class TurnPrinter:
         if self._progress_line_open:
             self._out.file.write("\n")
             self._progress_line_open = False
-
-
-def report(result: TurnResult, err: Console) -> int:
-    if result.status != "completed":
-        detail = f": {result.message}" if result.message else ""
-        code = result.code or result.status
-        err.print(f"turn {result.status} ({code}){detail}", markup=False)
-    return result.exit_code
-
-
-def interactive(printer: TurnPrinter, err: Console, home: Path) -> int:
-    """A prompt with history (readline) until Ctrl-D, ``/exit`` or Ctrl-C at the prompt."""
-    tty = sys.stdin.isatty()
-    history = home / HISTORY_FILE
-    readline = _readline(history) if tty else None
-    try:
-        while True:
-            try:
-                text = input("› " if tty else "")
-            except EOFError:
-                return 0
-            except KeyboardInterrupt:
-                err.print()
-                return 0
-            if text.strip() in ("/exit", "/quit"):
-                return 0
-            if not text.strip():
-                continue
-            try:
-                report(printer.run(text), err)
-            except SecondInterrupt:
-                return EXIT_INTERRUPTED
-    finally:
-        if readline is not None:
-            with contextlib.suppress(OSError):
-                history.parent.mkdir(parents=True, exist_ok=True)
-                readline.write_history_file(str(history))
-
-
-def _readline(history: Path) -> ModuleType | None:
-    try:
-        import readline
-    except ImportError:
-        return None
-    with contextlib.suppress(OSError):
-        readline.read_history_file(str(history))
-    return readline

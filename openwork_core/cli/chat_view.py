@@ -8,6 +8,8 @@ from dataclasses import dataclass
 import orjson
 from pydantic import JsonValue
 
+from openwork_core.cli.errors import ExitStatus
+
 ARG_CHARS = 60
 OUTCOME_CHARS = 80
 _MAIN_ARGUMENT = {
@@ -118,10 +120,10 @@ class TurnResult:
     def exit_code(self) -> int:
         """0 completed; 130 cancelled (as for Ctrl-C); 1 failed or interrupted."""
         if self.status == "completed":
-            return 0
+            return ExitStatus.OK
         if self.status == "cancelled":
-            return 130
-        return 1
+            return ExitStatus.INTERRUPTED
+        return ExitStatus.FAILED
 
 
 def turn_result(outcome: JsonValue) -> TurnResult:

@@ -14,14 +14,14 @@ from types import TracebackType
 import httpx
 from pydantic import JsonValue
 
-from openwork_core.cli.errors import CliError
+from openwork_core.cli.errors import CliError, ExitStatus
 from openwork_core.daemon.home import discovery_path
 
 TIMEOUT_S = 30.0
 
 
 class DaemonNotRunning(CliError):
-    exit_code = 3
+    exit_code = ExitStatus.NO_DAEMON
 
     def __init__(self, detail: str) -> None:
         super().__init__(f"{detail}; start it with `openwork serve`", "daemon_not_running")
@@ -118,7 +118,7 @@ class DaemonClient:
     def request(self, method: str, path: str, body: JsonValue = None) -> JsonValue:
         try:
             response = self._http.request(
-                method, path, json=body if method in ("POST", "PUT") else None
+                method, path, json=body if method in ("POST", "PUT", "PATCH") else None
             )
         except httpx.ConnectError:
             raise DaemonNotRunning(
@@ -139,71 +139,74 @@ class DaemonClient:
     def post(self, path: str, body: JsonValue) -> JsonValue:
         return self.request("POST", path, body)
 
-    def events(self, session_id: str) -> EventStream:
-        return EventStream(self.discovery, self._headers, f"/v1/sessions/{session_id}/events")
+    def events(self, session_id: str, inbox: Inbox, after: int | None = None) -> EventStream:
+        """The session's updates into ``inbox``, after sequence ``after`` when given."""
+        headers = self._headers if after is None else self._headers | {"Last-Event-ID": str(after)}
+        return EventStream(self.discovery, headers, f"/v1/sessions/{session_id}/events", inbox)
 
 
-_END = object()
+class StreamEnded:
+    """Put in the inbox when the event stream ends; ``error`` when it broke."""
+
+    def __init__(self, error: CliError | None) -> None:
+        self.error = error
+
+
+Inbox = queue.SimpleQueue[object]
+"""What a turn waits on: envelopes (dicts) and ``StreamEnded`` from the stream's thread, and
+whatever else the caller puts there (typed lines, Ctrl-C). ``SimpleQueue.put`` is reentrant, so
+a signal handler may put too."""
 
 
 class EventStream:
-    """A session's Server-Sent Events read on a background thread into a queue, so the main
-    thread stays interruptible (Ctrl-C) and can answer approval prompts between events."""
+    """A session's Server-Sent Events read on a background thread into the caller's inbox, so
+    the main thread stays free for Ctrl-C, typed input and approval prompts between events."""
 
-    def __init__(self, discovery: Discovery, headers: dict[str, str], path: str) -> None:
+    def __init__(
+        self, discovery: Discovery, headers: dict[str, str], path: str, inbox: Inbox
+    ) -> None:
         self._client = httpx.Client(
             base_url=discovery.url, headers=headers, timeout=httpx.Timeout(TIMEOUT_S, read=None)
         )
         self._path = path
-        self._queue: queue.Queue[object] = queue.Queue()
+        self._inbox = inbox
         self._connected = threading.Event()
-        self._error: BaseException | None = None
+        self._refused: CliError | None = None
         self._closed = threading.Event()
         self._thread = threading.Thread(target=self._read, name="openwork-events", daemon=True)
 
     def open(self, timeout: float = TIMEOUT_S) -> EventStream:
+        """Connected (or refused: the error is raised here) within ``timeout``."""
         self._thread.start()
         if not self._connected.wait(timeout):
             raise CliError("the daemon's event stream did not open", "events_unavailable")
-        if self._error is not None:
-            raise self._error
+        if self._refused is not None:
+            raise self._refused
         return self
 
     def _read(self) -> None:
+        error: CliError | None = None
         try:
             with self._client.stream("GET", self._path) as response:
                 if response.status_code >= 400:
                     response.read()
-                    self._error = _error_of(response)
+                    self._refused = _error_of(response)
                     return
                 self._connected.set()
                 for line in response.iter_lines():
                     if self._closed.is_set():
                         return
                     if line.startswith("data:"):
-                        self._queue.put(json.loads(line[5:].strip()))
+                        self._inbox.put(json.loads(line[5:].strip()))
+        except httpx.ConnectError:
+            self._refused = DaemonNotRunning("the daemon does not answer")
         except Exception as exc:
-            if not self._closed.is_set():
-                self._error = CliError(f"the event stream broke: {exc}", "events_broken")
+            error = CliError(f"the event stream broke: {exc}", "events_broken")
         finally:
-            self._connected.set()
-            self._queue.put(_END)
-
-    def next_envelope(self, poll_s: float = 0.25) -> dict[str, JsonValue] | None:
-        """The next envelope, or None when the stream ended. The wait wakes every ``poll_s`` so
-        that Ctrl-C (KeyboardInterrupt) is delivered promptly and leaves the stream usable."""
-        while True:
-            try:
-                item = self._queue.get(timeout=poll_s)
-            except queue.Empty:
-                continue
-            if item is _END:
-                self._queue.put(_END)  # stay ended
-                if self._error is not None and not self._closed.is_set():
-                    raise self._error
-                return None
-            assert isinstance(item, dict)
-            return item
+            if not self._connected.is_set():
+                self._connected.set()
+            elif not self._closed.is_set():
+                self._inbox.put(StreamEnded(error))
 
     def close(self) -> None:
         self._closed.set()

@@ -5,8 +5,7 @@
 Each command's module is imported only when that command runs (or ``--help`` lists them): the
 daemon's start (issue 13 §3) does not pay for the client commands' HTTP client and terminal UI.
 
-Exit codes: 0 done; 1 the turn or a check failed; 2 a usage or configuration error (one line that
-names the setting); 3 no daemon is running; 130 interrupted."""
+Exit statuses: ``cli/errors.py::ExitStatus`` (``--help`` lists them)."""
 
 from __future__ import annotations
 
@@ -16,6 +15,7 @@ from typing import Any
 import typer
 from typer.core import TyperGroup
 
+from openwork_core.cli.errors import exit_status_help
 from openwork_core.version import app_version
 
 COMMAND_MODULES: dict[str, str] = {
@@ -44,7 +44,7 @@ class LazyCommands(TyperGroup):
         module = COMMAND_MODULES.get(cmd_name)
         if module is None:
             return super().get_command(ctx, cmd_name)
-        commands = typer.Typer()
+        commands = typer.Typer(rich_markup_mode=None)
         importlib.import_module(module).register(commands)
         return typer.main.get_group(commands).get_command(ctx, cmd_name)
 
@@ -54,7 +54,9 @@ app = typer.Typer(
     add_completion=False,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,
     help="OpenWork: a coding-agent daemon and its command line.",
+    epilog=exit_status_help(),
 )
 
 

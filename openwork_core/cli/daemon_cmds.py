@@ -68,7 +68,9 @@ def status(json_output: bool = typer.Option(False, "--json", help="Print JSON.")
 
 
 def stop() -> None:
-    """Stop the daemon (running turns end cancelled) and wait until it is gone."""
+    """Stop the daemon and wait until it is gone.
+
+    Running turns end cancelled."""
     discovery = read_discovery(home())
     if not process_alive(discovery.pid):
         raise DaemonNotRunning(f"the daemon (pid {discovery.pid}) is not running")
@@ -120,7 +122,9 @@ def logs(
     lines: int = typer.Option(50, "--lines", "-n", help="How many of the last lines."),
     json_output: bool = typer.Option(False, "--json", help="The raw JSON lines."),
 ) -> None:
-    """Print the daemon's log (OPENWORK_HOME/logs/openwork.log); -f follows it."""
+    """Print the daemon's log; -f follows it.
+
+    The log: OPENWORK_HOME/logs/openwork.log."""
     path = home() / "logs" / LOG_FILE_NAME
     if not path.exists():
         raise CliError(f"no log file at {path} (the daemon has not run here yet)", "no_logs")

@@ -10,9 +10,7 @@ import gc
 import sys
 from collections.abc import Callable
 
-from openwork_core.cli.errors import CliError
-
-EXIT_CONFIG = 2
+from openwork_core.cli.errors import CliError, ExitStatus
 
 SERVE_FLAGS = frozenset({"--allow-remote"})
 """``serve``'s options (``server_cmds.serve`` declares them for typer and its help)."""
@@ -51,7 +49,7 @@ def main() -> None:
         command()
     except ConfigError as exc:
         print(f"openwork: {exc}", file=sys.stderr)
-        sys.exit(EXIT_CONFIG)
+        sys.exit(ExitStatus.USAGE)
     except CliError as exc:
         print(f"openwork: {exc}", file=sys.stderr)
         sys.exit(exc.exit_code)

@@ -24,12 +24,16 @@ def serve(
         "same as OPENWORK_ALLOW_REMOTE=true).",
     ),
 ) -> None:
-    """Run the daemon until SIGTERM/SIGINT (running turns end cancelled, exit 0)."""
+    """Run the daemon until SIGTERM/SIGINT.
+
+    Running turns end cancelled; exit 0."""
     serve_daemon(allow_remote=allow_remote)  # as `openwork serve` does without typer (entry.py)
 
 
 def migrate() -> None:
-    """Apply pending database migrations and exit (serve does it at start too)."""
+    """Apply pending database migrations and exit.
+
+    `openwork serve` applies them at start too."""
     settings = load_settings()
 
     async def run() -> int:

@@ -11,17 +11,22 @@ import typer
 from pydantic import JsonValue
 from rich.table import Table
 
-from openwork_core.cli import chat as chat_mod
+from openwork_core.cli.chat import SecondInterrupt
+from openwork_core.cli.chat_session import ChatSession, latest_in
 from openwork_core.cli.client import connect, home, objects
-from openwork_core.cli.errors import CliError
+from openwork_core.cli.errors import CliError, ExitStatus, exit_status_help
 from openwork_core.cli.inspect_view import inspection_lines, read_inspection
 from openwork_core.cli.output import console, err_console, plain_output, print_json, tsv_lines
+from openwork_tools.modes import SandboxMode
 
 JSON_OPTION = typer.Option(False, "--json", help="Print the daemon's JSON answer.")
+MODE_OPTION = typer.Option(
+    None, "--mode", help="The permission mode of the session.", case_sensitive=False
+)
 
 
 def register(app: typer.Typer) -> None:
-    app.command()(chat)
+    app.command(epilog=exit_status_help())(chat)
     app.command()(sessions)
     app.command()(inspect)
 
@@ -30,25 +35,38 @@ def chat(
     message: str | None = typer.Argument(None, help="One message; without it, a prompt."),
     new: bool = typer.Option(False, "--new", help="Start a new session in this folder."),
     session: str | None = typer.Option(None, "--session", "-s", help="Continue this session."),
+    model: str | None = typer.Option(
+        None, "--model", "-m", help="The model of the session (a new one, or switched)."
+    ),
+    mode: SandboxMode | None = MODE_OPTION,
     yes: bool = typer.Option(False, "--yes", "-y", help="Allow every approval card once."),
 ) -> None:
-    """Talk to the agent in this folder (its latest session, or a new one).
+    """Talk to the agent in this folder.
 
-    Streams the answer and one line per tool call; Ctrl-C cancels the turn, a second Ctrl-C
-    exits. Exit 0 when the turn completed, 1 when it failed, 130 when it was cancelled."""
+    Continues the folder's latest session, or starts one. Streams the answer and one line per tool call. Text typed while a turn runs waits as the
+    next message; /help lists the slash commands. Ctrl-C cancels the turn, a second Ctrl-C
+    exits."""
     folder = Path.cwd().resolve()
     out, err = console(), err_console()
     with connect() as client:
-        session_id = chat_mod.pick_session(client, folder, new=new, session_id=session)
-        err.print(f"session {session_id} in {folder}", markup=False, style="dim")
-        printer = chat_mod.TurnPrinter(client, session_id, out, plain=plain_output(), approve=yes)
+        conversation = ChatSession(
+            client,
+            folder,
+            out,
+            err,
+            plain=plain_output(),
+            approve=yes,
+            model=model,
+            mode=mode.value if mode is not None else None,
+        )
+        conversation.open(new=new, session_id=session)
         try:
             if message is not None:
-                raise typer.Exit(chat_mod.report(printer.run(message), err))
-            raise typer.Exit(chat_mod.interactive(printer, err, home()))
-        except chat_mod.SecondInterrupt:
+                raise typer.Exit(conversation.one_shot(message))
+            raise typer.Exit(conversation.interactive(home()))
+        except SecondInterrupt:
             err.print("interrupted", markup=False)
-            raise typer.Exit(chat_mod.EXIT_INTERRUPTED) from None
+            raise typer.Exit(ExitStatus.INTERRUPTED) from None
 
 
 def _sessions(listed: JsonValue) -> list[dict[str, JsonValue]]:
@@ -107,14 +125,14 @@ def inspect(
         False, "--open", help="Open the context page (/ui/) in a browser; prints its URL."
     ),
 ) -> None:
-    """Show a session's context window (default: this folder's latest session).
+    """Show a session's context window.
 
-    System / Conversation / Tools / free against the window, the auto-compact line, World State
+    The session: the one given, else this folder's latest. System / Conversation / Tools / free against the window, the auto-compact line, World State
     by section, the largest items."""
     with connect() as client:
         if session is None:
             folder = Path.cwd().resolve()
-            session = chat_mod.latest_in(_sessions(client.get("/v1/sessions")), folder)
+            session = latest_in(_sessions(client.get("/v1/sessions")), folder)
             if session is None:
                 raise CliError(f"no session in {folder}; pass a session id", "no_session")
         body = client.get(f"/v1/sessions/{session}/context")

@@ -179,10 +179,55 @@ class LargestItemBody(BaseModel):
     preview: str
 
 
+class SystemPartBody(BaseModel):
+    key: str
+    tokens: int
+    content: str
+
+
+class RegionsBody(BaseModel):
+    """Every item of each region in request order (issue 25 point 7)."""
+
+    system: list[SystemPartBody]
+    conversation: list[LargestItemBody]
+    tools: list[LargestItemBody]
+
+
+class ModelNameBody(BaseModel):
+    provider_id: str
+    name: str
+
+
+class LastCallUsageBody(BaseModel):
+    model_name: str
+    input_tokens: int | None
+    cached_input_tokens: int | None
+    output_tokens: int | None
+    estimated_input_tokens: int
+
+
+class UsageSummaryBody(BaseModel):
+    model_calls: int
+    input_tokens: int
+    cached_input_tokens: int
+    output_tokens: int
+    cache_hit_ratio: float | None
+    last_call: LastCallUsageBody | None
+
+
+class OverviewWarningBody(BaseModel):
+    code: Literal["input_truncation_suspected", "cache_miss"]
+    message: str
+
+
 class ContextOverviewBody(BaseModel):
+    model: ModelNameBody
     bar: WindowBarBody
     world_state: list[WorldStateEntryBody]
     largest: list[LargestItemBody]
+    regions: RegionsBody
+    usage: UsageSummaryBody | None
+    warnings: list[OverviewWarningBody]
 
 
 SessionUpdateBody = Annotated[SessionUpdate, Field(discriminator="type")]

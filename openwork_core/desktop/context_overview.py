@@ -1,7 +1,10 @@
-"""The context page's overview of one inspection (issue 16 point 4; context-window.md §3, §7,
-§8): the window as a stacked bar, the World State sections in the Conversation with the message
-that carried each, and the largest items. Pure: derived from ``ContextInspection`` alone, with the
-same byte metric as the budget (⌈compact JSON bytes / 4⌉)."""
+"""The context page's overview of one inspection (issue 16 point 4, issue 25 point 7;
+context-window.md §3, §7, §8): the model it is prepared for, the window as a stacked bar, the
+World State sections in the Conversation with the item that carried each, the largest items, each
+region's items (System parts with their text, Conversation items, tool definitions, each with its
+size), the provider's real usage with the cache-hit ratio, and what the inspection warns about.
+Pure: derived from ``ContextInspection`` and the model's name alone, with the same byte metric as
+the budget (⌈compact JSON bytes / 4⌉)."""
 
 from __future__ import annotations
 
@@ -16,7 +19,7 @@ from openwork_core.context.world_state.sections import recognise_message
 from openwork_core.desktop.titles import clip
 
 if TYPE_CHECKING:
-    from openwork_core.context.inspection import ContextInspection
+    from openwork_core.context.inspection import ContextInspection, InspectionUsage
 
 LARGEST_ITEMS = 10
 _PREVIEW_CHARS = 120
@@ -73,10 +76,70 @@ class LargestItem:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class SystemPart:
+    key: str
+    tokens: int
+    content: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Regions:
+    """Every item of each region, in request order (Conversation and Tools items have the shape
+    of the largest items)."""
+
+    system: tuple[SystemPart, ...]
+    conversation: tuple[LargestItem, ...]
+    tools: tuple[LargestItem, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ModelName:
+    provider_id: str
+    name: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LastCallUsage:
+    """The session's newest recorded submission: what the provider reported (None: nothing)
+    next to our estimate."""
+
+    model_name: str
+    input_tokens: int | None
+    cached_input_tokens: int | None
+    output_tokens: int | None
+    estimated_input_tokens: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UsageSummary:
+    model_calls: int
+    input_tokens: int
+    cached_input_tokens: int
+    output_tokens: int
+    cache_hit_ratio: float | None
+    last_call: LastCallUsage | None
+
+
+class WarningCode(enum.StrEnum):
+    INPUT_TRUNCATION_SUSPECTED = "input_truncation_suspected"
+    CACHE_MISS = "cache_miss"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OverviewWarning:
+    code: WarningCode
+    message: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ContextOverview:
+    model: ModelName
     bar: WindowBar
     world_state: tuple[WorldStateEntry, ...]
     largest: tuple[LargestItem, ...]
+    regions: Regions
+    usage: UsageSummary | None
+    warnings: tuple[OverviewWarning, ...]
 
 
 def window_bar(inspection: ContextInspection) -> WindowBar:
@@ -130,10 +193,8 @@ def world_state_entries(inspection: ContextInspection) -> tuple[WorldStateEntry,
     return tuple(latest.values())
 
 
-def largest_items(
-    inspection: ContextInspection, count: int = LARGEST_ITEMS
-) -> tuple[LargestItem, ...]:
-    """The largest Conversation messages and tool definitions, largest first."""
+def conversation_items(inspection: ContextInspection) -> tuple[LargestItem, ...]:
+    """Each Conversation item in request order: its role and kind, size and first words."""
     items: list[LargestItem] = []
     for index, message in enumerate(inspection.conversation):
         message_id, sequence, kind = _ids(index, inspection)
@@ -151,25 +212,111 @@ def largest_items(
                 preview=clip(text, _PREVIEW_CHARS),
             )
         )
-    for index, tool in enumerate(inspection.tools):
-        items.append(
-            LargestItem(
-                region=Region.TOOLS,
-                index=index,
-                tokens=tokens_for_bytes(json_size(tool)),
-                label=f"tool · {tool.name}",
-                message_id=None,
-                sequence=None,
-                preview=clip(" ".join(tool.description.split()), _PREVIEW_CHARS),
-            )
+    return tuple(items)
+
+
+def tool_items(inspection: ContextInspection) -> tuple[LargestItem, ...]:
+    """Each tool definition in request order with its size."""
+    return tuple(
+        LargestItem(
+            region=Region.TOOLS,
+            index=index,
+            tokens=tokens_for_bytes(json_size(tool)),
+            label=f"tool · {tool.name}",
+            message_id=None,
+            sequence=None,
+            preview=clip(" ".join(tool.description.split()), _PREVIEW_CHARS),
         )
+        for index, tool in enumerate(inspection.tools)
+    )
+
+
+def regions(inspection: ContextInspection) -> Regions:
+    return Regions(
+        system=tuple(
+            SystemPart(key=p.key, tokens=tokens_for_bytes(json_size(p)), content=p.content)
+            for p in inspection.system
+        ),
+        conversation=conversation_items(inspection),
+        tools=tool_items(inspection),
+    )
+
+
+def largest_items(
+    inspection: ContextInspection, count: int = LARGEST_ITEMS
+) -> tuple[LargestItem, ...]:
+    """The largest Conversation messages and tool definitions, largest first."""
+    items = [*conversation_items(inspection), *tool_items(inspection)]
     items.sort(key=lambda i: (-i.tokens, i.region.value, i.index))
     return tuple(items[:count])
 
 
-def context_overview(inspection: ContextInspection) -> ContextOverview:
+def usage_summary(usage: InspectionUsage | None) -> UsageSummary | None:
+    if usage is None:
+        return None
+    last = usage.last_call
+    totals = usage.session
+    return UsageSummary(
+        model_calls=totals.model_calls,
+        input_tokens=totals.input_tokens,
+        cached_input_tokens=totals.cached_input_tokens,
+        output_tokens=totals.output_tokens,
+        cache_hit_ratio=usage.cache_hit_ratio,
+        last_call=None
+        if last is None
+        else LastCallUsage(
+            model_name=last.call.model_name,
+            input_tokens=last.call.usage.input_tokens,
+            cached_input_tokens=last.call.usage.cached_input_tokens,
+            output_tokens=last.call.usage.output_tokens,
+            estimated_input_tokens=last.call.estimated_input_tokens,
+        ),
+    )
+
+
+def warnings(usage: InspectionUsage | None) -> tuple[OverviewWarning, ...]:
+    """What the inspection's real numbers warn about (docs/api.md "Context inspection"): the
+    last call's input was likely cut by the server, or its prompt cache missed."""
+    last = usage.last_call if usage is not None else None
+    if last is None:
+        return ()
+    found: list[OverviewWarning] = []
+    call = last.call
+    if call.input_truncation_suspected:
+        found.append(
+            OverviewWarning(
+                code=WarningCode.INPUT_TRUNCATION_SUSPECTED,
+                message=(
+                    f"the provider reported {call.usage.input_tokens} input tokens for about "
+                    f"{call.estimated_input_tokens} sent: the server may cut the prompt "
+                    "(e.g. Ollama's num_ctx); give it a larger context"
+                ),
+            )
+        )
+    if call.cache_miss is not None:
+        where = (
+            f" at Conversation item {call.cache_miss.item}"
+            if call.cache_miss.item is not None
+            else ""
+        )
+        found.append(
+            OverviewWarning(
+                code=WarningCode.CACHE_MISS,
+                message=f"the last call missed the prompt cache ({call.cache_miss.cause}{where})",
+            )
+        )
+    return tuple(found)
+
+
+def context_overview(
+    inspection: ContextInspection, *, provider_id: str, model_name: str
+) -> ContextOverview:
     return ContextOverview(
+        model=ModelName(provider_id=provider_id, name=model_name),
         bar=window_bar(inspection),
         world_state=world_state_entries(inspection),
         largest=largest_items(inspection),
+        regions=regions(inspection),
+        usage=usage_summary(inspection.usage),
+        warnings=warnings(inspection.usage),
     )

@@ -1,7 +1,7 @@
-"""The context page (issue 16 point 4): ``GET /ui/`` serves the static page shipped in the
-package (no build step, no CDN; the page's own requests carry the bearer token), and
-``GET /v1/sessions/{sid}/context/overview`` gives it the window bar, the World State sections
-and the largest items of the inspection."""
+"""The context page (issue 16 point 4, issue 25 point 7): ``GET /ui/`` serves the static page
+shipped in the package (no build step, no CDN; the page's own requests carry the bearer token),
+and ``GET /v1/sessions/{sid}/context/overview`` gives it the model, the window bar, the World
+State sections, the largest items, each region's items, the usage and the warnings."""
 
 from __future__ import annotations
 
@@ -11,13 +11,7 @@ from typing import TYPE_CHECKING
 from fastapi import APIRouter
 from starlette.responses import RedirectResponse, Response
 
-from openwork_core.daemon.desktop_schemas import (
-    BarSegmentBody,
-    ContextOverviewBody,
-    LargestItemBody,
-    WindowBarBody,
-    WorldStateEntryBody,
-)
+from openwork_core.daemon.desktop_schemas import ContextOverviewBody
 from openwork_core.ids import SessionId
 from openwork_core.storage import RecordNotFound
 
@@ -52,38 +46,8 @@ def _asset(name: str) -> Response:
 
 
 def overview_body(overview: ContextOverview) -> ContextOverviewBody:
-    bar = overview.bar
-    return ContextOverviewBody(
-        bar=WindowBarBody(
-            context_window=bar.context_window,
-            segments=[BarSegmentBody(region=s.region.value, tokens=s.tokens) for s in bar.segments],
-            auto_compact_input_tokens=bar.auto_compact_input_tokens,
-            auto_compact_percent=bar.auto_compact_percent,
-        ),
-        world_state=[
-            WorldStateEntryBody(
-                section=w.section,
-                form=w.form,
-                tokens=w.tokens,
-                message_id=w.message_id,
-                sequence=w.sequence,
-                index=w.index,
-            )
-            for w in overview.world_state
-        ],
-        largest=[
-            LargestItemBody(
-                region=i.region.value,
-                index=i.index,
-                tokens=i.tokens,
-                label=i.label,
-                message_id=i.message_id,
-                sequence=i.sequence,
-                preview=i.preview,
-            )
-            for i in overview.largest
-        ],
-    )
+    """The dataclasses as they are: the body's fields are theirs, name for name."""
+    return ContextOverviewBody.model_validate(overview, from_attributes=True)
 
 
 def ui_routes(router: APIRouter, core: OpenWorkCore) -> None:

@@ -1,12 +1,12 @@
-// The context page (issue 16 point 4). Plain script, no build step, no third-party code: every
+// The context page (issue 16 point 4, issue 25 point 7). Plain script, no build step, no third-party code: every
 // request goes to the daemon that served this page, with the token from sessionStorage.
 "use strict";
 
 const TOKEN_KEY = "openwork.token";
 const REGION_LABELS = { system: "System", conversation: "Conversation", tools: "Tools",
                         free: "free", reserved: "reserved for output" };
-const state = { token: null, sessionId: null, stream: null, updates: 0, renders: 0, waiters: [],
-                seen: {}, lastRenderSeen: {} };
+const state = { token: null, sessionId: null, session: null, stream: null, updates: 0, renders: 0,
+                waiters: [], seen: {}, lastRenderSeen: {} };
 let resolveReady;
 const ready = new Promise((resolve) => { resolveReady = resolve; });
 
@@ -134,18 +134,97 @@ function renderRows(tableId, rows) {
   body.replaceChildren(...rows);
 }
 
-function messageLabel(id, sequence) {
-  if (!id) return "—";
-  return el("code", { textContent: sequence == null ? id : `#${sequence} ${id}` });
+// Where an item is, as a reader names it (no internal ids): a button that opens the
+// Conversation region at that item.
+function itemLink(index) {
+  const button = el("button", { type: "button", className: "link", textContent: `Conversation item ${index + 1}`,
+                                dataset: { index } });
+  button.addEventListener("click", () => openItem(index));
+  return button;
+}
+
+function openItem(index) {
+  const region = $("region-conversation");
+  region.open = true;
+  for (const row of region.querySelectorAll("tbody tr")) {
+    row.classList.toggle("highlight", row.dataset.index === String(index));
+  }
+  const row = region.querySelector(`tbody tr[data-index="${index}"]`);
+  if (row) row.scrollIntoView({ block: "nearest" });
+}
+
+const sum = (items) => items.reduce((total, i) => total + i.tokens, 0);
+const count = (n, word) => `${fmt(n)} ${word}${n === 1 ? "" : "s"}`;
+const pct = (ratio) => (ratio * 100).toFixed(1) + " %";
+
+function renderRegions(regions) {
+  const system = $("region-system");
+  system.querySelector(".count").textContent =
+    `· ${count(regions.system.length, "part")} · ${count(sum(regions.system), "token")}`;
+  system.querySelector(".items").replaceChildren(...regions.system.map((p) =>
+    el("section", { className: "part", dataset: { key: p.key, tokens: p.tokens } },
+      el("h4", { textContent: `${p.key} · ${fmt(p.tokens)} tokens` }),
+      el("pre", { textContent: p.content }))));
+  const conversation = $("region-conversation");
+  conversation.querySelector(".count").textContent =
+    `· ${count(regions.conversation.length, "item")} · ${count(sum(regions.conversation), "token")}`;
+  conversation.querySelector("tbody").replaceChildren(...regions.conversation.map((i) =>
+    el("tr", { dataset: { index: i.index, tokens: i.tokens } },
+      el("td", { className: "num", textContent: String(i.index + 1) }),
+      el("td", { textContent: i.label }),
+      el("td", { className: "num", textContent: fmt(i.tokens) }),
+      el("td", { textContent: i.preview }))));
+  const tools = $("region-tools");
+  tools.querySelector(".count").textContent =
+    `· ${count(regions.tools.length, "tool")} · ${count(sum(regions.tools), "token")}`;
+  tools.querySelector("tbody").replaceChildren(...regions.tools.map((t) =>
+    el("tr", { dataset: { tool: t.label.replace(/^tool · /, ""), tokens: t.tokens } },
+      el("td", {}, el("code", { textContent: t.label.replace(/^tool · /, "") })),
+      el("td", { className: "num", textContent: fmt(t.tokens) }),
+      el("td", { textContent: t.preview }))));
+}
+
+function renderUsage(usage) {
+  const node = $("usage");
+  if (usage === null) { node.textContent = "usage unavailable (the database does not answer)"; return; }
+  if (usage.model_calls === 0) { node.textContent = "no model call recorded yet"; return; }
+  const ratio = usage.cache_hit_ratio === null ? "no input reported" : `cache-hit ratio ${pct(usage.cache_hit_ratio)}`;
+  let text = `${count(usage.model_calls, "model call")} · ${fmt(usage.input_tokens)} input tokens reported, ` +
+    `${fmt(usage.cached_input_tokens)} from the cache (${ratio}) · ${fmt(usage.output_tokens)} output tokens`;
+  const last = usage.last_call;
+  if (last !== null) {
+    const reported = (n) => (n === null ? "not reported" : fmt(n));
+    text += ` · last call (${last.model_name}): ${reported(last.input_tokens)} input, ` +
+      `${reported(last.cached_input_tokens)} cached, for about ${fmt(last.estimated_input_tokens)} estimated`;
+  }
+  node.textContent = text;
+  node.dataset.cacheHitRatio = usage.cache_hit_ratio === null ? "" : String(usage.cache_hit_ratio);
+}
+
+function renderWarnings(warnings) {
+  $("warnings").replaceChildren(...warnings.map((w) =>
+    el("li", { dataset: { code: w.code }, textContent: `${w.code.replaceAll("_", " ")}: ${w.message}` })));
+}
+
+function renderMeta(overview) {
+  const s = state.session;
+  if (!s) return;
+  $("session-meta").textContent = `${s.workspace} · ${overview.model.name} (provider ` +
+    `${overview.model.provider_id}) · ${s.status} · ${s.turn_count} turns`;
+  $("session-meta").dataset.model = overview.model.name;
 }
 
 function renderOverview(overview, seen) {
+  renderMeta(overview);
+  renderWarnings(overview.warnings);
   renderBar(overview.bar);
+  renderUsage(overview.usage);
+  renderRegions(overview.regions);
   renderRows("world-state", overview.world_state.map((w) =>
-    el("tr", { dataset: { section: w.section } },
+    el("tr", { dataset: { section: w.section, index: w.index } },
       el("td", { textContent: w.section }), el("td", { textContent: w.form }),
       el("td", { className: "num", textContent: fmt(w.tokens) }),
-      el("td", {}, messageLabel(w.message_id, w.sequence)))));
+      el("td", {}, itemLink(w.index)))));
   if (!overview.world_state.length) {
     renderRows("world-state", [el("tr", {}, el("td", { colSpan: 4, textContent: "no World State message in the window" }))]);
   }
@@ -153,7 +232,7 @@ function renderOverview(overview, seen) {
     el("tr", { dataset: { region: i.region } },
       el("td", { className: "num", textContent: fmt(i.tokens) }),
       el("td", { textContent: i.label }),
-      el("td", {}, messageLabel(i.message_id, i.sequence)),
+      el("td", {}, i.region === "conversation" ? itemLink(i.index) : "Tools"),
       el("td", { textContent: i.preview }))));
   state.renders += 1;
   state.lastRenderSeen = seen;
@@ -170,8 +249,10 @@ function renderOverview(overview, seen) {
 async function refreshOverview() {
   if (!state.sessionId) return;
   const seen = { ...state.seen };
+  const sid = encodeURIComponent(state.sessionId);
   try {
-    renderOverview(await api(`/v1/sessions/${encodeURIComponent(state.sessionId)}/context/overview`), seen);
+    state.session = await api(`/v1/sessions/${sid}`);
+    renderOverview(await api(`/v1/sessions/${sid}/context/overview`), seen);
     setStatus("");
   } catch (error) {
     setStatus(String(error.message || error), true);
@@ -259,9 +340,9 @@ async function selectSession(sessionId) {
   $("session").hidden = false;
   try {
     const session = await api(`/v1/sessions/${encodeURIComponent(sessionId)}`);
+    state.session = session;
     $("session-title").textContent = session.title || session.session_id;
-    $("session-meta").textContent = `${session.workspace} · ${session.model || "default model"} · ` +
-      `${session.status} · ${session.turn_count} turns`;
+    $("session-meta").textContent = `${session.workspace} · ${session.status} · ${session.turn_count} turns`;
   } catch (error) {
     setStatus(String(error.message || error), true);
     return;

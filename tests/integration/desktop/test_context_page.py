@@ -11,9 +11,9 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-from openwork_core.daemon.desktop_schemas import ContextInspectionBody
+from openwork_core.daemon.desktop_schemas import ContextInspectionBody, ContextOverviewBody
 from openwork_core.models.adapters.scripted import ScriptedModel, ScriptedResponse, scripted_events
-from openwork_core.models.port import ModelEvent, ModelRequest
+from openwork_core.models.port import ModelEvent, ModelRequest, TokenUsage
 from openwork_core.storage import PostgresStore
 from tests.support.chromium import headless_page
 from tests.support.live_app import TOKEN, live_app
@@ -117,8 +117,9 @@ async def test_the_context_page_draws_the_inspection_follows_live_updates_and_st
             }
             assert world_state_ids
             assert len(dom["worldState"]) == len(world_state_ids)
-            for row in dom["worldState"]:
-                assert any(m in row["text"] for m in world_state_ids), row
+            for row in dom["worldState"]:  # carried by a Conversation item, no internal id
+                assert "Conversation item " in row["text"], row
+                assert not any(m in row["text"] for m in world_state_ids), row
             assert dom["largest"] >= 5
 
             shot = await page.screenshot(ARTIFACTS / "context-page.png")
@@ -159,3 +160,101 @@ async def test_the_context_page_draws_the_inspection_follows_live_updates_and_st
             assert page.requests, "the page made no request"
             foreign = [u for u in page.requests if not u.startswith((f"{app.url}/", "data:"))]
             assert foreign == [], foreign
+
+
+_DETAILS = """(() => {
+  const rows = (id) => [...document.querySelectorAll(`#${id} tbody tr`)];
+  return {
+    meta: document.getElementById("session-meta").textContent,
+    model: document.getElementById("session-meta").dataset.model,
+    warnings: [...document.querySelectorAll("#warnings li")].map((li) => ({
+      code: li.dataset.code, text: li.textContent })),
+    usage: document.getElementById("usage").textContent,
+    ratio: document.getElementById("usage").dataset.cacheHitRatio,
+    open: [...document.querySelectorAll("details.region")].filter((d) => d.open)
+      .map((d) => d.dataset.region),
+    system: [...document.querySelectorAll("#region-system section.part")].map((s) => ({
+      key: s.dataset.key, tokens: Number(s.dataset.tokens),
+      text: s.querySelector("pre").textContent })),
+    systemVisible: [...document.querySelectorAll("#region-system pre")]
+      .some((p) => p.checkVisibility()),
+    conversation: rows("region-conversation").map((r) => ({
+      index: Number(r.dataset.index), tokens: Number(r.dataset.tokens),
+      highlighted: r.classList.contains("highlight") })),
+    tools: rows("region-tools").map((r) => ({ name: r.dataset.tool, tokens: Number(r.dataset.tokens) })),
+    carriedBy: [...document.querySelectorAll("#world-state tbody tr")].map((r) => ({
+      index: Number(r.dataset.index), text: r.lastChild.textContent })),
+    text: document.body.innerText,
+  };
+})()"""
+
+_OPEN_SYSTEM_AND_FOLLOW_A_WORLD_STATE_LINK = """(() => {
+  document.querySelector("#region-system summary").click();
+  document.querySelector("#world-state tbody tr button").click();
+  return true;
+})()"""
+
+
+async def test_the_context_page_names_the_model_shows_warnings_and_usage_and_opens_each_region(
+    store: PostgresStore, tmp_path: Path
+) -> None:
+    """Issue 25 point 7: the model's name (not "default model"), the inspection's warnings (here
+    a suspected truncation: 100 input tokens reported for thousands sent), the usage with the
+    cache-hit ratio, and each region opening to its items with their sizes; "carried by" names
+    the Conversation item, never an internal id."""
+    usage = TokenUsage(input_tokens=100, cached_input_tokens=40, output_tokens=5)
+    model = ScriptedModel([ScriptedResponse(text="an answer", usage=usage)])
+    async with (
+        runtime(store, tmp_path, model) as rt,
+        live_app(rt.core) as app,
+        app.client() as client,
+    ):
+        sid = await rt.new_session()
+        await rt.run_turn(sid, "Show me the regions")
+        inspection = (await client.get(f"/v1/sessions/{sid}/context")).json()
+        overview = (await client.get(f"/v1/sessions/{sid}/context/overview")).json()
+        ContextOverviewBody.model_validate(overview)
+
+        async with headless_page(tmp_path / "chromium-profile") as page:
+            loaded = page.next_event("Page.loadEventFired")
+            await page.send("Page.navigate", {"url": f"{app.url}/ui/#token={TOKEN}"})
+            async with asyncio.timeout(30):
+                await loaded
+            await page.evaluate("window.openworkPage.ready")
+            before: dict[str, Any] = await page.evaluate(_DETAILS)
+            await page.evaluate(_OPEN_SYSTEM_AND_FOLLOW_A_WORLD_STATE_LINK)
+            after: dict[str, Any] = await page.evaluate(_DETAILS)
+            shot = await page.screenshot(ARTIFACTS / "context-page-regions.png")
+
+    assert before["model"] == "scripted-model" and "scripted-model" in before["meta"]
+    assert "default model" not in before["text"]
+    assert [w["code"] for w in before["warnings"]] == ["input_truncation_suspected"]
+    assert "reported 100 input tokens" in before["warnings"][0]["text"]
+    assert overview["usage"]["cache_hit_ratio"] == 0.4
+    assert float(before["ratio"]) == 0.4 and "cache-hit ratio 40.0 %" in before["usage"]
+    assert before["open"] == [], before["open"]
+    assert not before["systemVisible"], "closed until opened"
+
+    regions = overview["regions"]
+    assert [(p["key"], p["text"]) for p in before["system"]] == [
+        (p["key"], p["content"]) for p in inspection["system"]
+    ]
+    assert [p["tokens"] for p in before["system"]] == [p["tokens"] for p in regions["system"]]
+    assert [r["index"] for r in before["conversation"]] == list(
+        range(len(inspection["conversation"]))
+    )
+    assert [r["tokens"] for r in before["conversation"]] == [
+        i["tokens"] for i in regions["conversation"]
+    ]
+    assert [t["name"] for t in before["tools"]] == [t["name"] for t in inspection["tools"]]
+    assert [t["tokens"] for t in before["tools"]] == [t["tokens"] for t in regions["tools"]]
+
+    carried = before["carriedBy"]
+    assert carried and all(c["text"] == f"Conversation item {c['index'] + 1}" for c in carried)
+    internal_ids = {p["message_id"] for p in inspection["provenance"] if p.get("message_id")}
+    assert internal_ids and not any(i in before["text"] for i in internal_ids)
+
+    assert set(after["open"]) == {"system", "conversation"} and after["systemVisible"]
+    (highlighted,) = [r["index"] for r in after["conversation"] if r["highlighted"]]
+    assert highlighted == carried[0]["index"]
+    assert shot.startswith(b"\x89PNG")
