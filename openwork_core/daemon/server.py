@@ -178,6 +178,7 @@ async def _serve_on(
                 idle_seconds=settings.session_idle_seconds,
                 max_loaded=settings.max_loaded_sessions,
             ),
+            mcp_servers=settings.mcp_servers,
         )
         await core.start()
         token = settings.token or secrets.token_urlsafe(32)

@@ -189,6 +189,7 @@ class McpConnection:
             message_handler=self._on_message,
             client_info=mcp.Implementation(name=CLIENT_NAME, version=self._client_version),
             cache=None,
+            mode="legacy",  # the initialize handshake every server speaks; ping needs it
         )
         return await stack.enter_async_context(client)
 

@@ -65,8 +65,9 @@ def stdio_launch(
             "set sandbox = false to run this server outside it"
         )
     home = Path(source.get("HOME") or Path.home())
+    workspace = Path(config.cwd) if config.cwd else home
     session = ToolSessionContext(
-        working_directory=Path(config.cwd) if config.cwd else home,
+        working_directory=workspace if workspace.is_dir() else Path("/"),
         sandbox=sandbox,
         home=home,
         protected_roots=(daemon_home,),

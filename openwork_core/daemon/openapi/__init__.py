@@ -99,6 +99,8 @@ _EXTRA_ERRORS: dict[str, tuple[int, ...]] = {
     "streamSessionEvents": (409, 503),
     "deleteSession": (409,),
     "putProvider": (400,),
+    "putMcpServer": (409,),
+    "deleteMcpServer": (409,),
 }
 """Beyond 401/403/404/422: what each route can answer (409 also ``session_owned_elsewhere`` for a
 route that drives the session's actor; 503 ``actor_stopped`` / ``persistence_error``)."""
