@@ -68,8 +68,6 @@ class _Ended(Exception):
         self.reason = reason
 
 
-
-
 def describe(exc: BaseException) -> str:
     """One line for the ``reason`` (an exception group names its first leaf)."""
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
 
 import mcp_types as mcp
 import orjson
@@ -87,8 +88,15 @@ def _blocks(result: mcp.CallToolResult) -> list[ToolOutputBlock]:
             blocks.append(TextBlock(text=f"[content of type {type(item).__name__} left out]"))
     structured = result.structured_content
     if structured is not None and not _already_there(structured, blocks):
-        blocks.append(TextBlock(text=orjson.dumps(structured).decode()))
+        blocks.append(TextBlock(text=_json_text(structured)))
     return blocks
+
+
+def _json_text(value: object) -> str:
+    try:
+        return orjson.dumps(value).decode()
+    except TypeError:  # an integer past 64 bits: valid JSON all the same
+        return json.dumps(value, ensure_ascii=False)
 
 
 def _already_there(structured: object, blocks: list[ToolOutputBlock]) -> bool:

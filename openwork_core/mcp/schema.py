@@ -49,7 +49,10 @@ def _definitions(root: Mapping[str, object]) -> dict[str, object]:
 
 
 def _json(value: object) -> JsonValue:
-    """A JSON value as parsed JSON has it (the SDK gives dicts, lists and scalars)."""
+    """A JSON value as parsed JSON has it (the SDK gives dicts, lists and scalars); an integer
+    outside 64 bits (valid JSON, which no encoder of ours writes) becomes its decimal text."""
+    if isinstance(value, int) and not isinstance(value, bool) and not -(2**63) <= value < 2**64:
+        return str(value)
     if value is None or isinstance(value, bool | int | float | str):
         return value
     if isinstance(value, list | tuple):
@@ -77,7 +80,7 @@ class _Cleaner:
             return {**resolved, **self.clean(siblings, depth, refs)}
         out: JsonObject = {}
         for key, value in node.items():
-            if not isinstance(key, str) or key in _DROPPED or key in _DEFS:
+            if not isinstance(key, str) or key in _DROPPED or key in _DEFS or key == "$ref":
                 continue
             if key == "properties":
                 if isinstance(value, dict):
@@ -96,7 +99,7 @@ class _Cleaner:
                     out[key] = [self.clean(v, depth + 1, refs) for v in value]
             elif key == "required":
                 if isinstance(value, list):
-                    out[key] = [v for v in dict.fromkeys(value) if isinstance(v, str)]
+                    out[key] = list(dict.fromkeys(v for v in value if isinstance(v, str)))
             elif key == "type":
                 if isinstance(value, str) or (
                     isinstance(value, list) and value and all(isinstance(v, str) for v in value)

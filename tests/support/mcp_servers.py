@@ -113,7 +113,9 @@ async def restart_everything(server: HttpServer) -> HttpServer:
 
 def _toml_value(value: object) -> str:
     if isinstance(value, Mapping):
-        return "{" + ", ".join(f"{json.dumps(k)} = {_toml_value(v)}" for k, v in value.items()) + "}"
+        return (
+            "{" + ", ".join(f"{json.dumps(k)} = {_toml_value(v)}" for k, v in value.items()) + "}"
+        )
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, list | tuple):
