@@ -33,7 +33,7 @@ from mcp.shared.exceptions import MCPError
 from openwork_core.mcp.config import McpServerConfig, Transport
 from openwork_core.mcp.launch import stdio_launch
 from openwork_core.mcp.listing import MAX_LISTED, Listing, listing_of
-from openwork_core.mcp.transport import ProcessWatch, stdio_transport
+from openwork_core.mcp.transport import MAX_MESSAGE_BYTES, ProcessWatch, stdio_transport
 from openwork_tools.modes import SandboxStatus
 
 log = structlog.get_logger(__name__)
@@ -181,7 +181,9 @@ class McpConnection:
             http = await stack.enter_async_context(
                 httpx2.AsyncClient(headers=self._headers(), timeout=HTTP_TIMEOUT_S)
             )
-            transport = streamable_http_client(config.url, http_client=http)
+            transport = streamable_http_client(
+                config.url, http_client=http, max_sse_event_size=MAX_MESSAGE_BYTES
+            )
         client = Client(
             transport,
             message_handler=self._on_message,

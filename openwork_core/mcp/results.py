@@ -5,8 +5,8 @@ block only when it is a real PNG, JPEG, GIF or WebP (valid base64, matching sign
 ``MAX_IMAGE_BYTES``, at most ``MAX_IMAGES`` per result (a bad image in the Conversation would make
 every later request fail: providers refuse it); any other image, audio and binary resources
 become a line saying what was left out. A resource link is a line with its URI; an embedded text
-resource is its text under its URI; ``structuredContent`` is added as JSON unless a text block
-already holds the same value. ``isError`` makes the result an error result. The 32,000-byte cap
+resource is its text under its URI; ``structuredContent`` is the JSON text only when the result
+has no text (the spec has a server repeat it as text; both would be paid twice). ``isError`` makes the result an error result. The 32,000-byte cap
 and the spill file are applied by ``FinalizedToolset.call``, as for every tool."""
 
 from __future__ import annotations
@@ -87,7 +87,7 @@ def _blocks(result: mcp.CallToolResult) -> list[ToolOutputBlock]:
         else:  # a content type newer than this mapping
             blocks.append(TextBlock(text=f"[content of type {type(item).__name__} left out]"))
     structured = result.structured_content
-    if structured is not None and not _already_there(structured, blocks):
+    if structured is not None and not any(isinstance(b, TextBlock) for b in blocks):
         blocks.append(TextBlock(text=_json_text(structured)))
     return blocks
 
@@ -97,17 +97,6 @@ def _json_text(value: object) -> str:
         return orjson.dumps(value).decode()
     except TypeError:  # an integer past 64 bits: valid JSON all the same
         return json.dumps(value, ensure_ascii=False)
-
-
-def _already_there(structured: object, blocks: list[ToolOutputBlock]) -> bool:
-    for block in blocks:
-        if isinstance(block, TextBlock):
-            try:
-                if orjson.loads(block.text) == structured:
-                    return True
-            except orjson.JSONDecodeError:
-                continue
-    return False
 
 
 def _joined(blocks: list[ToolOutputBlock]) -> tuple[ToolOutputBlock, ...]:

@@ -64,12 +64,13 @@ def test_resource_links_embedded_resources_and_audio_are_described() -> None:
     assert "[audio left out: audio/wav]" in text
 
 
-def test_structured_content_is_added_unless_a_text_block_holds_the_same_value() -> None:
+def test_structured_content_is_the_text_only_when_the_server_sent_no_text() -> None:
+    """The spec has a server repeat structured content as a text block: never paid twice."""
     value = {"temperature": 21, "big": 2**70}
-    added = tool_result(result(mcp.TextContent(text="weather"), structured=value))
-    assert added.text == 'weather\n{"temperature": 21, "big": 1180591620717411303424}'
-    same = tool_result(result(mcp.TextContent(text='{"a": 1}'), structured={"a": 1}))
-    assert same.text == '{"a": 1}'
+    alone = tool_result(result(structured=value))
+    assert alone.text == '{"temperature": 21, "big": 1180591620717411303424}'
+    with_text = tool_result(result(mcp.TextContent(text="21 degrees"), structured=value))
+    assert with_text.text == "21 degrees"
 
 
 def test_is_error_makes_an_error_result_with_the_servers_text() -> None:
