@@ -147,13 +147,17 @@ class McpConnection:
             return ended.reason
         except asyncio.CancelledError:
             raise
-        except TimeoutError:
-            if watch.exited.is_set():
-                return watch.describe()
-            return f"it did not start within {self.config.startup_timeout_seconds:g} s"
         except Exception as exc:
-            return watch.describe() if watch.exited.is_set() else describe(exc)
+            return self._failure(exc, watch)
         return "the connection ended"
+
+    def _failure(self, exc: Exception, watch: ProcessWatch) -> str:
+        """Why a start failed: the process's own end when it ended badly, else the error."""
+        if watch.exited.is_set() and (watch.problem or watch.returncode or watch.stderr):
+            return watch.describe()
+        if isinstance(exc, TimeoutError):
+            return f"it did not start within {self.config.startup_timeout_seconds:g} s"
+        return describe(exc)
 
     async def list_once(self) -> Listing:
         """Connect, list the tools and disconnect, within ``startup_timeout_seconds``; raises
@@ -165,9 +169,7 @@ class McpConnection:
                     client = await self._open(stack, watch)
                     return await self._list(client)
         except Exception as exc:
-            if watch.exited.is_set():
-                raise RuntimeError(watch.describe()) from exc
-            raise
+            raise RuntimeError(self._failure(exc, watch)) from exc
 
     async def _open(self, stack: contextlib.AsyncExitStack, watch: ProcessWatch) -> Client:
         config = self.config
