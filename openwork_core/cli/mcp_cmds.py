@@ -15,6 +15,10 @@ from openwork_core.cli.client import connect, objects
 from openwork_core.cli.errors import CliError
 from openwork_core.cli.output import console, print_json, tsv_lines
 
+ARG_OPTION = typer.Option(None, "--arg", help="One argument of the program (repeat).")
+ENV_OPTION = typer.Option(None, "--env", help="NAME=VALUE in its environment (repeat).")
+HEADER_OPTION = typer.Option(None, "--header", help="NAME=VALUE sent to it (repeat).")
+
 mcp_app = typer.Typer(no_args_is_help=True, help="The MCP servers whose tools the model gets.")
 
 
@@ -75,11 +79,11 @@ def list_servers(json_output: bool = typer.Option(False, "--json", help="Print J
 def add(
     name: str,
     command: str | None = typer.Option(None, help="A stdio server's program."),
-    arg: list[str] = typer.Option([], "--arg", help="One argument of the program (repeat)."),
-    env: list[str] = typer.Option([], "--env", help="NAME=VALUE in its environment (repeat)."),
+    arg: list[str] | None = ARG_OPTION,
+    env: list[str] | None = ENV_OPTION,
     cwd: str | None = typer.Option(None, help="Its working directory (absolute)."),
     url: str | None = typer.Option(None, help="A streamable HTTP server's URL."),
-    header: list[str] = typer.Option([], "--header", help="NAME=VALUE sent to it (repeat)."),
+    header: list[str] | None = HEADER_OPTION,
     bearer_token_env_var: str | None = typer.Option(
         None, help="The daemon's variable whose value is sent as a bearer token."
     ),
@@ -96,10 +100,10 @@ def add(
         "startup_timeout_seconds": startup_timeout,
     }
     if command is not None:
-        body |= {"command": command, "args": list(arg), "env": _pairs(env, "--env")}
+        body |= {"command": command, "args": list(arg or []), "env": _pairs(env or [], "--env")}
         body |= {"sandbox": not no_sandbox} | ({"cwd": cwd} if cwd else {})
     if url is not None:
-        body |= {"url": url, "headers": _pairs(header, "--header")}
+        body |= {"url": url, "headers": _pairs(header or [], "--header")}
         body |= {"bearer_token_env_var": bearer_token_env_var} if bearer_token_env_var else {}
     with connect() as client:
         stored = client.request("PUT", _path(name), body)
@@ -118,7 +122,9 @@ def remove(name: str) -> None:
 
 
 @mcp_app.command("test")
-def test(name: str, json_output: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+def try_server(
+    name: str, json_output: bool = typer.Option(False, "--json", help="Print JSON.")
+) -> None:
     """Start the server once, list its tools with their token cost; nothing is called."""
     with connect() as client:
         tested = client.post(f"{_path(name)}/test", None)

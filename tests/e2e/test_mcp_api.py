@@ -70,7 +70,12 @@ async def test_servers_are_put_listed_tested_and_removed_and_no_secret_reaches_p
     finally:
         assert await daemon.stop() == 0
     assert listing.code == 0, listing.stderr
-    assert listing.stdout.splitlines()[0].split("\t")[:4] == ["name", "status", "transport", "tools"]
+    assert listing.stdout.splitlines()[0].split("\t")[:4] == [
+        "name",
+        "status",
+        "transport",
+        "tools",
+    ]
     assert any(line.startswith("git\tready\tstdio\t12\t") for line in listing.stdout.splitlines())
     assert tested.code == 0 and "mcp__time__get_current_time\t" in tested.stdout, tested.stderr
     assert added.code == 0 and removed.code == 0, added.stderr + removed.stderr

@@ -5,6 +5,7 @@ capped and spilled."""
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -163,7 +164,11 @@ async def test_list_changed_is_applied_at_the_next_turn_boundary_and_named_as_th
             cached_tokens=0,
         ),
         Reply(text="added", input_tokens=4000, cached_tokens=3900),
-        Reply(tool_calls=(ToolCallSpec("c2", "mcp__changing__fresh", {}),), input_tokens=4100, cached_tokens=0),
+        Reply(
+            tool_calls=(ToolCallSpec("c2", "mcp__changing__fresh", {}),),
+            input_tokens=4100,
+            cached_tokens=0,
+        ),
         Reply(text="it ran"),
     )
     configured = {
@@ -234,6 +239,6 @@ async def test_a_one_megabyte_result_is_capped_at_32000_bytes_and_spilled_whole(
     assert result["status"] == "succeeded"
     assert len(output.encode()) <= RESULT_TEXT_LIMIT
     spill = Path(output.rsplit("Full output saved at ", 1)[1].split(" — ")[0])
-    assert spill.read_text() == f"Echo: {message}"
+    assert await asyncio.to_thread(spill.read_text) == f"Echo: {message}"
     sent = fake_provider.bodies[1]["messages"][-1]["content"]  # type: ignore[index]
     assert len(str(sent).encode()) <= RESULT_TEXT_LIMIT + 512

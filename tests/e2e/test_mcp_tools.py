@@ -84,7 +84,9 @@ async def test_mcp_tools_are_advertised_sorted_after_the_built_ins_and_called_en
         ),
         Reply(text="all three answered"),
     )
-    daemon = await daemon_with(tmp_path, database_url, fake_provider, three_servers(repo, everything))
+    daemon = await daemon_with(
+        tmp_path, database_url, fake_provider, three_servers(repo, everything)
+    )
     try:
         await wait_ready(daemon, "time", "git", "everything")
         async with daemon.client() as client:
@@ -116,7 +118,9 @@ async def test_mcp_tools_are_advertised_sorted_after_the_built_ins_and_called_en
     assert fake_provider.violations == []
 
     fake_provider.push(Reply(text="same tools"))
-    again = await daemon_with(tmp_path, database_url, fake_provider, three_servers(repo, everything))
+    again = await daemon_with(
+        tmp_path, database_url, fake_provider, three_servers(repo, everything)
+    )
     try:
         await wait_ready(again, "time", "git", "everything")
         async with again.client() as client, watching(client, sid) as turn:

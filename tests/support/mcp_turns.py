@@ -81,10 +81,14 @@ async def file_containing(path: Path, text: str, timeout: float = 30) -> str:
     """The file's text once it contains ``text`` (a file another process writes: polled, bounded)."""
     async with asyncio.timeout(timeout):
         while True:
-            content = path.read_text(errors="replace") if path.exists() else ""
+            content = await asyncio.to_thread(_text_of, path)
             if text in content:
                 return content
             await asyncio.sleep(0.05)
+
+
+def _text_of(path: Path) -> str:
+    return path.read_text(errors="replace") if path.exists() else ""
 
 
 @contextlib.asynccontextmanager

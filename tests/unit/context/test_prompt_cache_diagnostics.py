@@ -190,6 +190,8 @@ def test_a_changed_tool_surface_alone_is_the_cause_tool_surface_changed() -> Non
     usage = TokenUsage(input_tokens=2600, cached_input_tokens=0)
     rec, _ = model_call_record(previous, current, usage, facts(T0))
     assert rec.cache_miss == CacheMiss(cause=CacheMissCause.TOOL_SURFACE_CHANGED)
-    changed_system = prepare(after.view(), tools=more_tools, system=SystemContextBuilder().build("x"))
+    changed_system = prepare(
+        after.view(), tools=more_tools, system=SystemContextBuilder().build("x")
+    )
     rec, _ = model_call_record(previous, changed_system, usage, facts(T0))
     assert rec.cache_miss == CacheMiss(cause=CacheMissCause.STABLE_PREFIX_CHANGED)
