@@ -102,7 +102,6 @@ class McpConnection:
         self._wake = asyncio.Event()
         self._relist = False
         self._task: asyncio.Task[None] | None = None
-        self.ready_count = 0
 
     # -- lifecycle ---------------------------------------------------------------------------
     def start(self) -> None:
@@ -219,7 +218,6 @@ class McpConnection:
         self._client = client
         self.listing = listing
         self.status, self.reason = ServerStatus.READY, None
-        self.ready_count += 1
         log.info("mcp.server_ready", server=self.name, tools=len(listing.tools))
         self._on_ready(self.name)
 
