@@ -15,6 +15,7 @@ from typing import Literal
 import platformdirs
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from openwork_core.mcp.config import McpServerConfig, server_name_problem
 from openwork_core.models.capabilities import CapabilityError, resolve_capabilities
 from openwork_core.storage.records import (
     ProviderKind,
@@ -111,6 +112,17 @@ class OpenWorkSettings(BaseModel):
     model_max_output_tokens: int | None = None
     model_max_reasoning_tokens: int = 0
     model_accepts_data_blocks: bool | None = None
+    mcp_servers: dict[str, McpServerConfig] = Field(default_factory=dict)
+    """``[mcp_servers.<name>]`` tables of the TOML file (docs/mcp.md)."""
+
+    @field_validator("mcp_servers")
+    @classmethod
+    def _server_names(cls, value: dict[str, McpServerConfig]) -> dict[str, McpServerConfig]:
+        for name in value:
+            problem = server_name_problem(name)
+            if problem is not None:
+                raise ValueError(f"the server name {name[:80]!r} is not {problem}")
+        return value
 
     @field_validator(
         "provider",
@@ -215,6 +227,7 @@ _FIXES = {
     "database_url": "use postgresql://user:password@host:5432/database, or unset it for the "
     "embedded database",
     "sandbox_network": "use off (the default) or on",
+    "mcp_servers": "fix the server's table in the config file (docs/mcp.md lists its settings)",
 }
 
 
@@ -269,6 +282,9 @@ def load_settings() -> OpenWorkSettings:
         first = exc.errors()[0]
         field = str(first["loc"][0]) if first["loc"] else "?"
         message = str(first["msg"]).removeprefix("Value error, ")
+        if field == "mcp_servers":  # a table of the file: named by its path, values unshown
+            place = ".".join(str(part) for part in first["loc"])
+            raise ConfigError(f"{path}: {place}", message, _FIXES[field]) from None
         if field not in _SECRET_FIELDS:
             message = f"{first['input']!r}: {message}"
         fix = _FIXES.get(field, "fix the value or unset it")

@@ -87,7 +87,7 @@ class _FormattedOnce(logging.Formatter):
         return text
 
 
-QUIET_LIBRARY_LOGGERS = ("httpx",)
+QUIET_LIBRARY_LOGGERS = ("httpx", "httpx2", "mcp")
 """Libraries whose INFO lines repeat one of ours: httpx logs every request (``HTTP Request:
 POST …``) — once per model call, beside our own ``model.call`` line. Their warnings stay."""
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -33,6 +33,9 @@ from openwork_core.ids import (
     new_session_id,
     new_turn_id,
 )
+from openwork_core.mcp.config import McpServerConfig
+from openwork_core.mcp.runtime import McpRuntime
+from openwork_core.mcp.store import McpSecretsFile, secrets_path
 from openwork_core.provider_runtime import KeyUpdate, ProviderRuntime
 from openwork_core.session.errors import InvalidWorkspace, UnknownAgent
 from openwork_core.session.input import (
@@ -67,6 +70,7 @@ from openwork_core.storage import PostgresStore
 from openwork_core.storage.postgres.agents import AgentStore
 from openwork_core.storage.postgres.compactions import CompactionStore, TranscriptPage
 from openwork_core.storage.postgres.file_changes import FileChangeStore
+from openwork_core.storage.postgres.mcp_servers import PostgresMcpServers
 from openwork_core.storage.postgres.ownership import PostgresOwnership
 from openwork_core.storage.postgres.skills import SkillStatusStore
 from openwork_core.storage.provider_keys import ProviderKeys, keys_path
@@ -115,6 +119,7 @@ class OpenWorkCore:
         lease_seconds: float = DEFAULT_LEASE_SECONDS,
         load_limits: LoadLimits | None = None,
         sandbox_settings: SandboxSettings | None = None,
+        mcp_servers: Mapping[str, McpServerConfig] | None = None,
     ) -> None:
         self._store = store
         self._sandbox = sandbox
@@ -134,6 +139,15 @@ class OpenWorkCore:
         self._agent_store = AgentStore(store.pool)
         self.providers = ProviderRuntime(store, ProviderKeys(keys_path(home)))
         """Keys, served windows and the session-choice check (issue 14)."""
+        self.mcp = McpRuntime(
+            store=PostgresMcpServers(store.pool),
+            secrets=McpSecretsFile(secrets_path(home)),
+            configured=mcp_servers or {},
+            sandbox=sandbox,
+            daemon_home=home,
+            client_version=app_version,
+        )
+        """The user's MCP servers (issue 27; docs/mcp.md)."""
         self._app_version = app_version
         self._summary_settings = summary_settings
         self._observe_sessions = observe_sessions
@@ -166,6 +180,7 @@ class OpenWorkCore:
                 summary_settings=self._summary_settings or SummarySettings(),
                 global_updates=self._global_updates,
                 observe=self._observe_sessions,
+                mcp=self.mcp,
             ),
             children=self._agent_store,
             get_provider=self._store.get_provider,
@@ -236,6 +251,7 @@ class OpenWorkCore:
             log.info("spill.swept", directories=len(removed))
         self._trace.start()
         self.providers.start()  # in the background: never delays the start
+        self.mcp.start()  # likewise
         self._renewals = asyncio.get_running_loop().create_task(
             self._upkeep(), name="session-upkeep"
         )
@@ -276,6 +292,7 @@ class OpenWorkCore:
                 await self._renewals
         await self.providers.close()
         await self._sessions.shutdown()
+        await self.mcp.close()
         try:
             await self._ownership.stop()
         except Exception as exc:  # the leases then expire on their own

@@ -9,6 +9,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from openwork_chat_state.messages import JsonObject
 from openwork_tools.context import ToolSessionContext
 from openwork_tools.paths import is_hard_protected
 from openwork_tools.policy import NETWORK_GRANT_LINE, Access, Actor, GrantScope, PathGrant
@@ -63,6 +64,16 @@ class DangerMatch:
     end: int
 
 
+@dataclass(frozen=True, slots=True)
+class ExternalCall:
+    """A call of a tool outside this daemon (an MCP server's) that asks the user first; the card
+    shows the server, the tool and the arguments."""
+
+    server: str
+    tool: str
+    arguments: JsonObject
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PreparedCall:
     actor: Actor
@@ -70,6 +81,7 @@ class PreparedCall:
     escalation: Escalation | None = None
     danger: DangerMatch | None = None
     protected_target: str | None = None
+    external: ExternalCall | None = None
 
 
 def _too_broad(path: Path, session: ToolSessionContext) -> bool:

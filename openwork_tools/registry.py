@@ -95,6 +95,15 @@ class FinalizedToolset:
     def names(self) -> tuple[str, ...]:
         return tuple(self._tools)
 
+    def extended(self, tools: Iterable[AnyTool]) -> FinalizedToolset:
+        """This selection plus ``tools`` (Core's MCP tools), dispatched the same way."""
+        added = dict(self._tools)
+        for tool in tools:
+            if tool.tool_id in added:
+                raise DuplicateToolSelection(f"tool {tool.tool_id!r} is selected twice")
+            added[tool.tool_id] = tool
+        return FinalizedToolset(added, self._session)
+
     @property
     def session(self) -> ToolSessionContext:
         return self._session

@@ -9,7 +9,13 @@ from typing import ClassVar, Literal, TypeAlias, assert_never
 from pydantic import ConfigDict, JsonValue
 from pydantic.alias_generators import to_camel
 
-from openwork_chat_state.messages import JsonObject, TextBlock, ToolResultBlock, ToolResultState
+from openwork_chat_state.messages import (
+    JsonObject,
+    TextBlock,
+    ToolOutputBlock,
+    ToolResultBlock,
+    ToolResultState,
+)
 
 _CAMEL_CASE = ConfigDict(alias_generator=to_camel, populate_by_name=True)
 """A ``file_change`` artifact is camelCase wherever it is written (``to_json``; tools.md §8): its
@@ -180,17 +186,18 @@ def result_state(status: ToolStatus) -> ToolResultState:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolResult:
-    """One final result per call. Only ``content`` reaches the model; artifacts stay beside it."""
+    """One final result per call. Only ``content`` reaches the model; artifacts stay beside it.
+    Built-in tools return text; an MCP tool's images are data blocks after its text."""
 
     status: ToolStatus
-    content: tuple[TextBlock, ...]
+    content: tuple[ToolOutputBlock, ...]
     artifacts: tuple[Artifact, ...] = ()
     error: ToolError | None = None
     sandbox_denied: bool = False
 
     @property
     def text(self) -> str:
-        return "".join(b.text for b in self.content)
+        return "".join(b.text for b in self.content if isinstance(b, TextBlock))
 
     def to_block(self, call_id: str, name: str) -> ToolResultBlock:
         return ToolResultBlock(
@@ -198,13 +205,15 @@ class ToolResult:
         )
 
     def with_text(self, text: str) -> ToolResult:
-        """The same result with new text; a failed result's message follows its text."""
+        """The same result with new text (its data blocks kept after it); a failed result's
+        message follows its text."""
         error = self.error
         if error is not None:
             error = ToolError(error.code, text, error.retryable)
+        data = tuple(b for b in self.content if not isinstance(b, TextBlock))
         return ToolResult(
             status=self.status,
-            content=(TextBlock(text=text),),
+            content=(TextBlock(text=text), *data),
             artifacts=self.artifacts,
             error=error,
             sandbox_denied=self.sandbox_denied,

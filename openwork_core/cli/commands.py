@@ -1,6 +1,6 @@
 """The ``openwork`` command tree (typer; the console script is ``cli/entry.py::main``): the daemon (``serve``), its database (``migrate``), a self-check
 (``doctor``), and the client commands of a running daemon (``chat``, ``sessions``, ``inspect``,
-``status``, ``stop``, ``logs``) found through ``OPENWORK_HOME/daemon.json``.
+``status``, ``stop``, ``logs``, ``mcp``) found through ``OPENWORK_HOME/daemon.json``.
 
 Each command's module is imported only when that command runs (or ``--help`` lists them): the
 daemon's start (issue 13 §3) does not pay for the client commands' HTTP client and terminal UI.
@@ -28,6 +28,7 @@ COMMAND_MODULES: dict[str, str] = {
     "status": "openwork_core.cli.daemon_cmds",
     "stop": "openwork_core.cli.daemon_cmds",
     "logs": "openwork_core.cli.daemon_cmds",
+    "mcp": "openwork_core.cli.mcp_cmds",
 }
 """Command → the module whose ``register(app)`` defines it, in the order ``--help`` lists them."""
 

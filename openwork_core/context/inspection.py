@@ -5,7 +5,9 @@ real model calls use — plus the model limits. Its JSON has exactly the shape o
 ``system``, ``conversation``, ``provenance``, ``tools``, ``budget``, ``limits``,
 ``auto_compact_percent``, ``projection`` — plus ``usage`` (issue 14 points 5, 9): the session's
 last recorded submission as the provider reported it, next to the estimate, with its cache
-diagnostics, and the session's totals with its cache-hit ratio (null when nothing is recorded).
+diagnostics, and the session's totals with its cache-hit ratio (null when nothing is recorded);
+and ``mcp`` (issue 27): the MCP tools' share of the Tool Surface — their tokens, and each server
+with its status at the session's load (a server not ``ready`` then has no tools, and its reason).
 The ``system``, ``conversation`` and ``tools`` arrays are the request regions exactly as
 measured, so each region's token figure equals ⌈len(compact JSON of that array) / 4⌉.
 """
@@ -28,6 +30,7 @@ from openwork_core.storage.usage_records import SessionUsageTotals, StoredModelC
 
 if TYPE_CHECKING:
     from openwork_core.context.engine import PreparedModelCall
+    from openwork_core.mcp.surface import McpSurface
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -54,6 +57,7 @@ class ContextInspection:
     auto_compact_percent: float
     projection: ProjectionSummary
     usage: InspectionUsage | None = None
+    mcp: McpSurface | None = None
 
     def to_json(self) -> bytes:
         """The compact JSON body of ``GET /v1/sessions/{sid}/context``."""
@@ -68,6 +72,9 @@ class ContextInspection:
                 "auto_compact_percent": self.auto_compact_percent,
                 "projection": self.projection,
                 "usage": self.usage,
+                "mcp": None
+                if self.mcp is None
+                else {"tokens": self.mcp.tokens, "servers": self.mcp.servers},
             },
             option=orjson.OPT_UTC_Z,  # the contract's one timestamp form: RFC 3339 UTC with Z
         )
@@ -82,6 +89,7 @@ def build_context_inspection(
     prepared: PreparedModelCall,
     limits: ModelContextLimits,
     usage: InspectionUsage | None = None,
+    mcp: McpSurface | None = None,
 ) -> ContextInspection:
     return ContextInspection(
         system=prepared.system.parts,
@@ -93,4 +101,5 @@ def build_context_inspection(
         auto_compact_percent=limits.auto_compact_percent(prepared.budget),
         projection=prepared.projection,
         usage=usage,
+        mcp=mcp,
     )

@@ -21,6 +21,7 @@ from openwork_core.daemon.routes.files import files_routes
 from openwork_core.daemon.routes.health import health_routes
 from openwork_core.daemon.routes.history import history_routes
 from openwork_core.daemon.routes.lifecycle import lifecycle_routes
+from openwork_core.daemon.routes.mcp import mcp_routes
 from openwork_core.daemon.routes.providers import providers_routes
 from openwork_core.daemon.routes.sessions import sessions_routes
 from openwork_core.daemon.routes.skills import skills_routes
@@ -65,6 +66,7 @@ def create_app(
     routes = app.router
     health_routes(routes, core, version=version)
     providers_routes(routes, core)
+    mcp_routes(routes, core)
     skills_routes(routes, core)
     sessions_routes(routes, core)
     turns_routes(routes, core, max_input_chars=max_input_chars)

@@ -149,7 +149,7 @@ class ContextInspectionBody(BaseModel):
 
 
 class BarSegmentBody(BaseModel):
-    region: Literal["system", "conversation", "tools", "free", "reserved"]
+    region: Literal["system", "conversation", "tools", "mcp_tools", "free", "reserved"]
     tokens: int
 
 

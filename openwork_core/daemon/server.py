@@ -197,6 +197,7 @@ async def _serve_on(
                 max_loaded=settings.max_loaded_sessions,
             ),
             sandbox_settings=settings.sandbox_settings,
+            mcp_servers=settings.mcp_servers,
         )
         await core.start()
         token = settings.token or secrets.token_urlsafe(32)

@@ -29,6 +29,8 @@ class Region(enum.StrEnum):
     SYSTEM = "system"
     CONVERSATION = "conversation"
     TOOLS = "tools"
+    MCP_TOOLS = "mcp_tools"
+    """The part of the Tool Surface that the user's MCP servers contributed (issue 27)."""
     FREE = "free"
     RESERVED = "reserved"
 
@@ -142,16 +144,27 @@ class ContextOverview:
     warnings: tuple[OverviewWarning, ...]
 
 
+def mcp_tool_tokens(inspection: ContextInspection) -> int:
+    """The MCP tools' share of the Tool Surface's tokens (each definition and its comma)."""
+    if inspection.mcp is None:
+        return 0
+    names = {t.tool_id for t in inspection.mcp.tools}
+    share = sum(json_size(t) + 1 for t in inspection.tools if t.name in names)
+    return min(inspection.budget.tool_surface_tokens, tokens_for_bytes(share))
+
+
 def window_bar(inspection: ContextInspection) -> WindowBar:
     budget, limits = inspection.budget, inspection.limits
     reserved = limits.context_window - limits.effective_input_tokens
     free = max(0, limits.effective_input_tokens - budget.estimated_input_tokens)
+    mcp = mcp_tool_tokens(inspection)
     return WindowBar(
         context_window=limits.context_window,
         segments=(
             BarSegment(region=Region.SYSTEM, tokens=budget.system_context_tokens),
             BarSegment(region=Region.CONVERSATION, tokens=budget.conversation_tokens),
-            BarSegment(region=Region.TOOLS, tokens=budget.tool_surface_tokens),
+            BarSegment(region=Region.TOOLS, tokens=budget.tool_surface_tokens - mcp),
+            BarSegment(region=Region.MCP_TOOLS, tokens=mcp),
             BarSegment(region=Region.FREE, tokens=free),
             BarSegment(region=Region.RESERVED, tokens=reserved),
         ),

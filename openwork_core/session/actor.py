@@ -249,6 +249,9 @@ class SessionActor:
             raise TurnNotRecorded("the previous turn's end is not written yet; retry")
         opened = await self._open_turn(spec)
         faultpoint("turn_row_committed")
+        toolset = self._services.toolset.refreshed()  # MCP servers changed: at this boundary
+        if toolset is not self._services.toolset:
+            self._services = dataclasses.replace(self._services, toolset=toolset)
         active = _ActiveTurn(
             turn_id=spec.turn_id,
             client_request_id=spec.client_request_id,
@@ -374,6 +377,7 @@ class SessionActor:
             prepared,
             ModelContextLimits.from_capabilities(model.capabilities),
             await inspection_usage(self._services.storage),
+            self._services.toolset.mcp,
         )
 
     async def _snapshot(self) -> SessionSnapshot:

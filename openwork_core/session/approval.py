@@ -4,6 +4,8 @@
 the session mode and whether anyone can answer a card, and returns one ``Verdict``:
 
 1. a write target in a hard-protected path -> rule denial (source ``builtin``);
+   an MCP tool call that asks first (its server's ``approval``) -> a card showing the server,
+   the tool and the arguments (non-interactive: denial);
 2. an escalation -> denial when the justification is empty or the grants are invalid or add
    nothing (a network request adds something for bash only); denial (source
    ``non_interactive``) when nobody can approve; else a card (showing the network request);
@@ -21,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol, TypeAlias
 
+from openwork_chat_state.messages import JsonObject
 from openwork_core.ids import SessionId, ToolCallId, TurnId
 from openwork_core.session.wire_fields import OMIT_WHEN_NONE
 from openwork_tools import (
@@ -145,6 +148,15 @@ class CardDanger:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class CardMcpCall:
+    """An MCP tool call (issue 27 point 4): the server, its own name of the tool, the arguments."""
+
+    server: str
+    tool: str
+    arguments: JsonObject
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ApprovalCard:
     """On the wire optional fields are omitted when absent; ``paths`` is always there."""
 
@@ -157,6 +169,7 @@ class ApprovalCard:
     may then be empty)."""
     danger: CardDanger | None = field(default=None, metadata=OMIT_WHEN_NONE)
     previous_denial: str | None = field(default=None, metadata=OMIT_WHEN_NONE)
+    mcp: CardMcpCall | None = field(default=None, metadata=OMIT_WHEN_NONE)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -257,6 +270,11 @@ def authorize(
         return Run()
     if prepared.protected_target is not None:
         return RuleDenial(prepared.protected_target, DenialSource.BUILTIN)
+    if (external := prepared.external) is not None:  # an MCP tool that asks (docs/mcp.md)
+        if not interactive:
+            return RuleDenial(NON_INTERACTIVE_TEXT, DenialSource.NON_INTERACTIVE)
+        call = CardMcpCall(server=external.server, tool=external.tool, arguments=external.arguments)
+        return NeedsCard(ApprovalCard(mode=mode, mcp=call))
     # Without a sandbox there are no escalation parameters and no danger detection (§2, §4).
     escalation = prepared.escalation if sandbox_available else None
     danger = prepared.danger if sandbox_available else None

@@ -14,6 +14,7 @@ from openwork_core.agents.definitions import AGENTS
 from openwork_core.context.engine import ContextEngine
 from openwork_core.context.world_state import WorldStateSources
 from openwork_core.ids import SessionId, TurnId
+from openwork_core.mcp.surface import SurfaceSource
 from openwork_core.session.actor import SessionActor
 from openwork_core.session.compaction import SummarySettings, load_conversation_items
 from openwork_core.session.handle import SessionHandle
@@ -58,6 +59,8 @@ class SessionDeps:
     observe: Callable[[str, SessionServices], None] | None = None
     """A test seam: sees each session's services as it is built (fault injection into Chat
     State, mailbox waits). Never set by the daemon."""
+    mcp: SurfaceSource | None = None
+    """The user's MCP servers: a root session's load takes the tools of those ready then."""
 
 
 def _child_reporter(
@@ -98,6 +101,7 @@ async def build_session_handle(
         deps.registry.finalize(ToolsetConfig(agent.tool_ids), tool_session),
         control_surface(record.parent_session_id, host.control.max_active_turns),
         conversation_history=agent.registers_conversation_history,
+        mcp=None if deps.mcp is None or record.parent_session_id else deps.mcp.surface(),
     )
     working_directory = Path(record.working_directory)
 

@@ -9,7 +9,8 @@ measurements, ``PreparedModelCall.conversation_sizes``).
 
 A cache miss is recorded when the previous call's request was large enough to be cached
 (``MIN_CACHEABLE_TOKENS``) and the provider's cached input falls below ``FAR_BELOW`` of it. Its
-cause, first match wins: the stable prefix changed; the Conversation diverged at item N so that
+cause, first match wins: only the Tool Surface changed (an MCP server's tools, reloaded at a turn
+boundary: ``tool_surface_changed``); the stable prefix changed; the Conversation diverged at item N so that
 less than ``FAR_BELOW`` of it is shared; the provider reports no cached input at all; the calls
 were further apart than ``CACHE_LIFETIME_S``; else unexplained.
 
@@ -141,6 +142,8 @@ def cache_miss(
     if cached_input_tokens is not None and cached_input_tokens >= FAR_BELOW * cacheable:
         return None
     if shared.stable_prefix_changed:
+        if only_tools_changed(previous, current):
+            return CacheMiss(cause=CacheMissCause.TOOL_SURFACE_CHANGED)
         return CacheMiss(cause=CacheMissCause.STABLE_PREFIX_CHANGED)
     if shared.changed_item is not None and tokens_for_bytes(shared.bytes) < FAR_BELOW * cacheable:
         return CacheMiss(cause=CacheMissCause.PREFIX_CHANGED, item=shared.changed_item)
@@ -149,6 +152,16 @@ def cache_miss(
     if idle_seconds(previous, current) > CACHE_LIFETIME_S:
         return CacheMiss(cause=CacheMissCause.IDLE_EXPIRED)
     return CacheMiss(cause=CacheMissCause.UNEXPLAINED)
+
+
+def only_tools_changed(previous: RequestFingerprint, current: RequestFingerprint) -> bool:
+    """The same provider, model and System Context, other tools (compared only on a miss)."""
+    return (
+        previous.provider_id == current.provider_id
+        and previous.model == current.model
+        and (previous.system is current.system or previous.system == current.system)
+        and previous.tools != current.tools
+    )
 
 
 def idle_seconds(previous: RequestFingerprint, current: RequestFingerprint) -> float:

@@ -1,12 +1,15 @@
 """TurnToolset: the session's Tool Surface (context-window.md §5, update-plan.md §3, tools.md §3).
 
 The registry's ``FinalizedToolset`` first, in its order; then ``conversation_history`` when the
-agent registers it (compaction.md §8.4); then the control tools of the surface. A root session
-advertises ``update_plan`` and then the five sub-agent control tools in ``AGENT_TOOL_NAMES`` order
+agent registers it (compaction.md §8.4); then the control tools of the surface; then the MCP tools
+of the session's load, sorted by name (issue 27, docs/mcp.md), which resolve to ``Registered``
+(the same ``FinalizedToolset``, extended, dispatches them). A root session advertises
+``update_plan`` and then the five sub-agent control tools in ``AGENT_TOOL_NAMES`` order
 (multi-agent.md §5), which resolve to ``Agent``; a sub-agent advertises no control tool and cannot
 dispatch one. ``_control_entries`` is the one place that lists a surface's tools.
 
-Built once at session load and reused by every Turn. ``definitions`` and ``resolve`` read the same
+Built once at session load and reused by every Turn; ``refreshed`` (at a turn boundary only)
+rebuilds the MCP part after the servers changed. ``definitions`` and ``resolve`` read the same
 ordered selection, so every advertised name resolves and nothing else does.
 """
 
@@ -28,6 +31,7 @@ from openwork_core.agents.tools import (
     sub_agent_prompt_rules,
 )
 from openwork_core.ids import CompactionId, SessionId
+from openwork_core.mcp.surface import McpSurface
 from openwork_core.plan import (
     UPDATE_PLAN_PROMPT_RULES,
     update_plan_definition,
@@ -241,17 +245,33 @@ def _control_entries(surface: ControlToolSurface) -> Iterator[_Entry]:
 class TurnToolset:
     """Immutable after ``new``; the advertised definitions and ``resolve`` share one selection."""
 
-    __slots__ = ("_by_name", "_definitions", "_entries", "_registry_tools", "_surface")
+    __slots__ = (
+        "_base",
+        "_by_name",
+        "_conversation_history",
+        "_definitions",
+        "_entries",
+        "_mcp",
+        "_registry_tools",
+        "_surface",
+    )
 
     def __init__(
         self,
         registry_tools: FinalizedToolset,
         surface: ControlToolSurface,
         entries: tuple[_Entry, ...],
+        *,
+        base: FinalizedToolset | None = None,
+        conversation_history: bool = False,
+        mcp: McpSurface | None = None,
     ) -> None:
         self._registry_tools = registry_tools
+        self._base = registry_tools if base is None else base
         self._surface = surface
         self._entries = entries
+        self._conversation_history = conversation_history
+        self._mcp = mcp
         self._by_name = {e.definition.name: e.resolved for e in entries}
         self._definitions = tuple(e.definition for e in entries)
 
@@ -261,6 +281,7 @@ class TurnToolset:
         surface: ControlToolSurface,
         *,
         conversation_history: bool,
+        mcp: McpSurface | None = None,
     ) -> TurnToolset:
         """Raises ``NameCollision`` when a Core-added tool reuses a taken name."""
         entries: list[_Entry] = []
@@ -272,16 +293,54 @@ class TurnToolset:
         if conversation_history:
             core.append(_Entry(conversation_history_definition(), ConversationHistory()))
         core.extend(_control_entries(surface))
+        mcp_tools = () if mcp is None else mcp.tools
+        available = registry_tools.session.sandbox.available
+        core.extend(
+            _Entry(t.definition(sandbox_available=available), Registered(t.tool_id))
+            for t in mcp_tools
+        )
         taken = {e.definition.name for e in entries}
         for entry in core:
             if entry.definition.name in taken:
                 raise NameCollision(entry.definition.name)
             taken.add(entry.definition.name)
             entries.append(entry)
-        return TurnToolset(registry_tools, surface, tuple(entries))
+        dispatch = registry_tools.extended(mcp_tools) if mcp_tools else registry_tools
+        return TurnToolset(
+            dispatch,
+            surface,
+            tuple(entries),
+            base=registry_tools,
+            conversation_history=conversation_history,
+            mcp=mcp,
+        )
+
+    def refreshed(self) -> TurnToolset:
+        """At a turn boundary: this toolset, unless the MCP servers changed since it was built
+        (their ``generation``); then the toolset of a new load — with this one's very
+        definitions when they are the same bytes (the prompt cache's fast path keeps them)."""
+        mcp = self._mcp
+        source = None if mcp is None else mcp.source
+        if mcp is None or source is None or source.generation == mcp.generation:
+            return self
+        fresh = TurnToolset.new(
+            self._base,
+            self._surface,
+            conversation_history=self._conversation_history,
+            mcp=source.surface(),
+        )
+        if fresh._definitions == self._definitions:
+            fresh._definitions = self._definitions
+        return fresh
+
+    @property
+    def mcp(self) -> McpSurface | None:
+        """What the MCP servers contributed at this toolset's load (None: no server)."""
+        return self._mcp
 
     @property
     def registry_tools(self) -> FinalizedToolset:
+        """The tools dispatched by ``Registered`` names: the registry's and the MCP tools."""
         return self._registry_tools
 
     @property
@@ -290,8 +349,8 @@ class TurnToolset:
 
     @property
     def definitions(self) -> tuple[ToolDefinition, ...]:
-        """Registry tools, then ``conversation_history``, then the control tools (one tuple,
-        the same object for every call)."""
+        """Registry tools, then ``conversation_history``, then the control tools, then the MCP
+        tools (one tuple, the same object for every call)."""
         return self._definitions
 
     @property

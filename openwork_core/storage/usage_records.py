@@ -16,7 +16,9 @@ class CacheMissCause(enum.StrEnum):
     """Why the provider read far less from its prompt cache than the previous call left there."""
 
     STABLE_PREFIX_CHANGED = "stable_prefix_changed"
-    """The system context, the tools, the provider or the model differ from the previous call."""
+    """The system context, the provider or the model differ from the previous call."""
+    TOOL_SURFACE_CHANGED = "tool_surface_changed"
+    """Only the Tool Surface differs: an MCP server's tools changed (issue 27, migration 0012)."""
     PREFIX_CHANGED = "prefix_changed"
     """A Conversation item the previous call sent is different or gone (``item`` names the first;
     pruning, compaction and rewind do this)."""

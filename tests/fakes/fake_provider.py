@@ -38,6 +38,7 @@ from tests.fakes.fake_script import (
     named_sse,
     responses_events,
 )
+from tests.fakes.tool_rules import tool_violations
 from tests.fakes.wire_invariants import (
     anthropic_violations,
     chat_violations,
@@ -192,10 +193,13 @@ class FakeProvider:
     def _record(self, request: RecordedRequest) -> tuple[int, Step | None]:
         if request.path.endswith("/messages"):
             problems = anthropic_violations(request.body)
+            problems += tool_violations("anthropic", request.body)
         elif request.path.endswith("/responses"):
             problems = responses_violations(request.body)
+            problems += tool_violations("responses", request.body)
         else:
             problems = chat_violations(request.body)
+            problems += tool_violations("chat", request.body)
         with self._changed:
             number = len(self._requests) + 1
             self._requests.append(request)

@@ -46,6 +46,28 @@ class Daemon:
             assert match is not None
             return match
 
+    async def logged_times(
+        self, event: str, count: int, timeout: float = 60, **fields: object
+    ) -> list[dict[str, object]]:
+        """The first ``count`` JSON log events named ``event`` with these ``fields``, awaited."""
+
+        def found() -> list[dict[str, object]]:
+            events = []
+            for line in self.log_lines:
+                with contextlib.suppress(ValueError):
+                    parsed = json.loads(line)
+                    if (
+                        isinstance(parsed, dict)
+                        and parsed.get("event") == event
+                        and all(parsed.get(k) == v for k, v in fields.items())
+                    ):
+                        events.append(parsed)
+            return events
+
+        async with asyncio.timeout(timeout), self._line_added:
+            await self._line_added.wait_for(lambda: len(found()) >= count)
+            return found()[:count]
+
     def client(self) -> httpx.AsyncClient:
         return contract_client(
             base_url=self.url, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=20

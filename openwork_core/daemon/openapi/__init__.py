@@ -103,6 +103,8 @@ DOMAIN_ERRORS: dict[str, frozenset[int]] = {
     "putProvider": frozenset({400, 422}),
     "setSkillDisabled": frozenset({422}),
     "getTranscript": frozenset({404}),
+    "putMcpServer": frozenset({409}),
+    "deleteMcpServer": frozenset({409}),
 }
 """The refusals of the domain a route can answer beyond what its shape implies (409 also
 ``session_owned_elsewhere`` on a route that drives the session's actor). The statuses the suite

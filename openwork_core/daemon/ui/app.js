@@ -4,7 +4,7 @@
 
 const TOKEN_KEY = "openwork.token";
 const REGION_LABELS = { system: "System", conversation: "Conversation", tools: "Tools",
-                        free: "free", reserved: "reserved for output" };
+                        mcp_tools: "MCP tools", free: "free", reserved: "reserved for output" };
 const state = { token: null, sessionId: null, session: null, stream: null, updates: 0, renders: 0,
                 waiters: [], seen: {}, lastRenderSeen: {} };
 let resolveReady;

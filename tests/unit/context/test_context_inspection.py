@@ -41,8 +41,10 @@ def test_the_inspection_has_exactly_the_daemon_api_shape() -> None:
         "auto_compact_percent",
         "projection",
         "usage",
+        "mcp",
     ]
     assert document["usage"] is None
+    assert document["mcp"] is None  # no MCP server: issue 27
     assert document["system"] == [
         {"key": "core/agent-system", "content": "You are a careful coding agent."}
     ]

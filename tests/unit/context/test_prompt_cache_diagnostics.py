@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import orjson
-from ctx_support import SYSTEM, History, prepare
+from ctx_support import SYSTEM, TOOLS, History, prepare
 
 from openwork_chat_state.messages import ToolDefinition
 from openwork_core.context.builder import SystemContextBuilder
@@ -175,3 +175,23 @@ def test_the_calls_of_one_turn_reuse_the_stable_prefix_hash_and_it_stays_right()
     assert reused.stable_prefix_bytes == stable_prefix("p", prepared)[1]
     other = fingerprint("q", prepared, T0, previous)
     assert other.stable_prefix_hash != previous.stable_prefix_hash
+
+
+def test_a_changed_tool_surface_alone_is_the_cause_tool_surface_changed() -> None:
+    """Issue 27 point 3: an MCP server's ``tools/list_changed``, applied at a turn boundary,
+    changes only the tools: the miss names ``tool_surface_changed``, not the whole prefix."""
+    before, after = grown()
+    previous = fingerprint("p", prepare(before.view()), T0)
+    more_tools = (
+        *TOOLS,
+        ToolDefinition(name="mcp__srv__new_tool", description="new", parameters={}),
+    )
+    current = prepare(after.view(), tools=more_tools)
+    usage = TokenUsage(input_tokens=2600, cached_input_tokens=0)
+    rec, _ = model_call_record(previous, current, usage, facts(T0))
+    assert rec.cache_miss == CacheMiss(cause=CacheMissCause.TOOL_SURFACE_CHANGED)
+    changed_system = prepare(
+        after.view(), tools=more_tools, system=SystemContextBuilder().build("x")
+    )
+    rec, _ = model_call_record(previous, changed_system, usage, facts(T0))
+    assert rec.cache_miss == CacheMiss(cause=CacheMissCause.STABLE_PREFIX_CHANGED)
