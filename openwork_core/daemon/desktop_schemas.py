@@ -20,6 +20,7 @@ from openwork_core.context.normalize import ProjectionSummary
 from openwork_core.daemon.errors import SOMETIMES
 from openwork_core.daemon.schemas import MessageBody, TurnBody
 from openwork_core.desktop.views import ChildSession, SessionSummary
+from openwork_core.mcp.surface import ServerShare
 from openwork_core.plan.model import PlanStep
 from openwork_core.session.snapshot import SessionSnapshot
 from openwork_core.session.updates import BroadcastResync, SessionUpdate, UsageBody
@@ -146,6 +147,16 @@ class ContextInspectionBody(BaseModel):
     auto_compact_percent: float
     projection: ProjectionSummary
     usage: InspectionUsage | None = Field(description="null while the database is unreachable")
+    mcp: McpInspectionBody | None = Field(
+        description="the MCP tools' share of the Tool Surface; null when no server is configured"
+    )
+
+
+class McpInspectionBody(BaseModel):
+    """Issue 27: what the MCP servers added to this session's Tool Surface at its load."""
+
+    tokens: int
+    servers: list[ServerShare]
 
 
 class BarSegmentBody(BaseModel):

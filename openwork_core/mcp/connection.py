@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import enum
 import os
 import time
 from collections.abc import Callable
@@ -33,6 +32,7 @@ from mcp.shared.exceptions import MCPError
 from openwork_core.mcp.config import McpServerConfig, Transport
 from openwork_core.mcp.launch import stdio_launch
 from openwork_core.mcp.listing import MAX_LISTED, Listing, listing_of
+from openwork_core.mcp.surface import ServerStatus
 from openwork_core.mcp.transport import MAX_MESSAGE_BYTES, ProcessWatch, stdio_transport
 from openwork_tools.modes import SandboxStatus
 
@@ -45,13 +45,6 @@ PING_INTERVAL_S = 15.0
 PING_TIMEOUT_S = 10.0
 HTTP_TIMEOUT_S = 30.0
 CLIENT_NAME = "openwork"
-
-
-class ServerStatus(enum.StrEnum):
-    STARTING = "starting"
-    READY = "ready"
-    FAILED = "failed"
-    DISABLED = "disabled"
 
 
 class ServerUnavailable(RuntimeError):

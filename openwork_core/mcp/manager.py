@@ -19,11 +19,11 @@ from pathlib import Path
 from openwork_chat_state.error_root import NotFound, OpenWorkError
 from openwork_chat_state.messages import ToolDefinition
 from openwork_core.mcp.config import McpSecrets, McpServerConfig, ServerSource, merged_servers
-from openwork_core.mcp.connection import McpConnection, ServerStatus, describe
+from openwork_core.mcp.connection import McpConnection, describe
 from openwork_core.mcp.listing import Listing
 from openwork_core.mcp.names import qualified_names
 from openwork_core.mcp.store import McpSecretsFile, McpServerStore
-from openwork_core.mcp.surface import McpSurface, SurfaceSource, tool_tokens
+from openwork_core.mcp.surface import McpSurface, ServerStatus, SurfaceSource, tool_tokens
 from openwork_core.mcp.tool import build_surface
 from openwork_tools.modes import SandboxStatus
 

@@ -7,6 +7,7 @@ servers' ``generation`` moved (``TurnToolset.refreshed``)."""
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -27,13 +28,19 @@ class SurfaceSource(Protocol):
     def surface(self) -> McpSurface: ...
 
 
+class ServerStatus(enum.StrEnum):
+    STARTING = "starting"
+    READY = "ready"
+    FAILED = "failed"
+    DISABLED = "disabled"
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ServerShare:
     """One server at a session's load: its status then, and what its tools cost."""
 
     name: str
-    status: str
-    """``starting``, ``ready``, ``failed`` or ``disabled`` (``connection.ServerStatus``)."""
+    status: ServerStatus
     reason: str | None
     tools: int
     tokens: int

@@ -24,14 +24,19 @@ from openwork_core.mcp.config import ApprovalPolicy
 from openwork_core.mcp.connection import (
     ConnectionLost,
     McpConnection,
-    ServerStatus,
     ServerUnavailable,
     describe,
 )
 from openwork_core.mcp.listing import ListedTool
 from openwork_core.mcp.names import qualified_names
 from openwork_core.mcp.results import tool_result
-from openwork_core.mcp.surface import McpSurface, ServerShare, SurfaceSource, tool_tokens
+from openwork_core.mcp.surface import (
+    McpSurface,
+    ServerShare,
+    ServerStatus,
+    SurfaceSource,
+    tool_tokens,
+)
 from openwork_tools.context import MessageProgress, ToolCallContext, ToolSessionContext
 from openwork_tools.definition import RiskHint
 from openwork_tools.policy import Actor
@@ -206,7 +211,7 @@ def build_surface(
         shares.append(
             ServerShare(
                 name=server,
-                status=connection.status.value,
+                status=connection.status,
                 reason=connection.reason,
                 tools=len(mine),
                 tokens=sum(tool_tokens(t.definition(sandbox_available=True)) for t in mine),

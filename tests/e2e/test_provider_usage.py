@@ -51,13 +51,13 @@ async def test_an_anthropic_turn_stores_usage_per_submission_and_shows_it_everyw
             reasoning_signature="sig-1",
             tool_calls=(READ,),
             input_tokens=100,
-            cache_write_tokens=2000,
+            cache_write_tokens=4000,
             output_tokens=7,
         ),
         Reply(
             text="It is Project X.",
             input_tokens=50,
-            cached_tokens=2000,
+            cached_tokens=4000,
             cache_write_tokens=150,
             output_tokens=5,
         ),
@@ -73,9 +73,9 @@ async def test_an_anthropic_turn_stores_usage_per_submission_and_shows_it_everyw
             sid = await _session(client, _workspace(tmp_path))
             turn_id, updates = await run_turn_and_wait(client, sid, "what is this?", "req-1")
             expected = {
-                "input_tokens": 2100 + 2200,
-                "cached_input_tokens": 2000,
-                "cache_write_tokens": 2000 + 150,
+                "input_tokens": 4100 + 4200,
+                "cached_input_tokens": 4000,
+                "cache_write_tokens": 4000 + 150,
                 "output_tokens": 12,
                 "reasoning_tokens": 0,
             }
@@ -84,9 +84,9 @@ async def test_an_anthropic_turn_stores_usage_per_submission_and_shows_it_everyw
             assert turn["usage"] == expected
             finished = _finished(updates)
             assert finished["usage"] == {
-                "inputTokens": 4300,
-                "cachedInputTokens": 2000,
-                "cacheWriteTokens": 2150,
+                "inputTokens": 8300,
+                "cachedInputTokens": 4000,
+                "cacheWriteTokens": 4150,
                 "outputTokens": 12,
                 "reasoningTokens": 0,
             }
@@ -96,17 +96,18 @@ async def test_an_anthropic_turn_stores_usage_per_submission_and_shows_it_everyw
             assert (last["turn_id"], last["call"]["model_call"]) == (turn_id, 2)
             call = last["call"]
             assert call["usage"] == {
-                "input_tokens": 2200,
+                "input_tokens": 4200,
                 "output_tokens": 5,
-                "cached_input_tokens": 2000,
+                "cached_input_tokens": 4000,
                 "reasoning_tokens": None,
                 "cache_write_tokens": 150,
             }
             assert call["estimated_input_tokens"] > 0
             assert call["shared_prefix_bytes"] > 0  # the second call repeats the first
-            assert call["cache_miss"] is None
+            # the first call's whole request (~4 100 tokens) was written to the cache and read back
+            assert call["cache_miss"] is None, call
             assert usage["session"]["model_calls"] == 2
-            assert usage["cache_hit_ratio"] == round(2000 / 4300, 4)
+            assert usage["cache_hit_ratio"] == round(4000 / 8300, 4)
     finally:
         assert await daemon.stop() == 0
     first, second = fake_provider.bodies
