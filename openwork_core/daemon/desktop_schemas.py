@@ -32,6 +32,7 @@ from openwork_core.session.updates import (
     ToolCallStarted,
     TurnFinished,
     TurnStarted,
+    WarningRaised,
 )
 
 SessionStatus = Literal["idle", "running"]
@@ -111,10 +112,21 @@ class TurnPageBody(BaseModel):
     next_cursor: str | None
 
 
+class TurnWarningBody(BaseModel):
+    """Issue 24 point 4: what the turn was warned about (``code``: window_too_small,
+    input_truncation_suspected, tools_unsupported, served_window_smaller), with the fix in
+    ``message``; ``model_call`` is the call that raised it."""
+
+    code: str
+    message: str
+    model_call: int | None
+
+
 class TurnDetailBody(TurnBody):
     started_at: datetime | None
     finished_at: datetime | None
     usage: UsageBody
+    warnings: list[TurnWarningBody]
 
 
 class TurnCancelAcceptedBody(BaseModel):
@@ -279,6 +291,7 @@ SessionUpdateBody = Annotated[
     | PermissionResolved
     | PlanUpdated
     | ContextUpdated
+    | WarningRaised
     | TurnFinished
     | Resync,
     Field(discriminator="type"),

@@ -32,6 +32,7 @@ from openwork_core.session.updates import (
     ToolCallStarted,
     TurnFinished,
     TurnStarted,
+    WarningRaised,
 )
 from openwork_core.storage.records import SessionRecord, TurnRecord
 from openwork_tools.modes import SandboxMode, SandboxStatus
@@ -148,7 +149,7 @@ def fold(runtime: Runtime, envelope: SessionUpdateEnvelope) -> Runtime:
                 outcome=outcome,
                 plan=runtime.plan,
             )
-        case ToolCallProgress() | ContextUpdated() | Resync():
+        case ToolCallProgress() | ContextUpdated() | WarningRaised() | Resync():
             pass
         case _:
             assert_never(update)

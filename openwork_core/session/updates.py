@@ -144,6 +144,18 @@ class ContextUpdated:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class WarningRaised:
+    """Our addition (issue 24 point 4): the model or its server cannot work as configured for
+    this turn (``code``: ``openwork_core.models.warnings.WarningCode``); ``message`` says what
+    to change. Each code once per turn, also kept in the turn's ``warnings``."""
+
+    type: Literal["warning"] = "warning"
+    code: str
+    message: str
+    model_call: int | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class TurnTokenUsage:
     """A turn's provider-reported tokens summed over its submissions (issue 14 point 5); a
     figure no submission reported is 0."""
@@ -186,6 +198,7 @@ SessionUpdate: TypeAlias = (
     | PermissionResolved
     | PlanUpdated
     | ContextUpdated
+    | WarningRaised
     | TurnFinished
     | Resync
 )

@@ -146,6 +146,16 @@ class StoredMessage:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class TurnWarningRecord:
+    """One warning a turn raised (migration 0011; issue 24): ``code`` is a
+    ``openwork_core.models.warnings.WarningCode`` value, ``model_call`` the call that raised it."""
+
+    code: str
+    message: str
+    model_call: int | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class TurnUsage:
     input_tokens: int | None = None
     output_tokens: int | None = None

@@ -23,6 +23,7 @@ from openwork_core.daemon.desktop_schemas import (
     TurnDetailBody,
     TurnPageBody,
     TurnSummaryBody,
+    TurnWarningBody,
     UsageBody,
 )
 from openwork_core.daemon.validation import SessionIdPath, TurnIdPath
@@ -87,6 +88,7 @@ def history_routes(router: APIRouter, core: OpenWorkCore) -> None:
     async def get_turn(sid: SessionIdPath, tid: TurnIdPath) -> TurnDetailBody:
         view = await core.turn_view(sid, tid)
         stored = await core.desktop.turn(sid, tid)
+        warnings = await core.store.turn_warnings(tid)
         return TurnDetailBody(
             turn_id=view.turn_id,
             status=view.status.value,
@@ -97,6 +99,10 @@ def history_routes(router: APIRouter, core: OpenWorkCore) -> None:
             started_at=None if stored is None else stored.started_at,
             finished_at=None if stored is None else stored.finished_at,
             usage=usage_body(TokenUsage() if stored is None else stored.usage),
+            warnings=[
+                TurnWarningBody(code=w.code, message=w.message, model_call=w.model_call)
+                for w in warnings
+            ],
         )
 
     @router.get("/v1/sessions/{sid}/compactions", response_model=CompactionListBody, tags=TAGS)
