@@ -143,9 +143,27 @@ class MessagePageBody(BaseModel):
     next_after_sequence: int
 
 
+class ServedBody(BaseModel):
+    """What the model's server said it serves (issue 24 point 4): ``server`` is llama.cpp,
+    ollama, lm-studio or vllm; ``supports_tools`` null where the server does not say."""
+
+    server: str
+    context_window: int
+    supports_tools: bool | None
+    probed_at: datetime
+
+
+class ModelWarningBody(BaseModel):
+    """``code``: tools_unsupported or served_window_smaller; ``message`` says what to change."""
+
+    code: str
+    message: str
+
+
 class ProviderModelBody(RequestModel):
     """A model of the provider; numbers left out (null) come from the built-in catalog (or the
-    fallback) — docs/providers.md "The window"."""
+    fallback) — docs/providers.md "The window". ``served`` and ``warnings`` are read-only: what
+    the server's own answers say (null / empty where it was not asked or does not say)."""
 
     model_config = ConfigDict(extra="forbid")
     name: Name
@@ -153,9 +171,13 @@ class ProviderModelBody(RequestModel):
     max_output_tokens: TokenCount | None = None
     max_reasoning_tokens: int = Field(default=0, ge=0, le=2**31 - 1)
     accepts_data_blocks: bool | None = None
+    served: ServedBody | None = Field(default=None, json_schema_extra={"readOnly": True})
+    warnings: list[ModelWarningBody] = Field(
+        default_factory=list, json_schema_extra={"readOnly": True}
+    )
 
     def record(self) -> ProviderModel:
-        return ProviderModel(**self.model_dump())
+        return ProviderModel(**self.model_dump(exclude={"served", "warnings"}))
 
 
 class ProviderSettingsBody(RequestModel):

@@ -92,8 +92,8 @@ def served_window_smaller(server: str, served: int, configured: int) -> ModelWar
     return ModelWarning(
         code=WarningCode.SERVED_WINDOW_SMALLER,
         message=(
-            f"{server} serves a {served}-token window, smaller than the configured {configured}; "
-            f"{served} is used: raise the server's context (Ollama num_ctx or "
+            f"{server} serves a window of {served} tokens, smaller than the {configured} "
+            f"configured; {served} is used: raise the server's context (Ollama num_ctx or "
             "OLLAMA_CONTEXT_LENGTH, llama.cpp -c, vLLM --max-model-len) or lower "
             "OPENWORK_MODEL_CONTEXT_WINDOW to match"
         ),

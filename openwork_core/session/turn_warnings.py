@@ -9,10 +9,17 @@ from collections.abc import Callable
 import structlog
 
 from openwork_core.ids import TurnId
-from openwork_core.models.warnings import ModelWarning, WarningCode
+from openwork_core.models.served_window import ServedWindow
+from openwork_core.models.warnings import (
+    ModelWarning,
+    WarningCode,
+    input_truncation_suspected,
+    tools_unsupported,
+)
 from openwork_core.session.storage import SessionStorage
 from openwork_core.session.updates import SessionUpdate, WarningRaised
 from openwork_core.storage.records import TurnWarningRecord
+from openwork_core.storage.usage_records import ModelCallRecord
 
 log = structlog.get_logger(__name__)
 
@@ -41,3 +48,17 @@ class TurnWarnings:
             await self._storage.record_turn_warning(self._turn_id, record)
         except Exception as exc:  # advice only: never the turn's fate
             log.warning("turn.warning_not_written", code=warning.code.value, error=repr(exc))
+
+    async def before_submission(
+        self, served: ServedWindow | None, model: str, has_tools: bool, model_call: int
+    ) -> None:
+        """``tools_unsupported``: the request carries tools the server says it cannot render."""
+        if has_tools and served is not None and served.supports_tools is False:
+            await self.raise_once(tools_unsupported(served.server, model), model_call)
+
+    async def after_submission(self, record: ModelCallRecord) -> None:
+        """``input_truncation_suspected``: the provider counted far fewer input tokens."""
+        reported = record.usage.input_tokens
+        if record.input_truncation_suspected and reported is not None:
+            warning = input_truncation_suspected(record.estimated_input_tokens, reported)
+            await self.raise_once(warning, record.model_call)

@@ -27,7 +27,9 @@ class InvalidProviderId(InvalidBody):
 def providers_routes(router: APIRouter, core: OpenWorkCore) -> None:
 
     def view(provider: ProviderRecord) -> ProviderBody:
-        return provider_body(provider, has_key=core.providers.has_key(provider))
+        return provider_body(
+            provider, has_key=core.providers.has_key(provider), runtime=core.providers
+        )
 
     @router.get(
         "/v1/providers",

@@ -288,6 +288,9 @@ class TurnRunner:
         attempt = f"{spec.turn_id}-model-{model_call}"
         if submission > 1:
             attempt = f"{attempt}-submission-{submission}"
+        await self._warnings.before_submission(
+            spec.model.served, spec.model.model.name, bool(prepared.request.tools), model_call
+        )
         options = call_options(spec.model.provider.settings, attempt, session_id=spec.session_id)
         span = services.trace.open_span(
             kind="model_call",
@@ -331,6 +334,7 @@ class TurnRunner:
                 at=datetime.now(UTC),
             ),
         )
+        await self._warnings.after_submission(record)
         message = assistant_message(streamed.response)
         response = CompletedResponse(
             row=OutgoingMessage(id=new_message_id(), message=message),
