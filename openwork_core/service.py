@@ -176,6 +176,11 @@ class OpenWorkCore:
 
     # -- read-only views the daemon and tests use ----------------------------------------------
     @property
+    def sandbox_status(self) -> SandboxStatus:
+        """The sandbox verdict of the start (``GET /v1/diagnostics``)."""
+        return self._sandbox
+
+    @property
     def store(self) -> PostgresStore:
         return self._store
 

@@ -239,6 +239,19 @@ class ProviderList(BaseModel):
     providers: list[ProviderBody]
 
 
+class DiagnosticsBody(BaseModel):
+    """``GET /v1/diagnostics`` (issue 24 point 5): what ``openwork doctor`` asks the running
+    daemon — its own database, sandbox verdict and effective settings (secrets masked)."""
+
+    version: str
+    database: Literal["ok", "error"]
+    database_location: str
+    sandbox_available: bool
+    sandbox_reason: str | None
+    config_file: str | None
+    settings: dict[str, str]
+
+
 class HealthBody(BaseModel):
     status: Literal["ok", "degraded"]
     version: str

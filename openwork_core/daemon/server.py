@@ -24,16 +24,20 @@ from openwork_core.config import (
     OpenWorkSettings,
     config_file_path,
     default_skill_root,
+    masked_settings,
+    unknown_settings,
 )
 from openwork_core.daemon.access_log import AccessLog
 from openwork_core.daemon.app import create_app
 from openwork_core.daemon.first_use import warm_up_first_use
 from openwork_core.daemon.home import HomeInUse, HomeLock, remove_discovery, write_discovery
+from openwork_core.daemon.routes.providers import DaemonFacts
 from openwork_core.daemon.startup import (
     BannerFacts,
     banner_lines,
     bind_socket,
     open_database,
+    provider_in_use,
     provider_warnings,
     warm_pool,
 )
@@ -191,11 +195,19 @@ async def _serve_on(
             shutdown=shutdown,
             max_body_bytes=settings.max_body_bytes,
             max_input_chars=settings.max_input_chars,
+            facts=DaemonFacts(
+                database_location=database.display,
+                config_file=str(config_file_path()) if config_file_path().is_file() else None,
+                settings=masked_settings(settings),
+            ),
         )
         providers = await store.list_providers()
-        warnings = provider_warnings(
-            default_provider, providers, settings.provider_api_key is not None
-        )
+        used = provider_in_use(default_provider, providers)
+        key_set = used is not None and core.providers.has_key(used)
+        warnings = [
+            *unknown_settings(),
+            *provider_warnings(default_provider, providers, settings.provider_api_key is not None),
+        ]
 
         warming: list[asyncio.Task[None]] = []
 
@@ -210,8 +222,9 @@ async def _serve_on(
                 url=url,
                 discovery=path,
                 database=database.display,
-                provider=default_provider,
-                key_set=settings.provider_api_key is not None,
+                provider=used,
+                provider_stored=used is not None and used is not default_provider,
+                key_set=key_set,
                 sandbox=sandbox,
                 config_file=config_file_path() if config_file_path().is_file() else None,
                 log_file=logging_setup.file,
