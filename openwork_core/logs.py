@@ -92,8 +92,10 @@ QUIET_LIBRARY_LOGGERS = ("httpx",)
 POST …``) — once per model call, beside our own ``model.call`` line. Their warnings stay."""
 
 
-FILE_ONLY_LOGGERS = ("pgserver",)
-"""Libraries whose records go to the log file only (issue 24 point 6): the embedded PostgreSQL's
+FILE_LOG = "openwork.log_file"
+"""A logger whose records go to the log file only (what stderr already showed another way)."""
+FILE_ONLY_LOGGERS = ("pgserver", FILE_LOG)
+"""Loggers whose records go to the log file only (issue 24 point 6): the embedded PostgreSQL's
 own lines (each command it runs, its output, ``PostmasterInfo(…)``) are no start-up noise."""
 
 

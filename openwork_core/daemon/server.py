@@ -41,7 +41,7 @@ from openwork_core.daemon.startup import (
     provider_warnings,
     warm_pool,
 )
-from openwork_core.logs import LogSetup, configure_logging
+from openwork_core.logs import FILE_LOG, LogSetup, configure_logging
 from openwork_core.service import OpenWorkCore
 from openwork_core.session.ownership import daemon_identity
 from openwork_core.session.registry_settings import LoadLimits
@@ -230,12 +230,14 @@ async def _serve_on(
                 log_file=logging_setup.file,
                 warnings=tuple(warnings),
             )
+            warned = log
             if logging_setup.stderr_json:  # keep a JSON stderr pure: the banner as one event
                 log.info("daemon.banner", lines=banner_lines(facts))
-            else:
+            else:  # the banner said each warning once; the file still gets them as events
                 print("\n".join(banner_lines(facts)), file=sys.stderr, flush=True)
+                warned = structlog.get_logger(FILE_LOG)
             for warning in warnings:
-                log.warning("daemon.configuration_warning", warning=warning)
+                warned.warning("daemon.configuration_warning", warning=warning)
             log.info("daemon.listening", url=url, pid=os.getpid())
             loop = asyncio.get_running_loop()
             warming.append(loop.create_task(warm_pool(database)))
