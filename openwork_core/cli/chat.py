@@ -66,6 +66,8 @@ class TurnPrinter:
         self._line_open = False
         self._progress_line_open = False
         self._calls: dict[str, tuple[str, JsonValue]] = {}
+        self._warned: set[str] = set()
+        """Warning codes already printed (issue 24: each once per chat, in one line)."""
 
     # -- the turn ----------------------------------------------------------------------------
     def run(self, text: str) -> TurnResult:
@@ -149,6 +151,8 @@ class TurnPrinter:
             self._finished(update)
         elif kind == "permission_requested":
             self._permission(turn_id, update.get("request"))
+        elif kind == "warning":
+            self._warning(update)
         elif kind == "turn_finished":
             return turn_result(update.get("outcome"))
         elif kind == "resync":
@@ -238,6 +242,15 @@ class TurnPrinter:
             return "deny"
         answer = input("allow once? [y/N] ").strip().lower()
         return "allow_once" if answer in ("y", "yes") else "deny"
+
+    def _warning(self, update: dict[str, JsonValue]) -> None:
+        code = str(update.get("code"))
+        if code in self._warned:
+            return
+        self._warned.add(code)
+        self._stop_spinner()
+        self._end_line()
+        self._note(f"warning: {update.get('message')}")
 
     def _note(self, text: str) -> None:
         self._out.print(text, markup=False, style=None if self._plain else "dim")

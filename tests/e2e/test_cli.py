@@ -84,6 +84,24 @@ async def test_chat_streams_the_answer_and_one_line_per_tool_call_and_exits_zero
     assert "\x1b[" not in run.stdout  # not a TTY: plain output
 
 
+async def test_chat_prints_each_warning_once_in_one_line_with_the_fix(
+    daemon: Daemon, fake_provider: FakeProvider, project: Path
+) -> None:
+    """Issue 24 point 4: the provider counts 12 input tokens for a request of thousands — each
+    of the turn's two model calls raises ``input_truncation_suspected``; chat prints it once,
+    in one line, with what to change."""
+    fake_provider.push(
+        Reply(tool_calls=(ToolCallSpec("call_w", "read", {"path": "README.md"}),), input_tokens=12),
+        Reply(text="Done.", input_tokens=12),
+    )
+    run = await run_cli("chat", "what is this?", home=daemon.home, cwd=project)
+    assert run.code == 0, run.stderr
+    warnings = [line for line in run.stdout.splitlines() if line.startswith("warning: ")]
+    assert len(warnings) == 1, run.stdout
+    assert "reported 12 input tokens" in warnings[0]
+    assert "OPENWORK_MODEL_CONTEXT_WINDOW" in warnings[0]
+
+
 async def test_chat_shows_a_commands_output_live_before_its_tool_line(
     daemon: Daemon, fake_provider: FakeProvider, project: Path
 ) -> None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import threading
 import time
@@ -315,6 +316,8 @@ async def _answer(
         await writer.drain()
         return
     model = str(request.body.get("model", "fake-model"))
+    if step.input_tokens is None:
+        step = dataclasses.replace(step, input_tokens=-(-len(request.raw) // 4))
     chunks: Iterator[bytes]
     if anthropic:
         chunks = named_sse(anthropic_events(step, model))
