@@ -15,7 +15,7 @@ from openwork_core.context.budget import ContextBudgetEstimate
 from openwork_core.context.builder import SystemContextPart
 from openwork_core.context.limits import ModelContextLimits
 from openwork_core.context.normalize import ProjectionSummary
-from openwork_core.daemon.schemas import MessageBody, SessionBody, TurnBody
+from openwork_core.daemon.schemas import MessageBody, ModelWarningBody, SessionBody, TurnBody
 from openwork_core.session.snapshot import SessionSnapshot
 from openwork_core.session.updates import (
     ContextUpdated,
@@ -276,6 +276,9 @@ class ContextOverviewBody(BaseModel):
     bar: WindowBarBody
     world_state: list[WorldStateEntryBody]
     largest: list[LargestItemBody]
+    warnings: list[ModelWarningBody]
+    """Issue 24 point 4: what the session's model and server cannot do as configured (the
+    provider's model warnings, then the latest turn's), each code once, with the fix."""
 
 
 SessionUpdateBody = Annotated[

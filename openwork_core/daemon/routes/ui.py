@@ -18,7 +18,9 @@ from openwork_core.daemon.desktop_schemas import (
     WindowBarBody,
     WorldStateEntryBody,
 )
+from openwork_core.daemon.schemas import ModelWarningBody
 from openwork_core.ids import SessionId
+from openwork_core.session.errors import NoProvider
 from openwork_core.storage import RecordNotFound
 
 if TYPE_CHECKING:
@@ -51,7 +53,26 @@ def _asset(name: str) -> Response:
     )
 
 
-def overview_body(overview: ContextOverview) -> ContextOverviewBody:
+async def session_warnings(core: OpenWorkCore, sid: SessionId) -> list[ModelWarningBody]:
+    """The session's model warnings (what its server said), then its latest turn's."""
+    found: dict[str, str] = {}
+    try:
+        model = await core.resolve_model(await core.get_session(sid))
+    except NoProvider:
+        pass
+    else:
+        for warning in core.providers.model_warnings(model.provider, model.model):
+            found.setdefault(warning.code.value, warning.message)
+    latest = (await core.desktop.turns(sid, None, 1)).turns
+    if latest:
+        for stored in await core.store.turn_warnings(latest[0].turn_id):
+            found.setdefault(stored.code, stored.message)
+    return [ModelWarningBody(code=code, message=message) for code, message in found.items()]
+
+
+def overview_body(
+    overview: ContextOverview, warnings: list[ModelWarningBody] | None = None
+) -> ContextOverviewBody:
     bar = overview.bar
     return ContextOverviewBody(
         bar=WindowBarBody(
@@ -83,6 +104,7 @@ def overview_body(overview: ContextOverview) -> ContextOverviewBody:
             )
             for i in overview.largest
         ],
+        warnings=warnings or [],
     )
 
 
@@ -106,4 +128,5 @@ def ui_routes(router: APIRouter, core: OpenWorkCore) -> None:
         "/v1/sessions/{sid}/context/overview", response_model=ContextOverviewBody, tags=["context"]
     )
     async def get_context_overview(sid: SessionId) -> ContextOverviewBody:
-        return overview_body(await core.context_overview(sid))
+        overview = await core.context_overview(sid)
+        return overview_body(overview, await session_warnings(core, sid))

@@ -139,8 +139,18 @@ function messageLabel(id, sequence) {
   return el("code", { textContent: sequence == null ? id : `#${sequence} ${id}` });
 }
 
+function renderWarnings(warnings) {
+  const list = $("warnings");
+  list.replaceChildren(...warnings.map((w) =>
+    el("li", { dataset: { code: w.code } },
+      el("strong", { textContent: w.code.replaceAll("_", " ") + ": " }),
+      el("span", { textContent: w.message }))));
+  list.hidden = !warnings.length;
+}
+
 function renderOverview(overview, seen) {
   renderBar(overview.bar);
+  renderWarnings(overview.warnings || []);
   renderRows("world-state", overview.world_state.map((w) =>
     el("tr", { dataset: { section: w.section } },
       el("td", { textContent: w.section }), el("td", { textContent: w.form }),
@@ -242,7 +252,7 @@ function onUpdate(event) {
   let type = event.event;
   try { type = JSON.parse(event.data).update.type; } catch (_) { /* resync carries {} */ }
   state.seen[type] = (state.seen[type] || 0) + 1;
-  if (type === "context_updated" || type === "turn_finished" || type === "resync") {
+  if (type === "context_updated" || type === "warning" || type === "turn_finished" || type === "resync") {
     scheduleRefresh();
     loadSessions().catch(() => {});
   }
