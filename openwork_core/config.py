@@ -24,6 +24,13 @@ from openwork_core.storage.records import (
     ProviderRecord,
     ProviderSettings,
 )
+from openwork_tools.policy import (
+    DEFAULT_MAX_FILE_MB,
+    DEFAULT_MAX_PROCESSES,
+    DEFAULT_MEMORY_MB,
+    NetworkSetting,
+    SandboxSettings,
+)
 
 DEFAULT_PROVIDER_ID = "default"
 DEFAULT_PROVIDER_KEY_ENV = "OPENWORK_PROVIDER_API_KEY"
@@ -90,6 +97,15 @@ class OpenWorkSettings(BaseModel):
     """A loaded session idle this long is unloaded (its actor stopped, its lease given back)."""
     max_loaded_sessions: int = Field(default=256, ge=1)
     """Beyond this many loaded sessions the least recently used idle ones are unloaded."""
+    sandbox_network: NetworkSetting = NetworkSetting.OFF
+    """``off``: bash has loopback only unless a call's card grants the network; ``on``: every
+    bash call shares the host's network (issue 22)."""
+    sandbox_memory_mb: int = Field(default=DEFAULT_MEMORY_MB, gt=0)
+    """The memory of each process of a bash command (``RLIMIT_DATA``), in MiB."""
+    sandbox_max_processes: int = Field(default=DEFAULT_MAX_PROCESSES, gt=0)
+    """The processes of one bash command tree."""
+    sandbox_max_file_mb: int = Field(default=DEFAULT_MAX_FILE_MB, gt=0)
+    """The largest file a bash command may write (``RLIMIT_FSIZE``), in MiB."""
 
     provider: ProviderKind | None = None
     provider_base_url: str | None = None
@@ -144,6 +160,15 @@ class OpenWorkSettings(BaseModel):
         return listen_host_port(self.listen)
 
     @property
+    def sandbox_settings(self) -> SandboxSettings:
+        return SandboxSettings(
+            network=self.sandbox_network,
+            memory_mb=self.sandbox_memory_mb,
+            max_processes=self.sandbox_max_processes,
+            max_file_mb=self.sandbox_max_file_mb,
+        )
+
+    @property
     def origins(self) -> frozenset[str]:
         return frozenset(o.strip() for o in self.allowed_origins.split(",") if o.strip())
 
@@ -194,6 +219,7 @@ _FIXES = {
     "provider": "use openai-chat, openai-responses or anthropic, or leave it unset",
     "database_url": "use postgresql://user:password@host:5432/database, or unset it for the "
     "embedded database",
+    "sandbox_network": "use off (the default) or on",
 }
 
 

@@ -68,6 +68,7 @@ from openwork_core.storage.provider_keys import ProviderKeys, keys_path
 from openwork_core.storage.records import ProviderRecord, SessionRecord, StoredMessage
 from openwork_core.storage.spill_retention import sweep_spill_dirs
 from openwork_tools.modes import SandboxMode, SandboxStatus
+from openwork_tools.policy import SandboxSettings
 
 if TYPE_CHECKING:
     from openwork_core.context.inspection import ContextInspection
@@ -108,9 +109,11 @@ class OpenWorkCore:
         identity: DaemonIdentity | None = None,
         lease_seconds: float = DEFAULT_LEASE_SECONDS,
         load_limits: LoadLimits | None = None,
+        sandbox_settings: SandboxSettings | None = None,
     ) -> None:
         self._store = store
         self._sandbox = sandbox
+        self._sandbox_settings = sandbox_settings or SandboxSettings()
         self._lease_seconds = lease_seconds
         self._ownership = PostgresOwnership(
             store.pool, identity or in_process_identity(home), lease_seconds
@@ -152,6 +155,7 @@ class OpenWorkCore:
                 trace=self._trace,
                 home=self._home,
                 sandbox=self._sandbox,
+                sandbox_settings=self._sandbox_settings,
                 skill_root=self._skill_root,
                 app_version=self._app_version,
                 summary_settings=self._summary_settings or SummarySettings(),

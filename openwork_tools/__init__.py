@@ -15,7 +15,7 @@ if TYPE_CHECKING:
         builtin_registry,
     )
     from openwork_tools.context import (
-        CREDENTIAL_DIR_NAMES,
+        CREDENTIAL_PATHS,
         HOST_ENV_KEYS,
         FileObservations,
         MessageProgress,
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
         ToolProgress,
         ToolSessionContext,
         WriteLocks,
-        default_credential_dirs,
+        default_credential_paths,
         queue_sink,
     )
     from openwork_tools.definition import AnyTool, RiskHint, Tool
@@ -75,7 +75,7 @@ _EXPORTS = {
     "BUILTIN_TOOL_IDS": "openwork_tools.builtin.registry",
     "BlankToolDescription": "openwork_tools.errors",
     "BlankToolId": "openwork_tools.errors",
-    "CREDENTIAL_DIR_NAMES": "openwork_tools.context",
+    "CREDENTIAL_PATHS": "openwork_tools.context",
     "ChangeConflict": "openwork_tools.errors",
     "ChangeDenied": "openwork_tools.errors",
     "ChangeDirection": "openwork_tools.undo",
@@ -123,7 +123,7 @@ _EXPORTS = {
     "WriteLocks": "openwork_tools.context",
     "apply_file_changes": "openwork_tools.undo",
     "builtin_registry": "openwork_tools.builtin.registry",
-    "default_credential_dirs": "openwork_tools.context",
+    "default_credential_paths": "openwork_tools.context",
     "detect_danger": "openwork_tools.sandbox",
     "probe_sandbox": "openwork_tools.sandbox",
     "queue_sink": "openwork_tools.context",
@@ -135,7 +135,7 @@ _EXPORTS = {
 
 __all__ = [
     "BUILTIN_TOOL_IDS",
-    "CREDENTIAL_DIR_NAMES",
+    "CREDENTIAL_PATHS",
     "EXPLORER_TOOL_IDS",
     "HOST_ENV_KEYS",
     "RESULT_TEXT_LIMIT",
@@ -189,7 +189,7 @@ __all__ = [
     "WriteLocks",
     "apply_file_changes",
     "builtin_registry",
-    "default_credential_dirs",
+    "default_credential_paths",
     "detect_danger",
     "probe_sandbox",
     "queue_sink",

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import tempfile
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -13,36 +12,95 @@ from pathlib import Path
 from typing import Literal, TypeAlias
 
 from openwork_tools.modes import SandboxStatus
-from openwork_tools.policy import SandboxPolicy
+from openwork_tools.policy import SandboxPolicy, SandboxSettings
+from openwork_tools.sandbox.gitdir import linked_git_dirs
 
 HOST_ENV_KEYS = ("PATH", "HOME", "SHELL", "LANG", "LC_ALL", "TMPDIR")
 """The only variables copied from the host process into tool processes (tools.md §4)."""
 
-CREDENTIAL_DIR_NAMES = (
+CREDENTIAL_PATHS = (
+    # keys and cloud credentials
     ".ssh",
-    ".aws",
     ".gnupg",
-    ".config/gcloud",
+    ".aws",
     ".azure",
+    ".config/gcloud",
     ".kube",
     ".docker",
-    ".config/gh",
     ".password-store",
+    ".local/share/keyrings",
+    ".pki",
+    ".vault-token",
+    ".terraform.d/credentials.tfrc.json",
+    ".config/op",
+    ".config/rclone",
+    ".s3cfg",
+    ".boto",
+    # package registries, git hosts and databases
+    ".netrc",
+    ".npmrc",
+    ".yarnrc.yml",
+    ".pypirc",
+    ".gem/credentials",
+    ".cargo/credentials",
+    ".cargo/credentials.toml",
+    ".m2/settings.xml",
+    ".gradle/gradle.properties",
+    ".git-credentials",
+    ".config/git/credentials",
+    ".config/gh",
+    ".config/hub",
+    ".config/glab-cli",
+    ".pgpass",
+    ".my.cnf",
+    # browser profiles
+    ".mozilla",
+    ".config/google-chrome",
+    ".config/chromium",
+    ".config/BraveSoftware",
+    ".config/microsoft-edge",
+    ".config/vivaldi",
+    ".config/opera",
+    # other coding agents and this daemon's own configuration
+    ".codex",
+    ".claude",
+    ".claude.json",
+    ".config/claude",
+    ".config/opencode",
+    ".local/share/opencode",
+    ".gemini",
+    ".cursor",
+    ".config/Cursor",
+    ".aider.conf.yml",
+    ".continue",
+    ".config/github-copilot",
+    ".config/openwork",
+    # system secrets (absolute)
+    "/etc/shadow",
+    "/etc/shadow-",
+    "/etc/gshadow",
+    "/etc/gshadow-",
+    "/etc/ssh/ssh_host_rsa_key",
+    "/etc/ssh/ssh_host_ecdsa_key",
+    "/etc/ssh/ssh_host_ed25519_key",
 )
-"""Default credential directories under ``home``: unreadable for file tools, hidden from bash."""
+"""The ``credential`` tier (permissions-sandbox.md §1, §5): paths under ``home`` unless absolute,
+directories and files alike. Defined once: the file tools refuse to read, list or search them
+without a card (``paths.is_credential``) and bash sees each one masked (an empty tmpfs for a
+directory, ``/dev/null`` for a file; ``sandbox.bwrap``)."""
 
 
-def default_credential_dirs(home: Path) -> tuple[Path, ...]:
-    return tuple(home / name for name in CREDENTIAL_DIR_NAMES)
+def default_credential_paths(home: Path) -> tuple[Path, ...]:
+    return tuple(home / name for name in CREDENTIAL_PATHS)
 
 
 def host_environment() -> dict[str, str]:
     return {k: v for k in HOST_ENV_KEYS if (v := os.environ.get(k)) is not None}
 
 
-def default_temp_dirs() -> tuple[Path, ...]:
-    dirs = [Path("/tmp").resolve(), Path(tempfile.gettempdir()).resolve()]
-    return tuple(dict.fromkeys(d for d in dirs if d.is_dir()))
+SESSION_TEMP_DIR = "tmp"
+"""The session's own temp dir, ``<spill dir>/tmp``: removed with the session and swept with its
+spill files; bash sees it as ``/tmp`` (the host's ``/tmp`` is never shown)."""
 
 
 class FileObservations:
@@ -74,6 +132,16 @@ class WriteLocks:
         return lock
 
 
+def _canonical(path: Path) -> Path:
+    """The real path of a credential path; a symlinked one is masked at both names' target."""
+    return Path(os.path.realpath(path))
+
+
+def _xdg_runtime() -> tuple[Path, ...]:
+    value = os.environ.get("XDG_RUNTIME_DIR")
+    return (Path(value),) if value and os.path.isabs(value) else ()
+
+
 class ToolSessionContext:
     """What every tool call of one session shares; no mode, ids, cancel token or DB in here.
 
@@ -91,37 +159,54 @@ class ToolSessionContext:
         spill_dir: Path | None = None,
         home: Path | None = None,
         protected_roots: tuple[Path, ...] = (),
-        credential_dirs: tuple[Path, ...] | None = None,
+        credential_paths: tuple[Path, ...] | None = None,
         secret_dirs: tuple[Path, ...] = (),
         environment: Mapping[str, str] | None = None,
         temp_dirs: tuple[Path, ...] | None = None,
         observations: FileObservations | None = None,
         write_locks: WriteLocks | None = None,
         bwrap_path: str = "/usr/bin/bwrap",
+        settings: SandboxSettings | None = None,
+        runtime_dirs: tuple[Path, ...] | None = None,
     ) -> None:
         self.working_directory = working_directory.resolve()
         self.sandbox = sandbox
+        self.settings = settings if settings is not None else SandboxSettings()
         self.spill_dir = spill_dir.resolve() if spill_dir is not None else None
         self.home = (home if home is not None else Path.home()).resolve()
         extra = (self.spill_dir,) if self.spill_dir is not None else ()
         self.protected_roots = tuple(p.resolve() for p in (*protected_roots, *extra))
-        creds = credential_dirs
+        creds = credential_paths
         if creds is None:
-            creds = default_credential_dirs(self.home)
+            creds = default_credential_paths(self.home)
         self.secret_dirs = tuple(p.resolve() for p in secret_dirs)
         """The daemon's own directory (``OPENWORK_HOME``: token, keys, database, logs, other
         sessions' spill files): no tool reads, lists, searches or writes it under any mode or
         grant, and bash does not see it — except this session's own spill dir, the model's own
-        output, which stays readable."""
-        self.credential_dirs = tuple(p.resolve() for p in creds)
+        output, which stays readable, and its temp dir."""
+        self.credential_paths = tuple(_canonical(p) for p in creds)
         env = dict(environment) if environment is not None else host_environment()
         self.environment: Mapping[str, str] = {k: env[k] for k in HOST_ENV_KEYS if k in env}
-        self.temp_dirs = (
-            tuple(p.resolve() for p in temp_dirs) if temp_dirs is not None else default_temp_dirs()
-        )
+        if temp_dirs is None:
+            temp_dirs = (self.spill_dir / SESSION_TEMP_DIR,) if self.spill_dir is not None else ()
+        self.temp_dirs = tuple(p.resolve() for p in temp_dirs)
+        """The first is the session's own temp dir (bash's ``/tmp``); the file tools write them."""
+        self.runtime_dirs = tuple(runtime_dirs if runtime_dirs is not None else _xdg_runtime())
+        """Per-user runtime dirs beyond ``sandbox.bwrap.RUNTIME_DIRS`` (``$XDG_RUNTIME_DIR``)."""
+        self.git_dirs = linked_git_dirs(self.working_directory)
+        """The git directory a ``.git`` file of the workspace names, and its common dir."""
         self.observations = observations if observations is not None else FileObservations()
         self.write_locks = write_locks if write_locks is not None else WriteLocks()
         self.bwrap_path = bwrap_path
+
+    @property
+    def temp_dir(self) -> Path | None:
+        return self.temp_dirs[0] if self.temp_dirs else None
+
+    def prepare_temp_dir(self) -> None:
+        """Blocking: create the session's temp dir (0700) if it is missing."""
+        if self.temp_dir is not None:
+            self.temp_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
 
     def display_path(self, real: Path) -> str:
         """Relative to the workspace when inside it, else absolute."""

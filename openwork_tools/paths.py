@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import contextlib
 import enum
-import itertools
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,6 +14,7 @@ from pathlib import Path
 from openwork_tools.context import ToolSessionContext
 from openwork_tools.policy import Access, SandboxPolicy
 from openwork_tools.results import ToolErrorCode, ToolResult
+from openwork_tools.sandbox.gitdir import GIT
 
 
 class PathIntent(enum.StrEnum):
@@ -54,14 +54,15 @@ def is_under(path: Path, root: Path) -> bool:
 
 
 def is_hard_protected(real: Path, session: ToolSessionContext) -> bool:
-    """The openwork home, the skill root, the spill dir and ``<ws>/**/.git/hooks/**``."""
-    if any(is_under(real, root) for root in session.protected_roots):
+    """Never written by a file tool: the openwork home and skill root (but this session's temp
+    dir), every ``.git`` in the workspace (a directory or a pointer file, at any depth) with what
+    is below it, and the git directories a ``.git`` file of the workspace names (issue 22)."""
+    if any(is_under(real, temp) for temp in session.temp_dirs):
+        return False
+    if any(is_under(real, root) for root in (*session.protected_roots, *session.git_dirs)):
         return True
     ws = session.working_directory
-    if not is_under(real, ws):
-        return False
-    parts = real.relative_to(ws).parts
-    return any(a == ".git" and b == "hooks" for a, b in itertools.pairwise(parts))
+    return is_under(real, ws) and GIT in real.relative_to(ws).parts
 
 
 def secret_text(path: Path | str) -> str:
@@ -79,7 +80,18 @@ def is_secret(path: Path, session: ToolSessionContext) -> bool:
 
 
 def is_credential(path: Path, session: ToolSessionContext) -> bool:
-    return any(is_under(path, root) for root in session.credential_dirs)
+    return any(is_under(path, root) for root in session.credential_paths)
+
+
+def credential_text(path: Path | str, *, can_escalate: bool) -> str:
+    """The marker of a read refused in the credential tier (issue 22 point 4; docs/tools.md)."""
+    first = f"[sandbox: {path} holds credentials; reading it needs the user's approval]"
+    if not can_escalate:
+        return first
+    return (
+        f"{first}\n[sandbox: to proceed, run bash once with sandboxPermissions listing {path} "
+        "(read, exact) and a one-sentence justification; the user will be asked]"
+    )
 
 
 def write_allowed(real: Path, session: ToolSessionContext, policy: SandboxPolicy) -> bool:
@@ -144,7 +156,8 @@ def resolve_path(
         else:
             if is_credential(lexical, session) and not policy.granted(lexical, access):
                 return ToolResult.denied(
-                    denial_text(access, lexical, mode, can_escalate=escalate), sandbox_denied=True
+                    credential_text(lexical, can_escalate=session.sandbox.available),
+                    sandbox_denied=True,
                 )
             return ToolResult.fail(
                 ToolErrorCode.EXECUTION_FAILED,
@@ -171,6 +184,6 @@ def resolve_path(
         real, Access.READ
     ):
         return ToolResult.denied(
-            denial_text(access, real, mode, can_escalate=escalate), sandbox_denied=True
+            credential_text(real, can_escalate=session.sandbox.available), sandbox_denied=True
         )
     return CheckedPath(real=real, display=session.display_path(real), given=given, exists=exists)

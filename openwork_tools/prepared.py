@@ -7,13 +7,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from openwork_tools.context import ToolSessionContext
 from openwork_tools.paths import is_hard_protected
-from openwork_tools.policy import Access, Actor, GrantScope, PathGrant
+from openwork_tools.policy import NETWORK_GRANT_LINE, Access, Actor, GrantScope, PathGrant
 
 MAX_GRANTS = 16
+NETWORK_ALREADY_ON_ERROR = "bash already has the network; retry without sandboxPermissions"
 
 
 class GrantInput(BaseModel):
@@ -27,21 +28,30 @@ class GrantInput(BaseModel):
 
 
 class SandboxPermissionsInput(BaseModel):
-    """The paths (1-16) to open for this one call; unknown fields are rejected."""
+    """Paths (up to 16) and/or the network for this one call; unknown fields are rejected."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    paths: Annotated[list[GrantInput], Field(min_length=1, max_length=MAX_GRANTS)]
+    paths: Annotated[list[GrantInput], Field(max_length=MAX_GRANTS)] = Field(default_factory=list)
+    network: bool = Field(default=False, description=NETWORK_GRANT_LINE)
+
+    @model_validator(mode="after")
+    def _asks_for_something(self) -> SandboxPermissionsInput:
+        if not self.paths and not self.network:
+            raise ValueError("sandboxPermissions needs paths, network, or both")
+        return self
 
 
 @dataclass(frozen=True, slots=True)
 class Escalation:
-    """Normalised grants + justification. ``error`` is the grant validation failure, if any:
-    Core denies with ``[sandbox: <error>]``; an empty justification is Core's own denial."""
+    """Normalised grants, justification and network request. ``error`` is the grant validation
+    failure, if any: Core denies with ``[sandbox: <error>]``; an empty justification is Core's own
+    denial."""
 
     grants: tuple[PathGrant, ...]
     justification: str
     error: str | None = None
+    network: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,4 +98,7 @@ def normalise_escalation(
         elif scope is GrantScope.SUBTREE and _too_broad(real, session):
             error = error or f"subtree access to {real} is too broad; list narrower paths"
         grants.append(PathGrant(real, access, scope))
-    return Escalation(tuple(dict.fromkeys(grants)), (justification or "").strip(), error)
+    network = permissions.network and not session.settings.network_on
+    if permissions.network and not network and not grants:
+        error = error or NETWORK_ALREADY_ON_ERROR
+    return Escalation(tuple(dict.fromkeys(grants)), (justification or "").strip(), error, network)

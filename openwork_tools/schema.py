@@ -28,7 +28,8 @@ class EscalationInput(ToolInput):
     sandbox_permissions: SandboxPermissionsInput | None = Field(
         default=None,
         description=(
-            "Extra paths this one call needs beyond the sandbox; the user is asked to approve."
+            "Extra paths, or the network, this one call needs beyond the sandbox; the user is "
+            "asked to approve."
         ),
     )
     justification: str | None = Field(

@@ -6,6 +6,7 @@ All functions here do blocking file I/O; async callers run them with ``asyncio.t
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 from pathlib import Path
 from typing import BinaryIO
@@ -13,6 +14,8 @@ from typing import BinaryIO
 from openwork_tools.results import RESULT_TEXT_LIMIT
 
 SPILL_FILE_LIMIT = 64 * 1024 * 1024
+SESSION_SPILL_LIMIT = 1024 * 1024 * 1024
+"""All spill files of one session together (issue 22 point 5): a new file gets what is left."""
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 
 
@@ -21,8 +24,22 @@ def spill_file_name(call_id: str) -> str:
     return f"{_UNSAFE.sub('_', call_id)}.txt"
 
 
+def spilled_bytes(spill_dir: Path) -> int:
+    """The size of the spill files already in ``spill_dir`` (its top level: the session's temp
+    dir below it is not spill)."""
+    total = 0
+    with contextlib.suppress(OSError), os.scandir(spill_dir) as entries:
+        for entry in entries:
+            with contextlib.suppress(OSError):
+                if entry.is_file(follow_symlinks=False):
+                    total += entry.stat(follow_symlinks=False).st_size
+    return total
+
+
 class SpillFile:
-    """A lazily created spill file capped at 64 MiB; any I/O failure makes it unusable, silently."""
+    """A lazily created spill file capped at 64 MiB, and at what the session's other spill files
+    leave of ``SESSION_SPILL_LIMIT`` (one session's calls run one at a time); any I/O failure
+    makes it unusable, silently."""
 
     def __init__(self, spill_dir: Path | None, call_id: str) -> None:
         self.path: Path | None = spill_dir / spill_file_name(call_id) if spill_dir else None
@@ -30,14 +47,23 @@ class SpillFile:
         self.failed = spill_dir is None
         self.written = 0
         self.capped = False
+        self.limit = SPILL_FILE_LIMIT
+        self.session_full = False
+        """The session's spill total left this file less than ``SPILL_FILE_LIMIT``."""
 
     def write(self, data: bytes) -> None:
         if self.failed or self.capped or self.path is None:
             return
-        room = SPILL_FILE_LIMIT - self.written
+        if self._fh is None and self.written == 0:
+            left = SESSION_SPILL_LIMIT - spilled_bytes(self.path.parent)
+            if left < SPILL_FILE_LIMIT:
+                self.limit, self.session_full = max(0, left), True
+        room = self.limit - self.written
         if len(data) > room:
             data = data[:room]
             self.capped = True
+        if not data:
+            return
         try:
             if self._fh is None:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -71,11 +97,18 @@ class SpillFile:
 def omission_note(omitted: int, spill: SpillFile | None) -> str:
     """The middle/footer text for ``omitted`` bytes, naming the spill file only when it exists."""
     path = spill.saved_path if spill is not None else None
+    full = spill is not None and spill.session_full
     if path is None:
+        if full:
+            return (
+                f"... ({omitted} bytes omitted; nothing was saved: this session's saved output "
+                f"reached its {SESSION_SPILL_LIMIT // 2**20} MB total.)"
+            )
         return f"... ({omitted} bytes omitted.)"
     if spill is not None and spill.capped:
+        saved = f"{spill.written} bytes" if full else "64 MB"
         return (
-            f"... ({omitted} bytes omitted. Only the first 64 MB were saved at {path} — "
+            f"... ({omitted} bytes omitted. Only the first {saved} were saved at {path} — "
             "use read with offset/limit, or grep, to look at it.)"
         )
     return (

@@ -195,6 +195,8 @@ def _through_the_daemon(settings: OpenWorkSettings, running: HomeInUse) -> list[
 async def run_checks(settings: OpenWorkSettings) -> list[Check]:
     from openwork_core.skills.discovery import discover_skills
     from openwork_tools.sandbox import probe_sandbox
+    from openwork_tools.sandbox.cgroup import find_parents
+    from openwork_tools.sandbox.probe import root_note
 
     with embedded_home_guard(settings) as running:
         if running is None:
@@ -219,6 +221,10 @@ async def run_checks(settings: OpenWorkSettings) -> list[Check]:
             else f"unavailable: {sandbox.reason} (bash cannot run commands; file tools work)",
         )
     )
+    bounded = await asyncio.to_thread(find_parents) is not None
+    root = root_note(os.geteuid(), bounded)
+    if root is not None:
+        checks.append(Check("sandbox as root", "ok" if bounded else "warn", root))
     discovery = await asyncio.to_thread(discover_skills, default_skill_root())
     checks.append(Check("skills", "ok", f"{len(discovery.skills)} found"))
     checks.extend(Check("skill", "warn", f"{w.path}: {w.reason}") for w in discovery.warnings)

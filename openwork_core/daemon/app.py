@@ -17,6 +17,7 @@ from openwork_core.daemon.middleware import BodyLimitMiddleware, EnvelopeMiddlew
 from openwork_core.daemon.openapi import install_openapi, operation_id
 from openwork_core.daemon.routes.events import events_routes
 from openwork_core.daemon.routes.file_changes import file_changes_routes
+from openwork_core.daemon.routes.files import files_routes
 from openwork_core.daemon.routes.health import health_routes
 from openwork_core.daemon.routes.history import history_routes
 from openwork_core.daemon.routes.lifecycle import lifecycle_routes
@@ -69,6 +70,7 @@ def create_app(
     sessions_routes(routes, core)
     turns_routes(routes, core, max_input_chars=max_input_chars)
     file_changes_routes(routes, core)
+    files_routes(routes, core)
     events_routes(routes, core, shutdown=shutdown)
     lifecycle_routes(routes, core)
     history_routes(routes, core)

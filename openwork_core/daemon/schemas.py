@@ -294,3 +294,13 @@ class AppliedChangeBody(BaseModel):
 
 class AppliedChangesBody(BaseModel):
     changes: list[AppliedChangeBody]
+
+
+class FileMatchBody(BaseModel):
+    path: str
+    """Relative to the session's workspace, ``/``-separated."""
+    score: int
+
+
+class FileSearchBody(BaseModel):
+    files: list[FileMatchBody]

@@ -49,6 +49,7 @@ from openwork_core.storage import PostgresStore, apply_migrations
 from openwork_core.storage.errors import MigrationChecksumMismatch, MigrationLayoutError
 from openwork_core.version import app_version
 from openwork_tools.sandbox import probe_sandbox
+from openwork_tools.sandbox.probe import current_root_note
 
 if TYPE_CHECKING:
     from openwork_core.models.port import ModelPort
@@ -168,7 +169,10 @@ async def _serve_on(
         if default_provider is not None:
             await store.upsert_provider(default_provider)
         sandbox = await probe_sandbox()
-        log.info("sandbox.probed", available=sandbox.available, reason=sandbox.reason)
+        root_note = await asyncio.to_thread(current_root_note)
+        log.info(
+            "sandbox.probed", available=sandbox.available, reason=sandbox.reason, root=root_note
+        )
         core = OpenWorkCore(
             store=store,
             home=home,
@@ -182,6 +186,7 @@ async def _serve_on(
                 idle_seconds=settings.session_idle_seconds,
                 max_loaded=settings.max_loaded_sessions,
             ),
+            sandbox_settings=settings.sandbox_settings,
         )
         await core.start()
         token = settings.token or secrets.token_urlsafe(32)
@@ -229,6 +234,7 @@ async def _serve_on(
                 config_file=config_file_path() if config_file_path().is_file() else None,
                 log_file=logging_setup.file,
                 warnings=tuple(warnings),
+                root_note=root_note,
             )
             warned = log
             if logging_setup.stderr_json:  # keep a JSON stderr pure: the banner as one event

@@ -201,6 +201,8 @@ class BannerFacts:
     warnings: tuple[str, ...]
     provider_stored: bool = False
     """``provider`` is the stored one (no OPENWORK_PROVIDER in this environment)."""
+    root_note: str | None = None
+    """What running as root means for the sandbox (``probe.root_note``), when it does."""
 
 
 def banner_lines(facts: BannerFacts) -> list[str]:
@@ -224,6 +226,7 @@ def banner_lines(facts: BannerFacts) -> list[str]:
         f"  database     {facts.database}",
         f"  provider     {provider_line}",
         f"  sandbox      {sandbox}",
+        *([f"  as root      {facts.root_note}"] if facts.root_note else []),
         f"  config       {facts.config_file or 'no file (environment only)'}",
         f"  logs         {facts.log_file or 'stderr only'}",
     ]

@@ -4,13 +4,14 @@
 the session mode and whether anyone can answer a card, and returns one ``Verdict``:
 
 1. a write target in a hard-protected path -> rule denial (source ``builtin``);
-2. an escalation -> denial when the justification is empty or the grants are invalid; denial
-   (source ``non_interactive``) when nobody can approve; else a card;
+2. an escalation -> denial when the justification is empty or the grants are invalid or add
+   nothing (a network request adds something for bash only); denial (source
+   ``non_interactive``) when nobody can approve; else a card (showing the network request);
 3. a dangerous bash command in mode ``auto`` -> a card (non-interactive: denial);
 4. otherwise run in the session mode's policy.
 
-A card's answer goes through ``decide``: ``allow_once`` runs with the card's grants for that call
-only (nothing is stored); ``deny`` is a ``denied`` result and the Turn fails ``permission_denied``.
+A card's answer goes through ``decide``: ``allow_once`` runs with the card's grants (and network)
+for that call only (nothing is stored); ``deny`` is a ``denied`` result and the Turn fails ``permission_denied``.
 """
 
 from __future__ import annotations
@@ -151,6 +152,9 @@ class ApprovalCard:
     command: str | None = field(default=None, metadata=OMIT_WHEN_NONE)
     justification: str | None = field(default=None, metadata=OMIT_WHEN_NONE)
     paths: tuple[CardPath, ...] = ()
+    network: bool | None = field(default=None, metadata=OMIT_WHEN_NONE)
+    """``True`` when the call asks for the network (issue 22; omitted otherwise, and ``paths``
+    may then be empty)."""
     danger: CardDanger | None = field(default=None, metadata=OMIT_WHEN_NONE)
     previous_denial: str | None = field(default=None, metadata=OMIT_WHEN_NONE)
 
@@ -185,9 +189,11 @@ class DenialSource(enum.StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class Run:
-    """Run under the session mode plus ``grants`` (this call only)."""
+    """Run under the session mode plus ``grants`` and, when ``network``, the network (this call
+    only)."""
 
     grants: tuple[PathGrant, ...] = ()
+    network: bool = False
     kind: Literal["run"] = "run"
 
 
@@ -206,6 +212,7 @@ class NeedsCard:
 
     card: ApprovalCard
     grants: tuple[PathGrant, ...] = ()
+    network: bool = False
     kind: Literal["needs_card"] = "needs_card"
 
 
@@ -258,9 +265,10 @@ def authorize(
             return RuleDenial(JUSTIFICATION_REQUIRED_TEXT, DenialSource.BUILTIN)
         if escalation.error is not None:
             return RuleDenial(grant_error_text(escalation.error), DenialSource.BUILTIN)
-        if not escalation.grants:
+        if not escalation.grants and not escalation.network:
             return RuleDenial(NO_GRANTS_TEXT, DenialSource.BUILTIN)
-        if not any(novelty(grant, prepared.actor) for grant in escalation.grants):
+        network = escalation.network and prepared.actor is Actor.PROCESS
+        if not network and not any(novelty(g, prepared.actor) for g in escalation.grants):
             return RuleDenial(grant_error_text(NOTHING_NEW_ERROR), DenialSource.BUILTIN)
         if not interactive:
             return RuleDenial(NON_INTERACTIVE_TEXT, DenialSource.NON_INTERACTIVE)
@@ -269,10 +277,11 @@ def authorize(
             command=prepared.command,
             justification=escalation.justification,
             paths=_card_paths(escalation.grants, classify),
+            network=True if network else None,
             danger=_card_danger(danger),
             previous_denial=previous_denial,
         )
-        return NeedsCard(card, escalation.grants)
+        return NeedsCard(card, escalation.grants, network)
     if danger is not None and mode is SandboxMode.AUTO:
         if not interactive:
             return RuleDenial(NON_INTERACTIVE_TEXT, DenialSource.NON_INTERACTIVE)
@@ -290,5 +299,5 @@ def decide(pending: NeedsCard, decision: PermissionDecision) -> Run | RuleDenial
     """The user's answer: allow once runs with the card's grants; deny fails the Turn
     ``permission_denied`` after a ``denied`` result."""
     if decision is PermissionDecision.ALLOW_ONCE:
-        return Run(pending.grants)
+        return Run(pending.grants, pending.network)
     return RuleDenial(USER_DENIED_TEXT, DenialSource.USER)

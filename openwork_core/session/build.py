@@ -4,7 +4,7 @@ the same code; only its surface, approval mode and outcome reporting differ)."""
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import structlog
@@ -33,6 +33,7 @@ from openwork_tools import (
     ToolSessionContext,
     ToolsetConfig,
 )
+from openwork_tools.policy import SandboxSettings
 
 log = structlog.get_logger(__name__)
 
@@ -52,6 +53,8 @@ class SessionDeps:
     app_version: str
     summary_settings: SummarySettings
     global_updates: GlobalUpdates
+    sandbox_settings: SandboxSettings = field(default_factory=SandboxSettings)
+    """The daemon's ``OPENWORK_SANDBOX_*`` settings (network default, command-tree bounds)."""
     observe: Callable[[str, SessionServices], None] | None = None
     """A test seam: sees each session's services as it is built (fault injection into Chat
     State, mailbox waits). Never set by the daemon."""
@@ -89,6 +92,7 @@ async def build_session_handle(
         spill_dir=spill_dir,
         protected_roots=tuple(p for p in (deps.home, deps.skill_root) if p is not None),
         secret_dirs=(deps.home,),
+        settings=deps.sandbox_settings,
     )
     toolset = TurnToolset.new(
         deps.registry.finalize(ToolsetConfig(agent.tool_ids), tool_session),
@@ -104,6 +108,7 @@ async def build_session_handle(
             disabled_skill_names=disabled,
             sandbox_mode=mode,
             sandbox=deps.sandbox,
+            sandbox_network=deps.sandbox_settings.network_on,
         )
 
     services = SessionServices(

@@ -20,8 +20,9 @@ from openwork_tools.faults import faultpoint
 from openwork_tools.policy import Actor
 from openwork_tools.prepared import PreparedCall, normalise_escalation
 from openwork_tools.results import ToolErrorCode, ToolResult, ToolStatus
-from openwork_tools.sandbox.bwrap import bwrap_argv, sandbox_environment
 from openwork_tools.sandbox.danger import detect_danger
+from openwork_tools.sandbox.launch import spawn
+from openwork_tools.sandbox.limits import LimitHit, limit_text, limits_hit
 from openwork_tools.schema import EscalationInput
 from openwork_tools.spill import SpillFile
 
@@ -199,42 +200,37 @@ class BashTool(Tool[BashInput]):
         remaining = call.remaining()
         if remaining is not None and remaining * 1000 < timeout_ms:
             timeout_ms = max(1, int(remaining * 1000))
-        argv = await asyncio.to_thread(
-            bwrap_argv, session, call.policy, ["/bin/bash", "-c", tool_input.command]
-        )
         buffer = OutputBuffer(SpillFile(session.spill_dir, call.call_id))
         started = time.monotonic()
         try:
-            proc = await asyncio.create_subprocess_exec(
-                *argv,
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
-                cwd=session.working_directory,
-                env=sandbox_environment(session),
-                start_new_session=True,
-            )
+            launched = await spawn(session, call.policy, tool_input.command, timeout_ms / 1000)
         except OSError as exc:
             return ToolResult.fail(
                 ToolErrorCode.EXECUTION_FAILED, f"bash could not be started: {exc.strerror or exc}"
             )
         try:
-            outcome = await supervise(proc, buffer, call, timeout_ms / 1000)
+            outcome = await supervise(launched.proc, buffer, call, timeout_ms / 1000)
         except BaseException:
             await asyncio.shield(buffer.close(keep=False))
+            await asyncio.shield(launched.release())
             raise
+        measured = await launched.release()
         duration_ms = int((time.monotonic() - started) * 1000)
-        return await self._result(call, proc, buffer, outcome, timeout_ms, duration_ms)
+        return await self._result(
+            session, call, launched.proc, buffer, (outcome, measured), timeout_ms, duration_ms
+        )
 
     async def _result(
         self,
+        session: ToolSessionContext,
         call: ToolCallContext,
         proc: Process,
         buffer: OutputBuffer,
-        outcome: Outcome,
+        ended: tuple[Outcome, frozenset[LimitHit]],
         timeout_ms: int,
         duration_ms: int,
     ) -> ToolResult:
+        outcome, measured = ended
         keep = outcome in (Outcome.EXITED, Outcome.CANCELLED)
         output = buffer.render(keep_spill=keep)
         await buffer.close(keep=keep)
@@ -245,6 +241,10 @@ class BashTool(Tool[BashInput]):
         if output and not output.endswith("\n"):
             output += "\n"
         text = output + _status_line(outcome, proc, timeout_ms, duration_ms)
+        capped = buffer.capped_text().lower()
+        failed = outcome is Outcome.TIMED_OUT or (outcome is Outcome.EXITED and code != 0)
+        for hit in limits_hit(capped, code, failed=failed, measured=measured):
+            text += "\n" + limit_text(hit, session.settings)
         if outcome is Outcome.TIMED_OUT:
             return ToolResult.fail(ToolErrorCode.TIMEOUT, text, retryable=True)
         if outcome is Outcome.CANCELLED:
@@ -253,7 +253,6 @@ class BashTool(Tool[BashInput]):
             return ToolResult.fail(
                 ToolErrorCode.OUTCOME_UNKNOWN, text, status=ToolStatus.OUTCOME_UNKNOWN
             )
-        capped = buffer.capped_text().lower()
         denied = code not in (0, None) and any(marker in capped for marker in KERNEL_DENIAL)
         if denied:
             text += "\n" + denial_marker(call.policy.mode.display)

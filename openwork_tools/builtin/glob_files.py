@@ -52,7 +52,7 @@ def scan(
             root,
             session.working_directory,
             stop,
-            (*session.credential_dirs, *session.secret_dirs),
+            (*session.credential_paths, *session.secret_dirs),
         ):
             rel = path.relative_to(root).as_posix() if path != root else path.name
             if not spec.match_file(rel):

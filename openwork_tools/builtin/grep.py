@@ -99,7 +99,7 @@ def scan(
             root,
             session.working_directory,
             stop,
-            (*session.credential_dirs, *session.secret_dirs),
+            (*session.credential_paths, *session.secret_dirs),
         ):
             if only is not None and not only.match_file(path.relative_to(root).as_posix()):
                 continue

@@ -99,7 +99,8 @@ def walk_files(
 ) -> Iterator[Path]:
     """Regular files under ``root`` (or ``root`` itself when it is a file), in sorted order.
 
-    ``skip_dirs`` (the credential dirs) are never entered, hidden or not.
+    ``skip_dirs`` (the credential paths, files or directories) are never entered or listed,
+    hidden or not.
     """
     if not root.is_dir():
         stop()
@@ -129,11 +130,10 @@ def _walk(
             is_file = entry.is_file(follow_symlinks=False)
         except OSError:
             continue
-        if any(i.ignores(path, is_dir) for i in chain):
+        if path in skip or any(i.ignores(path, is_dir) for i in chain):
             continue
         if is_dir:
-            if path not in skip:
-                yield from _walk(path, chain, stop, skip)
+            yield from _walk(path, chain, stop, skip)
         elif is_file:
             stop()
             yield path

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import signal
 import socket
 import sys
@@ -160,7 +161,9 @@ async def test_the_banner_names_url_discovery_database_provider_and_sandbox_and_
     assert banner[2].startswith("  database     postgresql://")
     assert banner[3] == "  provider     none (OPENWORK_PROVIDER unset)"
     assert banner[4].startswith("  sandbox      ")
-    assert banner[6] == f"  logs         {home / 'logs' / 'openwork.log'}"
+    as_root = [line for line in banner if line.startswith("  as root      ")]
+    assert len(as_root) == (1 if os.geteuid() == 0 else 0)  # issue 22: one line, as root only
+    assert banner[6 + len(as_root)] == f"  logs         {home / 'logs' / 'openwork.log'}"
     assert banner[-1].startswith("warning: no model provider: set OPENWORK_PROVIDER")
 
 

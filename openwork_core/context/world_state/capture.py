@@ -40,6 +40,8 @@ class WorldStateSources:
     sandbox_mode: SandboxMode
     sandbox: SandboxStatus
     bash_can_write_workspace: bool | None = None
+    sandbox_network: bool = False
+    """``OPENWORK_SANDBOX_NETWORK=on``: the policy's network line says bash has it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,7 +104,13 @@ def capture_world_state_sync(sources: WorldStateSources) -> WorldStateCapture:
         bash_can_write = bash_may_write_workspace(
             sources.sandbox_mode, sources.sandbox, workspace, _home()
         )
-    policy = render_sandbox_policy(sources.sandbox_mode, sources.sandbox, workspace, bash_can_write)
+    policy = render_sandbox_policy(
+        sources.sandbox_mode,
+        sources.sandbox,
+        workspace,
+        bash_can_write,
+        network_on=sources.sandbox_network,
+    )
     return WorldStateCapture(
         sections=(
             SectionBody(SectionId.USER_PROJECT_CONTEXT, user_project),

@@ -1,7 +1,9 @@
-"""``runtime/sandbox-policy``: the four-line ``<sandbox_policy>`` (permissions-sandbox.md §3).
+"""``runtime/sandbox-policy``: the ``<sandbox_policy>`` section (permissions-sandbox.md §3).
 
 The section is always present. The unavailable line names "the bubblewrap sandbox" where the
-original names "the macOS sandbox": our backend is Linux bubblewrap (DESIGN.md §2).
+original names "the macOS sandbox": our backend is Linux bubblewrap (DESIGN.md §2). When bash is
+available a fifth line says whether it has the network and how to ask for it (issue 22; the
+decision is in docs/world-state.md): the spec's four lines are unchanged.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ import os
 
 from openwork_core.context.world_state._display import display_name
 from openwork_tools.modes import SandboxMode, SandboxStatus
+from openwork_tools.policy import NETWORK_GRANT_LINE, NETWORK_ON_LINE
 
 SANDBOX_POLICY_TAG = "<sandbox_policy>"
 SANDBOX_POLICY_CLOSE_TAG = "</sandbox_policy>"
@@ -50,15 +53,24 @@ def bash_may_write_workspace(
 
 
 def render_sandbox_policy(
-    mode: SandboxMode, sandbox: SandboxStatus, workspace: str, bash_can_write_workspace: bool
+    mode: SandboxMode,
+    sandbox: SandboxStatus,
+    workspace: str,
+    bash_can_write_workspace: bool,
+    *,
+    network_on: bool = False,
 ) -> str:
-    """The section body: exactly four lines between the tags. Pure."""
+    """The section body: the spec's four lines, then the network line when bash is available.
+    Pure."""
     if not sandbox.available:
         bash_line = BASH_UNAVAILABLE_LINE
     elif bash_can_write_workspace:
         bash_line = BASH_WRITES_WORKSPACE_LINE
     else:
         bash_line = BASH_READ_ONLY_WORKSPACE_LINE
+    network = (
+        [] if not sandbox.available else [NETWORK_ON_LINE if network_on else NETWORK_GRANT_LINE]
+    )
     return "\n".join(
         [
             SANDBOX_POLICY_TAG,
@@ -66,6 +78,7 @@ def render_sandbox_policy(
             f"workspace: {display_name(workspace)}",
             WRITE_EDIT_LINE,
             bash_line,
+            *network,
             SANDBOX_POLICY_CLOSE_TAG,
         ]
     )

@@ -255,7 +255,9 @@ class ToolCallRunner(ToolResultWriter):
         async with forwarded_progress(tool_call_id, turn.emit) as progress:
             context = ToolCallContext(
                 call_id=tool_call_id,
-                policy=SandboxPolicy(mode=turn.mode.current, grants=verdict.grants),
+                policy=SandboxPolicy(
+                    mode=turn.mode.current, grants=verdict.grants, network=verdict.network
+                ),
                 cancel=turn.cancellation.token,
                 progress=progress,
             )

@@ -438,3 +438,59 @@ def test_an_escalation_that_asks_for_nothing_new_is_denied_with_the_validation_t
         novelty=session_grant_novelty(session, SandboxMode.ACCEPT_EDITS),
     )
     assert isinstance(asks, NeedsCard)
+
+
+# -- issue 22: the network grant -------------------------------------------------------------
+
+
+def _network(justification: str = "It downloads the dependencies.") -> Escalation:
+    return Escalation(grants=(), justification=justification, network=True)
+
+
+def test_a_network_request_asks_with_a_card_that_shows_it() -> None:
+    """Issue 22 point 2: ``sandboxPermissions.network`` goes through the card like a path grant;
+    the card carries ``network: true`` and no paths; allowed once, that call runs with it."""
+    verdict = _authorize(_bash("pip download x", escalation=_network()))
+    assert isinstance(verdict, NeedsCard)
+    assert verdict.card.network is True and verdict.card.paths == ()
+    assert verdict.network and verdict.grants == ()
+    assert decide(verdict, PermissionDecision.ALLOW_ONCE) == Run((), network=True)
+    assert _card_json(verdict.card)["network"] is True
+
+
+def test_a_network_request_of_a_file_tool_asks_for_nothing_new() -> None:
+    """Issue 22 point 2: only bash uses the network; write/edit asking for it is refused."""
+    prepared = PreparedCall(actor=Actor.FILE_TOOL, escalation=_network())
+    verdict = _authorize(prepared)
+    assert verdict == RuleDenial(grant_error_text(NOTHING_NEW_ERROR), DenialSource.BUILTIN)
+
+
+def test_a_network_request_nobody_can_approve_is_denied_as_non_interactive() -> None:
+    """Issue 22 point 2: a sub-agent never gets the network: nobody can answer its card."""
+    verdict = _authorize(_bash(escalation=_network()), interactive=False)
+    assert verdict == RuleDenial(NON_INTERACTIVE_TEXT, DenialSource.NON_INTERACTIVE)
+
+
+def test_a_card_without_a_network_request_omits_the_field() -> None:
+    """Issue 22: the field is on the wire only when asked for (docs/api.md)."""
+    verdict = _authorize(_bash("cp a /data/out", escalation=_escalation()))
+    assert isinstance(verdict, NeedsCard)
+    assert "network" not in _card_json(verdict.card)
+
+
+def test_the_whole_git_directory_is_hard_protected_for_the_file_tools(tmp_path: Path) -> None:
+    """Issue 22 point 3: ``.git/config`` (and everything under any ``.git``, the ``.git`` file
+    of a checkout included) is a rule denial in every mode, like ``.git/hooks``."""
+    ws = tmp_path / "ws"
+    (ws / ".git").mkdir(parents=True)
+    (ws / ".git" / "config").write_text("[core]\n")
+    (ws / "sub").mkdir()
+    (ws / "sub" / ".git").write_text("gitdir: ../.git/modules/sub\n")
+    session = ToolSessionContext(working_directory=ws, sandbox=SandboxStatus(True), home=tmp_path)
+    toolset = builtin_registry().finalize(ToolsetConfig(("write", "edit")), session)
+    for given in (".git/config", ".git/info/attributes", ".git/modules/a/config", "sub/.git"):
+        prepared = toolset.prepare("write", json.dumps({"path": given, "content": "x"}))
+        for mode in SandboxMode:
+            verdict = _authorize(prepared, mode=mode)
+            assert isinstance(verdict, RuleDenial) and verdict.source is DenialSource.BUILTIN
+            assert "is protected and cannot be written in any mode" in verdict.text

@@ -138,3 +138,23 @@ def test_secrets_are_not_echoed_in_errors(monkeypatch: pytest.MonkeyPatch) -> No
     with pytest.raises(ConfigError) as caught:
         load_settings()
     assert "hunter2" not in str(caught.value)
+
+
+def test_the_sandbox_settings_default_to_no_network_and_the_documented_bounds(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 22 points 2 and 5: OPENWORK_SANDBOX_NETWORK is off unless set to on; memory 4096 MB
+    and 512 processes by default; anything but off/on names the setting."""
+    from openwork_tools.policy import NetworkSetting, SandboxSettings
+
+    assert load_settings().sandbox_settings == SandboxSettings()
+    assert SandboxSettings().memory_mb == 4096 and SandboxSettings().max_processes == 512
+    monkeypatch.setenv("OPENWORK_SANDBOX_NETWORK", "on")
+    monkeypatch.setenv("OPENWORK_SANDBOX_MEMORY_MB", "1024")
+    settings = load_settings().sandbox_settings
+    assert (settings.network, settings.memory_mb) == (NetworkSetting.ON, 1024)
+    monkeypatch.setenv("OPENWORK_SANDBOX_NETWORK", "sometimes")
+    with pytest.raises(ConfigError) as raised:
+        load_settings()
+    assert raised.value.setting == "OPENWORK_SANDBOX_NETWORK"
+    assert "use off (the default) or on" in str(raised.value)

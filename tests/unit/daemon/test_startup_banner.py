@@ -3,7 +3,7 @@ a missing provider, model or key, and the banner."""
 
 from __future__ import annotations
 
-from dataclasses import replace
+import dataclasses
 from pathlib import Path
 
 from openwork_core.daemon.startup import (
@@ -72,14 +72,43 @@ def test_the_banner_lists_what_a_user_needs_first() -> None:
     ]
 
 
+def test_a_root_daemon_says_in_one_line_what_the_sandbox_does_about_it() -> None:
+    """Issue 22 point 1: as root the banner (and doctor) adds one line: bash is root only in its
+    own user namespace, and whether a cgroup bounds its processes."""
+    from openwork_tools.sandbox.probe import root_note
+
+    assert root_note(1000, cgroup_available=False) is None
+    bounded = root_note(0, cgroup_available=True)
+    unbounded = root_note(0, cgroup_available=False)
+    assert bounded is not None and "its own cgroup" in bounded
+    assert unbounded is not None and "run the daemon as a normal user" in unbounded
+    assert "no capabilities" in bounded and "no capabilities" in unbounded
+    facts = BannerFacts(
+        version="1",
+        url="http://127.0.0.1:7420",
+        discovery=Path("/h/daemon.json"),
+        database="embedded",
+        provider=None,
+        key_set=False,
+        sandbox=SandboxStatus(available=True),
+        config_file=None,
+        log_file=None,
+        warnings=(),
+    )
+    lines = banner_lines(facts)
+    assert not any(line.startswith("  as root") for line in lines)
+    with_note = banner_lines(dataclasses.replace(facts, root_note=bounded))
+    assert with_note == [*lines[:5], f"  as root      {bounded}", *lines[5:]]
+
+
 def test_the_banner_names_the_stored_provider_when_the_environment_has_none() -> None:
     """Issue 24 point 5: after a restart without the provider variables, new sessions use the
     stored ``default``; the banner says so instead of ``provider none``."""
     stored = _provider(ProviderKind.OPENAI_CHAT, "http://l/v1", ("qwen3",))
-    other = replace(stored, id="other")
+    other = dataclasses.replace(stored, id="other")
     assert provider_in_use(None, [other, stored]) is stored
     assert provider_in_use(None, [other]) is None
-    from_env = replace(stored, base_url="http://env/v1")
+    from_env = dataclasses.replace(stored, base_url="http://env/v1")
     assert provider_in_use(from_env, [stored]) is from_env
     facts = BannerFacts(
         version="1",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -16,6 +16,15 @@ from openwork_tools import (
     builtin_registry,
 )
 from openwork_tools.builtin.registry import BUILTIN_TOOL_IDS
+from tests.support.visible import visible_dir
+
+
+@pytest.fixture
+def tmp_path() -> Iterator[Path]:
+    """Outside ``/tmp``: bash masks the host's ``/tmp`` (issue 22), and these tests' homes,
+    workspaces and outside directories must be where bash sees them, as a user's are."""
+    with visible_dir() as path:
+        yield path
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ from openwork_tools import (
     ToolSessionContext,
     queue_sink,
 )
-from openwork_tools.context import HOST_ENV_KEYS, default_credential_dirs
+from openwork_tools.context import HOST_ENV_KEYS, default_credential_paths
 
 PACKAGE = Path(openwork_tools.__file__).parent
 
@@ -90,5 +90,7 @@ def test_session_context_copies_only_six_host_variables_and_defaults_credentials
     )
     assert dict(session.environment) == {"PATH": "/bin", "LANG": "C"}
     assert set(HOST_ENV_KEYS) == {"PATH", "HOME", "SHELL", "LANG", "LC_ALL", "TMPDIR"}
-    assert session.credential_dirs == tuple(p.resolve() for p in default_credential_dirs(tmp_path))
-    assert tmp_path / ".ssh" in session.credential_dirs
+    assert session.credential_paths == tuple(
+        p.resolve() for p in default_credential_paths(tmp_path)
+    )
+    assert tmp_path / ".ssh" in session.credential_paths

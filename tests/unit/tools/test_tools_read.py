@@ -195,7 +195,8 @@ async def test_read_never_spills(
 async def test_credential_dirs_are_unreadable_by_every_route(
     toolset: FinalizedToolset, home: Path, workspace: Path, path_of: object
 ) -> None:
-    """tools.md §6, §10: reads into credential dirs are denied, symlinks included."""
+    """tools.md §6, §10: reads into credential dirs are denied, symlinks included, with the
+    credential marker that names bash's read grant (issue 22 point 4)."""
     (workspace / "link_to_key").symlink_to(home / ".ssh" / "id_rsa")
     (workspace / "link_to_ssh").symlink_to(home / ".ssh")
     given = path_of(home, workspace)  # type: ignore[operator]
@@ -203,5 +204,9 @@ async def test_credential_dirs_are_unreadable_by_every_route(
     assert result.status is ToolStatus.DENIED and result.sandbox_denied
     assert result.error is not None and result.error.code is ToolErrorCode.PERMISSION_DENIED
     key = (home / ".ssh" / "id_rsa").resolve()
-    assert result.text == f"[sandbox: read access to {key} denied under auto mode]"
+    assert result.text == (
+        f"[sandbox: {key} holds credentials; reading it needs the user's approval]\n"
+        f"[sandbox: to proceed, run bash once with sandboxPermissions listing {key} (read, exact)"
+        " and a one-sentence justification; the user will be asked]"
+    )
     assert "SECRET" not in result.text

@@ -19,6 +19,7 @@ from openwork_core.context.world_state.user_project import (
     load_user_project_context,
 )
 from openwork_tools.modes import SandboxMode, SandboxStatus
+from openwork_tools.policy import NETWORK_GRANT_LINE
 
 # ---- runtime/user-project-context ----
 
@@ -187,8 +188,9 @@ def test_rejects_oversized_and_non_utf8_files(tmp_path: Path) -> None:
 # ---- runtime/sandbox-policy ----
 
 
-def test_the_sandbox_policy_is_exactly_four_lines_between_the_tags() -> None:
-    """permissions-sandbox.md §3: auto with an available sandbox."""
+def test_the_sandbox_policy_is_the_four_spec_lines_then_the_network_line() -> None:
+    """permissions-sandbox.md §3: auto with an available sandbox; issue 22 (docs/world-state.md):
+    a fifth line, the one fixed network line the bash schema also carries."""
     body = render_sandbox_policy(SandboxMode.AUTO, SandboxStatus(available=True), "/w", True)
     assert body == (
         "<sandbox_policy>\n"
@@ -196,8 +198,23 @@ def test_the_sandbox_policy_is_exactly_four_lines_between_the_tags() -> None:
         "workspace: /w\n"
         "write / edit: can change files in the workspace.\n"
         "bash: runs in the sandbox and can write the workspace and temporary directories.\n"
+        "bash has no network (loopback only); a command that needs it sets "
+        "sandboxPermissions.network to true, and the user is asked.\n"
         "</sandbox_policy>"
     )
+    assert body.splitlines()[5] == NETWORK_GRANT_LINE
+
+
+def test_with_the_network_setting_on_the_policy_says_bash_shares_it() -> None:
+    """Issue 22 point 2: ``OPENWORK_SANDBOX_NETWORK=on`` changes only the network line."""
+    on = render_sandbox_policy(
+        SandboxMode.AUTO, SandboxStatus(available=True), "/w", True, network_on=True
+    ).splitlines()
+    off = render_sandbox_policy(
+        SandboxMode.AUTO, SandboxStatus(available=True), "/w", True
+    ).splitlines()
+    assert on[5] == "bash shares the host's network."
+    assert on[:5] == off[:5] and on[6:] == off[6:]
 
 
 def test_accept_edits_keeps_bash_out_of_the_workspace() -> None:
@@ -216,7 +233,7 @@ def test_an_unavailable_sandbox_says_bash_is_unavailable_naming_bubblewrap() -> 
     """permissions-sandbox.md §2, §3; DESIGN.md §2: our backend is bubblewrap."""
     status = SandboxStatus(available=False, reason="bwrap not found")
     lines = render_sandbox_policy(SandboxMode.AUTO, status, "/w", True).splitlines()
-    assert len(lines) == 6
+    assert len(lines) == 6  # no network line: bash does not run at all
     assert lines[4] == (
         "bash: unavailable, because the bubblewrap sandbox failed its self-check. "
         "Use read / grep / glob / edit for file work, and tell the user which command you need "
