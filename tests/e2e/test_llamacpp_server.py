@@ -3,7 +3,8 @@ says (kind, base URL, model; nothing else) against a real llama.cpp server — l
 HTTP server from the ``xllamacpp`` wheel serving SmolLM2-135M-Instruct with ``-c 8192``. Its
 chat template renders no tools, so the server sees far fewer tokens than the daemon sends.
 
-One server and one daemon for the module; each generation is capped by the server (``-n 16``)."""
+One server and one daemon for the module (a request's ``max_tokens`` overrides the server's
+``-n``, so the answers are as long as the model makes them: a few dozen tokens)."""
 
 from __future__ import annotations
 
