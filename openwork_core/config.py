@@ -5,12 +5,14 @@ same setting names (``OPENWORK_CONFIG``, else ``config.toml`` in the platform's 
 
 from __future__ import annotations
 
+import difflib
 import ipaddress
 import os
 import tomllib
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Literal
+from urllib.parse import urlsplit, urlunsplit
 
 import platformdirs
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -41,6 +43,9 @@ DEFAULT_MAX_INPUT_CHARS = 1_000_000
 
 ENV_PREFIX = "OPENWORK_"
 CONFIG_ENV = "OPENWORK_CONFIG"
+PROCESS_VARIABLES = frozenset({CONFIG_ENV, "OPENWORK_FAULTPOINT"})
+"""``OPENWORK_*`` variables that are not settings: where the file is, and the fault injection of
+the kill matrix (``openwork_tools.faults``)."""
 
 
 class ConfigError(Exception):
@@ -256,17 +261,32 @@ def _read_file(path: Path) -> dict[str, object]:
         ) from None
 
 
-def _check_file_keys(path: Path) -> None:
-    """The TOML file may only hold settings (a typo must not be silently ignored)."""
-    data = _read_file(path)
-    known = set(OpenWorkSettings.model_fields)
-    for key in data:
-        if key not in known:
-            raise ConfigError(
-                f"{path}: {key}",
-                "not a setting",
-                f"use one of: {', '.join(sorted(known))}",
-            )
+def _not_a_setting(name: str, known: Iterable[str], where: str, prefix: str = "") -> str:
+    """Names are compared without their common ``prefix`` (every variable shares it)."""
+    stripped = [k.removeprefix(prefix) for k in known]
+    closest = difflib.get_close_matches(name.removeprefix(prefix), stripped, n=1, cutoff=0.6)
+    hint = f"did you mean {prefix}{closest[0]}?" if closest else "it is ignored"
+    return f"{where}{name} is not a setting ({hint})"
+
+
+def unknown_settings() -> list[str]:
+    """Issue 24 point 6: one line per ``OPENWORK_*`` variable and per key of the TOML file that
+    is no setting (a typo), naming the closest known one; such a name is ignored."""
+    fields = OpenWorkSettings.model_fields
+    names = {ENV_PREFIX + name.upper() for name in fields} | PROCESS_VARIABLES
+    found = [
+        _not_a_setting(key.upper(), names, "", ENV_PREFIX)
+        for key in sorted(os.environ)
+        if key.upper().startswith(ENV_PREFIX) and key.upper() not in names
+    ]
+    path = config_file_path()
+    if path.is_file():
+        found.extend(
+            _not_a_setting(key, fields, f"{path}: ")
+            for key in _read_file(path)
+            if key not in fields
+        )
+    return found
 
 
 def load_settings() -> OpenWorkSettings:
@@ -274,8 +294,6 @@ def load_settings() -> OpenWorkSettings:
     path = config_file_path()
     if os.environ.get(CONFIG_ENV) and not path.is_file():
         raise ConfigError(CONFIG_ENV, f"{path} does not exist", "create it or unset the variable")
-    if path.is_file():
-        _check_file_keys(path)
     try:
         settings = OpenWorkSettings()
     except ValidationError as exc:
@@ -298,3 +316,38 @@ def load_settings() -> OpenWorkSettings:
             "lower it (and OPENWORK_MODEL_MAX_REASONING_TOKENS) below OPENWORK_MODEL_CONTEXT_WINDOW",
         ) from None
     return settings
+
+
+def redact_database_url(url: str) -> str:
+    """The URL without its password (for banners, doctor and logs)."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    netloc = f"{parts.username}@{host}" if parts.username else host
+    if parts.port is not None:
+        netloc += f":{parts.port}"
+    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+
+
+MASK = "********"
+
+
+def masked_settings(settings: OpenWorkSettings) -> dict[str, str]:
+    """Every setting by its environment name; the token, the key and the database password
+    masked."""
+    out: dict[str, str] = {}
+    for name in OpenWorkSettings.model_fields:
+        value = getattr(settings, name)
+        if value is None:
+            shown = "(unset)"
+        elif name in ("token", "provider_api_key"):
+            shown = MASK
+        elif name == "database_url":
+            shown = redact_database_url(str(value))
+        else:
+            shown = str(value)
+        out[ENV_PREFIX + name.upper()] = shown
+    return out

@@ -17,6 +17,8 @@ class FailureCode(enum.StrEnum):
     PERSISTENCE_ERROR = "persistence_error"
     CHAT_STATE_ERROR = "chat_state_error"
     COMPACTION_ERROR = "compaction_error"
+    CONTEXT_WINDOW_TOO_SMALL = "context_window_too_small"
+    """Issue 24: the provider refused the request as too long and no compaction can fix it."""
     PERMISSION_DENIED = "permission_denied"
     DOOM_LOOP = "doom_loop"
     MAX_MODEL_CALLS = "max_model_calls"

@@ -92,6 +92,19 @@ QUIET_LIBRARY_LOGGERS = ("httpx", "httpx2", "mcp")
 POST …``) — once per model call, beside our own ``model.call`` line. Their warnings stay."""
 
 
+FILE_LOG = "openwork.log_file"
+"""A logger whose records go to the log file only (what stderr already showed another way)."""
+FILE_ONLY_LOGGERS = ("pgserver", FILE_LOG)
+"""Loggers whose records go to the log file only (issue 24 point 6): the embedded PostgreSQL's
+own lines (each command it runs, its output, ``PostmasterInfo(…)``) are no start-up noise."""
+
+
+def _not_file_only(record: logging.LogRecord) -> bool:
+    return not any(
+        record.name == name or record.name.startswith(f"{name}.") for name in FILE_ONLY_LOGGERS
+    )
+
+
 def configure_logging(
     log_format: Literal["json", "console"] | None = None,
     *,
@@ -103,6 +116,7 @@ def configure_logging(
     json_lines = _FormattedOnce(_formatter(True))
     stderr = logging.StreamHandler(sys.stderr)
     stderr.setFormatter(json_lines if stderr_json else _formatter(False))
+    stderr.addFilter(_not_file_only)
     handlers: list[logging.Handler] = [stderr]
     file: Path | None = None
     if log_dir is not None:

@@ -14,13 +14,14 @@ import structlog
 
 from openwork_core.models.capabilities import resolve_capabilities
 from openwork_core.models.served_window import ServedWindow
+from openwork_core.models.warnings import ModelWarning, served_window_smaller, tools_unsupported
 from openwork_core.models.window_probe import probe_served_window, probes_window
 from openwork_core.session.errors import ModelNotFound, ProviderNotFound
 from openwork_core.session.registry_settings import environment_key
 from openwork_core.storage import PostgresStore
 from openwork_core.storage.errors import RecordNotFound
 from openwork_core.storage.provider_keys import ProviderKeys
-from openwork_core.storage.records import ProviderRecord
+from openwork_core.storage.records import ProviderModel, ProviderRecord
 
 log = structlog.get_logger(__name__)
 
@@ -59,9 +60,24 @@ class ProviderRuntime:
         return self.api_key(provider) is not None
 
     # -- served windows ------------------------------------------------------------------------
-    def served_window(self, provider_id: str, model: str) -> int | None:
-        found = self._served.get((provider_id, model))
-        return found.tokens if found is not None else None
+    def served_window(self, provider_id: str, model: str) -> ServedWindow | None:
+        return self._served.get((provider_id, model))
+
+    def model_warnings(self, provider: ProviderRecord, model: ProviderModel) -> list[ModelWarning]:
+        """What the server's answers say the user should change (issue 24 point 4):
+        ``tools_unsupported``, ``served_window_smaller`` (below a configured or catalog
+        window; a fallback window was never the user's)."""
+        served = self._served.get((provider.id, model.name))
+        if served is None:
+            return []
+        warnings: list[ModelWarning] = []
+        if served.supports_tools is False:
+            warnings.append(tools_unsupported(served.server, model.name))
+        unlimited = resolve_capabilities(model, provider.settings)
+        window = unlimited.capabilities.context_window_tokens
+        if served.tokens < window and unlimited.source != "fallback":
+            warnings.append(served_window_smaller(served.server, served.tokens, window))
+        return warnings
 
     def start(self) -> None:
         """Load the key file and probe every provider, in the background."""
@@ -102,23 +118,21 @@ class ProviderRuntime:
             if served is None:
                 continue
             self._served[(provider.id, model.name)] = served
-            unlimited = resolve_capabilities(model, provider.settings)
-            limited = resolve_capabilities(model, provider.settings, served.tokens)
             log.info(
                 "window_probe.served",
                 provider=provider.id,
                 model=model.name,
                 server=served.server,
                 tokens=served.tokens,
+                supports_tools=served.supports_tools,
             )
-            if limited.limited_by_server and unlimited.source == "configured":
+            for warning in self.model_warnings(provider, model):
                 log.warning(
-                    "provider.window_larger_than_served",
+                    "provider.model_warning",
                     provider=provider.id,
                     model=model.name,
-                    configured=unlimited.capabilities.context_window_tokens,
-                    served=served.tokens,
-                    server=served.server,
+                    code=warning.code.value,
+                    message=warning.message,
                 )
 
     async def probed(self, provider_id: str) -> None:

@@ -36,6 +36,7 @@ from openwork_core.ids import (
 from openwork_core.mcp.config import McpServerConfig
 from openwork_core.mcp.runtime import McpRuntime
 from openwork_core.mcp.store import McpSecretsFile, secrets_path
+from openwork_core.models.warnings import ModelWarning, WarningCode
 from openwork_core.provider_runtime import KeyUpdate, ProviderRuntime
 from openwork_core.session.errors import InvalidWorkspace, UnknownAgent
 from openwork_core.session.input import (
@@ -199,6 +200,11 @@ class OpenWorkCore:
         return PostgresSessionStorage(self._store.pool, session_id, lease)
 
     # -- read-only views the daemon and tests use ----------------------------------------------
+    @property
+    def sandbox_status(self) -> SandboxStatus:
+        """The sandbox verdict of the start (``GET /v1/diagnostics``)."""
+        return self._sandbox
+
     @property
     def store(self) -> PostgresStore:
         return self._store
@@ -535,6 +541,13 @@ class OpenWorkCore:
         record = await self._store.get_session(session_id)
         model = await self.resolve_model(record)
         inspection = await (await self._loaded_any(session_id)).inspect_context(model)
+        known = list(self.providers.model_warnings(model.provider, model.model))
+        latest = (await self.desktop.turns(session_id, None, 1)).turns
+        if latest:
+            known += (
+                ModelWarning(code=WarningCode(w.code), message=w.message)
+                for w in await self._store.turn_warnings(latest[0].turn_id)
+            )
         return context_overview(
-            inspection, provider_id=model.provider.id, model_name=model.model.name
+            inspection, provider_id=model.provider.id, model_name=model.model.name, known=known
         )

@@ -139,6 +139,8 @@ class TurnPrinter:
         self._keys: TypeAhead | None = None
         self._interrupts: Interrupts | None = None
         self.typed = TypedDuringTurn()
+        self._warned: set[str] = set()
+        """Warning codes already printed (issue 24: each once per chat, in one line)."""
 
     # -- the turn ----------------------------------------------------------------------------
     def run(self, text: str) -> TurnResult:
@@ -292,6 +294,8 @@ class TurnPrinter:
             self._finished(update)
         elif kind == "permission_requested":
             self._permission(turn_id, update.get("request"))
+        elif kind == "warning":
+            self._warning(update)
         elif kind == "turn_finished":
             return turn_result(update.get("outcome"))
         return None
@@ -384,6 +388,15 @@ class TurnPrinter:
             except (KeyboardInterrupt, EOFError):
                 return None
         return "allow_once" if answer in ("y", "yes") else "deny"
+
+    def _warning(self, update: dict[str, JsonValue]) -> None:
+        code = str(update.get("code"))
+        if code in self._warned:
+            return
+        self._warned.add(code)
+        self._stop_spinner()
+        self._end_line()
+        self._note(f"warning: {update.get('message')}")
 
     def _note(self, text: str) -> None:
         self._out.print(text, markup=False, style=None if self._plain else "dim")

@@ -1,5 +1,7 @@
-"""``openwork doctor``: what would stop the first turn, checked without the daemon and without
-spending tokens: configuration, database and migrations, provider (reachable, key set), model
+"""``openwork doctor``: what would stop the first turn, checked without spending tokens. With a
+daemon running it asks that daemon (``doctor_daemon``: its providers and what their servers
+serve, database, sandbox, effective settings); only without one does it judge this shell's own
+environment: configuration, database and migrations, provider (reachable, key set), model
 capabilities, sandbox self-check, skills; then the effective configuration with secrets masked.
 Exit 1 when a check fails (it would block a turn); warnings do not fail."""
 
@@ -9,14 +11,13 @@ import asyncio
 import logging
 import os
 import socket
-from dataclasses import dataclass
-from typing import Literal
 from urllib.parse import urlsplit
 
 import typer
-from pydantic import JsonValue
 
-from openwork_core.cli.client import DaemonClient, process_alive, read_discovery
+from openwork_core.cli.client import DaemonClient, Discovery, process_alive, read_discovery
+from openwork_core.cli.doctor_checks import Check
+from openwork_core.cli.doctor_daemon import daemon_checks
 from openwork_core.cli.errors import CliError
 from openwork_core.cli.output import console, print_json
 from openwork_core.config import (
@@ -27,15 +28,16 @@ from openwork_core.config import (
     config_file_path,
     default_skill_root,
     load_settings,
+    masked_settings,
+    unknown_settings,
 )
 from openwork_core.daemon.home import HomeInUse
 from openwork_core.daemon.startup import embedded_home_guard
 from openwork_core.logs import configure_logging
 from openwork_core.storage.records import ProviderKind, ProviderRecord
 
-Verdict = Literal["ok", "warn", "fail"]
 REACH_TIMEOUT_S = 5.0
-MASK = "********"
+
 _HOSTED = {
     ProviderKind.OPENAI_CHAT: "https://api.openai.com/v1",
     ProviderKind.OPENAI_RESPONSES: "https://api.openai.com/v1",
@@ -43,38 +45,8 @@ _HOSTED = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class Check:
-    name: str
-    verdict: Verdict
-    detail: str
-
-    def to_json(self) -> JsonValue:
-        return {"name": self.name, "verdict": self.verdict, "detail": self.detail}
-
-
 def register(app: typer.Typer) -> None:
     app.command()(doctor)
-
-
-def masked_settings(settings: OpenWorkSettings) -> dict[str, str]:
-    """Every setting by its environment name; the token, the key and the database password
-    masked."""
-    from openwork_core.daemon.startup import redact_database_url
-
-    out: dict[str, str] = {}
-    for name in OpenWorkSettings.model_fields:
-        value = getattr(settings, name)
-        if value is None:
-            shown = "(unset)"
-        elif name in ("token", "provider_api_key"):
-            shown = MASK
-        elif name == "database_url":
-            shown = redact_database_url(str(value))
-        else:
-            shown = str(value)
-        out[ENV_PREFIX + name.upper()] = shown
-    return out
 
 
 def reachable(base_url: str) -> str | None:
@@ -273,6 +245,15 @@ async def run_checks(settings: OpenWorkSettings) -> list[Check]:
     return checks
 
 
+def running_daemon(settings: OpenWorkSettings) -> Discovery | None:
+    """The daemon of this home, when its discovery file names a live process."""
+    try:
+        found = read_discovery(settings.home)
+    except CliError:
+        return None
+    return found if process_alive(found.pid) else None
+
+
 def doctor(json_output: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
     """Check what a turn needs; exit 1 when something would block one."""
     try:
@@ -285,12 +266,24 @@ def doctor(json_output: bool = typer.Option(False, "--json", help="Print JSON.")
         checks = [
             Check("configuration", "ok", f"file {file}" if file.is_file() else "environment only")
         ]
-        logging_setup = configure_logging(settings.log_format, level=logging.WARNING)
-        try:
-            checks.extend(asyncio.run(run_checks(settings)))
-        finally:
-            logging_setup.close()
-        effective = masked_settings(settings)
+        checks.extend(Check("configuration", "warn", w) for w in unknown_settings())
+        found = running_daemon(settings)
+        asked = None
+        if found is not None:
+            try:
+                asked = daemon_checks(found)
+            except CliError as exc:
+                checks.append(Check("daemon", "warn", f"running, but not answering ({exc})"))
+        if asked is not None:
+            daemon, effective = asked
+            checks.extend(daemon)
+        else:
+            logging_setup = configure_logging(settings.log_format, level=logging.WARNING)
+            try:
+                checks.extend(asyncio.run(run_checks(settings)))
+            finally:
+                logging_setup.close()
+            effective = masked_settings(settings)
     failed = any(c.verdict == "fail" for c in checks)
     if json_output:
         print_json(

@@ -22,7 +22,7 @@ from openwork_core.daemon.routes.health import health_routes
 from openwork_core.daemon.routes.history import history_routes
 from openwork_core.daemon.routes.lifecycle import lifecycle_routes
 from openwork_core.daemon.routes.mcp import mcp_routes
-from openwork_core.daemon.routes.providers import providers_routes
+from openwork_core.daemon.routes.providers import DaemonFacts, providers_routes
 from openwork_core.daemon.routes.sessions import sessions_routes
 from openwork_core.daemon.routes.skills import skills_routes
 from openwork_core.daemon.routes.turns import turns_routes
@@ -43,6 +43,7 @@ def create_app(
     shutdown: asyncio.Event,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     max_input_chars: int = DEFAULT_MAX_INPUT_CHARS,
+    facts: DaemonFacts | None = None,
 ) -> FastAPI:
     app = FastAPI(
         title="OpenWork daemon",
@@ -65,7 +66,7 @@ def create_app(
     # second time, at its first match (a second set of validators, paid by a first request)
     routes = app.router
     health_routes(routes, core, version=version)
-    providers_routes(routes, core)
+    providers_routes(routes, core, version=version, facts=facts)
     mcp_routes(routes, core)
     skills_routes(routes, core)
     sessions_routes(routes, core)

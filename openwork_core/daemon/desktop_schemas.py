@@ -18,7 +18,7 @@ from openwork_core.context.inspection import InspectionUsage
 from openwork_core.context.limits import ModelContextLimits
 from openwork_core.context.normalize import ProjectionSummary
 from openwork_core.daemon.errors import SOMETIMES
-from openwork_core.daemon.schemas import MessageBody, TurnBody
+from openwork_core.daemon.schemas import MessageBody, ModelWarningBody, TurnBody
 from openwork_core.desktop.views import ChildSession, SessionSummary
 from openwork_core.mcp.surface import ServerShare
 from openwork_core.plan.model import PlanStep
@@ -45,10 +45,18 @@ class PatchSessionBody(BaseModel):
     archived: bool | None = None
 
 
+class TurnWarningBody(ModelWarningBody):
+    """Issue 24 point 4: what the turn was warned about, with the fix in ``message``;
+    ``model_call`` is the call that raised it."""
+
+    model_call: int | None
+
+
 class TurnDetailBody(TurnBody):
     started_at: datetime | None
     finished_at: datetime | None
     usage: UsageBody
+    warnings: list[TurnWarningBody]
 
 
 class TurnCancelAcceptedBody(BaseModel):
@@ -226,11 +234,6 @@ class UsageSummaryBody(BaseModel):
     last_call: LastCallUsageBody | None
 
 
-class OverviewWarningBody(BaseModel):
-    code: Literal["input_truncation_suspected", "cache_miss"]
-    message: str
-
-
 class ContextOverviewBody(BaseModel):
     model: ModelNameBody
     bar: WindowBarBody
@@ -238,7 +241,9 @@ class ContextOverviewBody(BaseModel):
     largest: list[LargestItemBody]
     regions: RegionsBody
     usage: UsageSummaryBody | None
-    warnings: list[OverviewWarningBody]
+    warnings: list[ModelWarningBody]
+    """What the session's model and server cannot do as configured (the provider's model
+    warnings, then the latest turn's, then what the inspection's numbers say), each code once."""
 
 
 SessionUpdateBody = Annotated[SessionUpdate, Field(discriminator="type")]

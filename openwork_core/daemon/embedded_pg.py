@@ -9,9 +9,11 @@ from __future__ import annotations
 import os
 import signal
 import time
+import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, cast
 
 import structlog
 
@@ -81,9 +83,20 @@ def stop_orphan(data_dir: Path) -> int | None:
     return pid
 
 
+def _import_pgserver() -> Callable[..., _PgServer]:
+    """pgserver asks platformdirs for a runtime directory when it is imported, and platformdirs
+    warns (``RuntimeDirWarning``) where ``XDG_RUNTIME_DIR`` is unset — a service, a container,
+    ``su``: its fallback under the temporary directory is fine, so that warning is no news to the
+    user (issue 24 point 6). Other warnings pass."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="XDG_RUNTIME_DIR is not set")
+        from pgserver import get_server  # type: ignore[attr-defined]
+    return cast("Callable[..., _PgServer]", get_server)
+
+
 def start_embedded_postgres(home: Path) -> EmbeddedPostgres:
     """Start the server in ``home/pgdata`` (stopping an orphan first); data survives the process."""
-    from pgserver import get_server  # type: ignore[attr-defined]
+    get_server = _import_pgserver()
 
     data_dir = home / "pgdata"
     data_dir.mkdir(parents=True, exist_ok=True)

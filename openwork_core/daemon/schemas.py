@@ -32,6 +32,7 @@ from openwork_core.daemon.validation import (
     TokenCount,
 )
 from openwork_core.models.capabilities import resolve_capabilities
+from openwork_core.models.warnings import WarningCode
 from openwork_core.storage.records import ProviderKind, ProviderModel, ProviderSettings, TurnStatus
 from openwork_tools import FileChange, SandboxMode
 
@@ -170,9 +171,27 @@ class MessagePageBody(BaseModel):
     next_after_sequence: int
 
 
+class ServedBody(BaseModel):
+    """What the model's server said it serves (issue 24 point 4): ``server`` is llama.cpp,
+    ollama, lm-studio or vllm; ``supports_tools`` null where the server does not say."""
+
+    server: str
+    context_window: int
+    supports_tools: bool | None
+    probed_at: datetime
+
+
+class ModelWarningBody(BaseModel):
+    """A warning the user is shown (issue 24 point 4): ``message`` says what to change."""
+
+    code: WarningCode
+    message: str
+
+
 class ProviderModelBody(RequestModel):
     """A model of the provider; numbers left out (null) come from the built-in catalog (or the
-    fallback) — docs/providers.md "The window"."""
+    fallback) — docs/providers.md "The window". ``served`` and ``warnings`` are read-only: what
+    the server's own answers say (null / empty where it was not asked or does not say)."""
 
     model_config = ConfigDict(extra="forbid")
     name: Name
@@ -180,9 +199,13 @@ class ProviderModelBody(RequestModel):
     max_output_tokens: TokenCount | None = None
     max_reasoning_tokens: int = Field(default=0, ge=0, le=2**31 - 1)
     accepts_data_blocks: bool | None = None
+    served: ServedBody | None = Field(default=None, json_schema_extra={"readOnly": True})
+    warnings: list[ModelWarningBody] = Field(
+        default_factory=list, json_schema_extra={"readOnly": True}
+    )
 
     def record(self) -> ProviderModel:
-        return ProviderModel(**self.model_dump())
+        return ProviderModel(**self.model_dump(exclude={"served", "warnings"}))
 
 
 class ProviderSettingsBody(RequestModel):
@@ -242,6 +265,19 @@ class ProviderBody(RequestModel):
 
 class ProviderList(BaseModel):
     providers: list[ProviderBody]
+
+
+class DiagnosticsBody(BaseModel):
+    """``GET /v1/diagnostics`` (issue 24 point 5): what ``openwork doctor`` asks the running
+    daemon — its own database, sandbox verdict and effective settings (secrets masked)."""
+
+    version: str
+    database: Literal["ok", "error"]
+    database_location: str
+    sandbox_available: bool
+    sandbox_reason: str | None
+    config_file: str | None
+    settings: dict[str, str]
 
 
 class HealthBody(BaseModel):

@@ -24,6 +24,8 @@ from openwork_core.config import (
     OpenWorkSettings,
     config_file_path,
     default_skill_root,
+    masked_settings,
+    unknown_settings,
 )
 from openwork_core.daemon.access_log import AccessLog
 from openwork_core.daemon.app import create_app
@@ -35,16 +37,18 @@ from openwork_core.daemon.home import (
     remove_discovery,
     write_discovery,
 )
+from openwork_core.daemon.routes.providers import DaemonFacts
 from openwork_core.daemon.startup import (
     BannerFacts,
     Database,
     banner_lines,
     bind_socket,
     open_database,
+    provider_in_use,
     provider_warnings,
     warm_pool,
 )
-from openwork_core.logs import LogSetup, configure_logging
+from openwork_core.logs import FILE_LOG, LogSetup, configure_logging
 from openwork_core.service import OpenWorkCore
 from openwork_core.session.ownership import daemon_identity
 from openwork_core.session.registry_settings import LoadLimits
@@ -211,11 +215,19 @@ async def _serve_on(
             shutdown=shutdown,
             max_body_bytes=settings.max_body_bytes,
             max_input_chars=settings.max_input_chars,
+            facts=DaemonFacts(
+                database_location=database.display,
+                config_file=str(config_file_path()) if config_file_path().is_file() else None,
+                settings=masked_settings(settings),
+            ),
         )
         providers = await store.list_providers()
-        warnings = provider_warnings(
-            default_provider, providers, settings.provider_api_key is not None
-        )
+        used = provider_in_use(default_provider, providers)
+        key_set = used is not None and core.providers.has_key(used)
+        warnings = [
+            *unknown_settings(),
+            *provider_warnings(default_provider, providers, settings.provider_api_key is not None),
+        ]
 
         warming: list[asyncio.Task[None]] = []
 
@@ -230,20 +242,23 @@ async def _serve_on(
                 url=url,
                 discovery=path,
                 database=database.display,
-                provider=default_provider,
-                key_set=settings.provider_api_key is not None,
+                provider=used,
+                provider_stored=used is not None and used is not default_provider,
+                key_set=key_set,
                 sandbox=sandbox,
                 config_file=config_file_path() if config_file_path().is_file() else None,
                 log_file=logging_setup.file,
                 warnings=tuple(warnings),
                 root_note=root_note,
             )
+            warned = log
             if logging_setup.stderr_json:  # keep a JSON stderr pure: the banner as one event
                 log.info("daemon.banner", lines=banner_lines(facts))
-            else:
+            else:  # the banner said each warning once; the file still gets them as events
                 print("\n".join(banner_lines(facts)), file=sys.stderr, flush=True)
+                warned = structlog.get_logger(FILE_LOG)
             for warning in warnings:
-                log.warning("daemon.configuration_warning", warning=warning)
+                warned.warning("daemon.configuration_warning", warning=warning)
             log.info("daemon.listening", url=url, pid=os.getpid())
             loop = asyncio.get_running_loop()
             warming.append(loop.create_task(_warm_runtime_then_pool(core, database)))

@@ -12,12 +12,16 @@ import time
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
 import structlog
 
-from openwork_core.config import ConfigError, OpenWorkSettings
+from openwork_core.config import (
+    DEFAULT_PROVIDER_ID,
+    ConfigError,
+    OpenWorkSettings,
+    redact_database_url,
+)
 from openwork_core.daemon.embedded_pg import EmbeddedPostgres, start_embedded_postgres
 from openwork_core.daemon.home import HomeInUse, HomeLock
 from openwork_core.storage import create_pool
@@ -29,20 +33,6 @@ log = structlog.get_logger(__name__)
 
 CONNECT_TIMEOUT_S = 15.0
 DATABASE_FIX = "check that PostgreSQL runs there and the URL is right, or unset it to use the embedded database"
-
-
-def redact_database_url(url: str) -> str:
-    """The URL without its password (for banners, doctor and logs)."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    host = parts.hostname or ""
-    if ":" in host:
-        host = f"[{host}]"
-    netloc = f"{parts.username}@{host}" if parts.username else host
-    if parts.port is not None:
-        netloc += f":{parts.port}"
-    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,6 +176,16 @@ def provider_warnings(
     return warnings
 
 
+def provider_in_use(
+    default: ProviderRecord | None, stored: list[ProviderRecord]
+) -> ProviderRecord | None:
+    """The provider a new session gets (issue 24 point 5): the environment's ``default``, else
+    the stored ``default`` (a PUT, or an earlier start's environment), else none."""
+    if default is not None:
+        return default
+    return next((p for p in stored if p.id == DEFAULT_PROVIDER_ID), None)
+
+
 @dataclass(frozen=True, slots=True)
 class BannerFacts:
     version: str
@@ -198,6 +198,8 @@ class BannerFacts:
     config_file: Path | None
     log_file: Path | None
     warnings: tuple[str, ...]
+    provider_stored: bool = False
+    """``provider`` is the stored one (no OPENWORK_PROVIDER in this environment)."""
     root_note: str | None = None
     """What running as root means for the sandbox (``probe.root_note``), when it does."""
 
@@ -210,7 +212,8 @@ def banner_lines(facts: BannerFacts) -> list[str]:
         model = provider.models[0].name if provider.models else "no model"
         where = f" at {provider.base_url}" if provider.base_url else ""
         key = "key set" if facts.key_set else "no key"
-        provider_line = f"{provider.kind.value}{where}, model {model}, {key}"
+        stored = " (stored)" if facts.provider_stored else ""
+        provider_line = f"{provider.kind.value}{where}, model {model}, {key}{stored}"
     sandbox = (
         "available (bubblewrap)"
         if facts.sandbox.available

@@ -10,9 +10,11 @@ from pydantic import JsonValue
 from openwork_core.daemon.schemas import (
     CompactionBody,
     MessageBody,
+    ModelWarningBody,
     ProviderBody,
     ProviderModelBody,
     ProviderSettingsBody,
+    ServedBody,
     SessionBody,
     SkillBody,
     SkillListBody,
@@ -22,12 +24,15 @@ from openwork_core.daemon.schemas import (
 )
 from openwork_core.session.input import SkillInput, TextInput, UserInput
 from openwork_core.storage.records import (
+    ProviderModel,
     ProviderRecord,
     SessionRecord,
     StoredMessage,
 )
 
 if TYPE_CHECKING:
+    from openwork_core.models.served_window import ServedWindow
+    from openwork_core.provider_runtime import ProviderRuntime
     from openwork_core.session.compaction import CompactionResult
     from openwork_core.skills.enablement import SkillListing
 
@@ -44,22 +49,41 @@ def session_body(record: SessionRecord) -> SessionBody:
     )
 
 
-def provider_body(provider: ProviderRecord, *, has_key: bool = False) -> ProviderBody:
+def _served_body(served: ServedWindow | None) -> ServedBody | None:
+    if served is None:
+        return None
+    return ServedBody(
+        server=served.server,
+        context_window=served.tokens,
+        supports_tools=served.supports_tools,
+        probed_at=served.probed_at,
+    )
+
+
+def provider_body(
+    provider: ProviderRecord, *, has_key: bool = False, runtime: ProviderRuntime | None = None
+) -> ProviderBody:
+    """``runtime``: adds each model's ``served`` and ``warnings`` (issue 24 point 4)."""
+
+    def model_body(m: ProviderModel) -> ProviderModelBody:
+        served = None if runtime is None else runtime.served_window(provider.id, m.name)
+        warnings = [] if runtime is None else runtime.model_warnings(provider, m)
+        return ProviderModelBody(
+            name=m.name,
+            context_window=m.context_window,
+            max_output_tokens=m.max_output_tokens,
+            max_reasoning_tokens=m.max_reasoning_tokens,
+            accepts_data_blocks=m.accepts_data_blocks,
+            served=_served_body(served),
+            warnings=[ModelWarningBody(code=w.code, message=w.message) for w in warnings],
+        )
+
     return ProviderBody(
         id=provider.id,
         kind=provider.kind,
         base_url=provider.base_url,
         api_key_env=provider.api_key_env,
-        models=[
-            ProviderModelBody(
-                name=m.name,
-                context_window=m.context_window,
-                max_output_tokens=m.max_output_tokens,
-                max_reasoning_tokens=m.max_reasoning_tokens,
-                accepts_data_blocks=m.accepts_data_blocks,
-            )
-            for m in provider.models
-        ],
+        models=[model_body(m) for m in provider.models],
         settings=ProviderSettingsBody.of(provider.settings),
         has_key=has_key,
     )

@@ -9,6 +9,7 @@ the budget (⌈compact JSON bytes / 4⌉)."""
 from __future__ import annotations
 
 import enum
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -17,6 +18,7 @@ from openwork_core.context.provenance import RealProvenance, SyntheticProvenance
 from openwork_core.context.wire import json_size, tokens_for_bytes
 from openwork_core.context.world_state.sections import recognise_message
 from openwork_core.desktop.titles import clip
+from openwork_core.models.warnings import ModelWarning, WarningCode
 
 if TYPE_CHECKING:
     from openwork_core.context.inspection import ContextInspection, InspectionUsage
@@ -122,17 +124,6 @@ class UsageSummary:
     last_call: LastCallUsage | None
 
 
-class WarningCode(enum.StrEnum):
-    INPUT_TRUNCATION_SUSPECTED = "input_truncation_suspected"
-    CACHE_MISS = "cache_miss"
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class OverviewWarning:
-    code: WarningCode
-    message: str
-
-
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ContextOverview:
     model: ModelName
@@ -141,7 +132,7 @@ class ContextOverview:
     largest: tuple[LargestItem, ...]
     regions: Regions
     usage: UsageSummary | None
-    warnings: tuple[OverviewWarning, ...]
+    warnings: tuple[ModelWarning, ...]
 
 
 def mcp_tool_tokens(inspection: ContextInspection) -> int:
@@ -287,17 +278,17 @@ def usage_summary(usage: InspectionUsage | None) -> UsageSummary | None:
     )
 
 
-def warnings(usage: InspectionUsage | None) -> tuple[OverviewWarning, ...]:
+def warnings(usage: InspectionUsage | None) -> tuple[ModelWarning, ...]:
     """What the inspection's real numbers warn about (docs/api.md "Context inspection"): the
     last call's input was likely cut by the server, or its prompt cache missed."""
     last = usage.last_call if usage is not None else None
     if last is None:
         return ()
-    found: list[OverviewWarning] = []
+    found: list[ModelWarning] = []
     call = last.call
     if call.input_truncation_suspected:
         found.append(
-            OverviewWarning(
+            ModelWarning(
                 code=WarningCode.INPUT_TRUNCATION_SUSPECTED,
                 message=(
                     f"the provider reported {call.usage.input_tokens} input tokens for about "
@@ -313,7 +304,7 @@ def warnings(usage: InspectionUsage | None) -> tuple[OverviewWarning, ...]:
             else ""
         )
         found.append(
-            OverviewWarning(
+            ModelWarning(
                 code=WarningCode.CACHE_MISS,
                 message=f"the last call missed the prompt cache ({call.cache_miss.cause}{where})",
             )
@@ -322,8 +313,17 @@ def warnings(usage: InspectionUsage | None) -> tuple[OverviewWarning, ...]:
 
 
 def context_overview(
-    inspection: ContextInspection, *, provider_id: str, model_name: str
+    inspection: ContextInspection,
+    *,
+    provider_id: str,
+    model_name: str,
+    known: Sequence[ModelWarning] = (),
 ) -> ContextOverview:
+    """``known``: what the server said of the model and what the latest turn was warned about
+    (issue 24 point 4); then what the inspection's numbers say; each code once, first wins."""
+    found: dict[WarningCode, ModelWarning] = {}
+    for warning in (*known, *warnings(inspection.usage)):
+        found.setdefault(warning.code, warning)
     return ContextOverview(
         model=ModelName(provider_id=provider_id, name=model_name),
         bar=window_bar(inspection),
@@ -331,5 +331,5 @@ def context_overview(
         largest=largest_items(inspection),
         regions=regions(inspection),
         usage=usage_summary(inspection.usage),
-        warnings=warnings(inspection.usage),
+        warnings=tuple(found.values()),
     )

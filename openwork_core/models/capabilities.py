@@ -49,6 +49,21 @@ FALLBACK_CAPABILITIES = ModelCapabilities(
 
 CapabilitySource = Literal["configured", "catalog", "fallback"]
 
+SMALL_WINDOW_TOKENS = 32_768
+"""Below this window the output reservation is capped by ``small_window_reservation``."""
+MIN_SMALL_WINDOW_RESERVATION = 1_024
+
+
+def small_window_reservation(window: int, output: int) -> int:
+    """Issue 24 point 2 (docs/compaction.md "A reservation that fits the window"): under a
+    32 768-token window the reservation is min(output, max(1 024, window ÷ 8)), so that System
+    Context + Tools (about 4 000 tokens) + a working Conversation still fit under the
+    compaction line: 8 192 reserves 1 024 (line 6 093), 16 384 reserves 2 048. From 32 768 up the
+    chosen output stands."""
+    if window >= SMALL_WINDOW_TOKENS:
+        return output
+    return min(output, max(MIN_SMALL_WINDOW_RESERVATION, window // 8))
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ResolvedCapabilities:
@@ -66,8 +81,9 @@ def resolve_capabilities(
 ) -> ResolvedCapabilities:
     """model-providers.md §4 resolution, with issue 14 point 8: provider settings, then the
     model row, then the catalog (exact, then longest prefix), then ``FALLBACK_CAPABILITIES``;
-    a smaller served window wins, and the output budget then shrinks to a quarter of what is
-    left when it would no longer fit (``CapabilityError`` only for impossible configured rows)."""
+    a smaller served window wins; under 32 768 tokens the output reservation is capped by
+    ``small_window_reservation`` (issue 24), and it shrinks to a quarter of what is left when it
+    would still not fit (``CapabilityError`` only for impossible configured rows)."""
     entry = catalog_entry(model.name)
     configured = settings.context_window or model.context_window
     source: CapabilitySource = (
@@ -86,6 +102,8 @@ def resolve_capabilities(
         window = served_window
     if output + reasoning >= window and (limited or chosen_output is None):
         output = max(1, (window - reasoning) // 4)
+    if output + reasoning < window:  # configured numbers that cannot fit stay refused below
+        output = small_window_reservation(window, output)
     return ResolvedCapabilities(
         capabilities=ModelCapabilities(
             context_window_tokens=window,

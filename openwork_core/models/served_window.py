@@ -7,13 +7,18 @@ parsers; the requests are made by ``window_probe``.
   server reporting the total ``n_ctx`` with ``total_slots`` > 1 (``--parallel``) is divided.
 - vLLM ``GET /v1/models``: ``max_model_len`` of the model's entry.
 - LM Studio ``GET /api/v0/models``: ``loaded_context_length`` of the loaded model's entry.
+
+Whether the model's chat template renders tools (issue 24 point 4), where the server says it:
+llama.cpp ``chat_template_caps.supports_tools``; Ollama's ``capabilities`` list (``"tools"``);
+LM Studio's entry ``capabilities`` (``"tool_use"``). vLLM does not say: ``None``.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Literal, TypeAlias
 
 ServerKind: TypeAlias = Literal["ollama", "llama.cpp", "vllm", "lm-studio"]
@@ -25,6 +30,9 @@ _NUM_CTX = re.compile(r"^\s*num_ctx\s+(\d+)\s*$", re.MULTILINE)
 class ServedWindow:
     server: ServerKind
     tokens: int
+    supports_tools: bool | None = None
+    """``None``: the server does not say."""
+    probed_at: datetime = field(default_factory=lambda: datetime.now(UTC))
 
 
 def _positive(value: object) -> int | None:
@@ -86,4 +94,29 @@ def lmstudio_window(models: object, model: str) -> int | None:
     for entry in _entries(models):
         if entry.get("id") == model and entry.get("state", "loaded") == "loaded":
             return _positive(entry.get("loaded_context_length"))
+    return None
+
+
+def _listed(value: object, wanted: str) -> bool | None:
+    if not isinstance(value, list):
+        return None
+    return wanted in value
+
+
+def llamacpp_tools(props: object) -> bool | None:
+    if not isinstance(props, Mapping):
+        return None
+    caps = props.get("chat_template_caps")
+    found = caps.get("supports_tools") if isinstance(caps, Mapping) else None
+    return found if isinstance(found, bool) else None
+
+
+def ollama_tools(show: object) -> bool | None:
+    return _listed(show.get("capabilities"), "tools") if isinstance(show, Mapping) else None
+
+
+def lmstudio_tools(models: object, model: str) -> bool | None:
+    for entry in _entries(models):
+        if entry.get("id") == model:
+            return _listed(entry.get("capabilities"), "tool_use")
     return None

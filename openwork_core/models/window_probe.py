@@ -19,8 +19,11 @@ from openwork_core.models.endpoints import server_root
 from openwork_core.models.served_window import (
     ServedWindow,
     ServerKind,
+    llamacpp_tools,
     llamacpp_window,
+    lmstudio_tools,
     lmstudio_window,
+    ollama_tools,
     ollama_window,
     vllm_window,
 )
@@ -64,29 +67,33 @@ async def probe_served_window(
         async def ask(
             server: ServerKind,
             call: Callable[[], Awaitable[httpx.Response]],
-            parse: Callable[[object], int | None],
+            window: Callable[[object], int | None],
+            tools: Callable[[object], bool | None] = lambda _body: None,
         ) -> ServedWindow | None:
             try:
                 response = await call()
                 if response.status_code != 200:
                     return None
-                tokens = parse(response.json())
+                body = response.json()
+                tokens = window(body)
             except Exception as exc:  # any failure (HTTP, an invalid URL, a bad body): unknown
                 log.debug("window_probe.no_answer", server=server, error=type(exc).__name__)
                 return None
-            return ServedWindow(server, tokens) if tokens is not None else None
+            return None if tokens is None else ServedWindow(server, tokens, tools(body))
 
         answers = await asyncio.gather(
-            ask("llama.cpp", lambda: client.get(f"{root}/props"), llamacpp_window),
+            ask("llama.cpp", lambda: client.get(f"{root}/props"), llamacpp_window, llamacpp_tools),
             ask(
                 "ollama",
                 lambda: client.post(f"{root}/api/show", json={"model": model}),
                 ollama_window,
+                ollama_tools,
             ),
             ask(
                 "lm-studio",
                 lambda: client.get(f"{root}/api/v0/models"),
                 lambda body: lmstudio_window(body, model),
+                lambda body: lmstudio_tools(body, model),
             ),
             ask(
                 "vllm",

@@ -288,8 +288,9 @@ class SessionRegistry:
             raise NoProvider(
                 f"provider {provider.id} has no model {record.model_name or '(default)'}"
             )
+        served = self._served_window(provider.id, model.name)
         resolved = resolve_capabilities(
-            model, provider.settings, self._served_window(provider.id, model.name)
+            model, provider.settings, None if served is None else served.tokens
         )
         capabilities = resolved.capabilities
         key = self._api_key(provider)
@@ -299,4 +300,6 @@ class SessionRegistry:
         else:  # a new or rotated key builds a new port (a running turn keeps its old one)
             port = self._model_ports(provider, key)
             self._ports[provider] = (key, port)
-        return ResolvedModel(provider=provider, model=model, capabilities=capabilities, port=port)
+        return ResolvedModel(
+            provider=provider, model=model, capabilities=capabilities, port=port, served=served
+        )

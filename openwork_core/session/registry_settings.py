@@ -13,6 +13,7 @@ from openwork_core.storage.records import ProviderRecord
 
 if TYPE_CHECKING:
     from openwork_core.models.port import ModelPort
+    from openwork_core.models.served_window import ServedWindow
 
 ModelPortFactory: TypeAlias = "Callable[[ProviderRecord, str | None], ModelPort]"
 """Builds the port for a provider, given the API key read from its environment variable."""
@@ -23,15 +24,15 @@ ProviderLookup: TypeAlias = Callable[[str], Awaitable[ProviderRecord]]
 ApiKeyLookup: TypeAlias = Callable[[ProviderRecord], str | None]
 """The provider's key now: the runtime key file, else its environment variable."""
 
-ServedWindowLookup: TypeAlias = Callable[[str, str], int | None]
-"""The window a local server reported serving for (provider id, model name), if probed."""
+ServedWindowLookup: TypeAlias = "Callable[[str, str], ServedWindow | None]"
+"""What a local server reported serving for (provider id, model name), if probed."""
 
 
 def environment_key(provider: ProviderRecord) -> str | None:
     return os.environ.get(provider.api_key_env) if provider.api_key_env else None
 
 
-def not_probed(_provider_id: str, _model: str) -> int | None:
+def not_probed(_provider_id: str, _model: str) -> ServedWindow | None:
     return None
 
 

@@ -32,6 +32,7 @@ from openwork_core.session.updates import (
     ToolCallStarted,
     TurnFinished,
     TurnStarted,
+    WarningRaised,
 )
 from openwork_core.storage.records import SessionRecord, TurnRecord
 from openwork_tools.modes import SandboxMode, SandboxStatus
@@ -136,7 +137,7 @@ def fold(runtime: Runtime, envelope: SessionUpdateEnvelope) -> Runtime:
                 outcome=outcome,
                 plan=runtime.plan,
             )
-        case ToolCallProgress() | ContextUpdated() | Resync() | StreamEnded():
+        case ToolCallProgress() | ContextUpdated() | WarningRaised() | Resync() | StreamEnded():
             pass
         case _:
             assert_never(update)

@@ -40,6 +40,7 @@ from openwork_core.storage.records import (
     TurnRecord,
     TurnStatus,
     TurnUsage,
+    TurnWarningRecord,
 )
 from openwork_core.storage.usage_records import (
     ModelCallRecord,
@@ -262,6 +263,10 @@ class SessionStorage(Protocol):
         ...
 
     async def record_submission(self, turn_id: TurnId, model_call_index: int) -> None: ...
+
+    async def record_turn_warning(self, turn_id: TurnId, warning: TurnWarningRecord) -> None:
+        """Issue 24: the turn's warning of that code, unless it has one already."""
+        ...
 
     async def finish_turn(self, turn_id: TurnId, closing: TurnClosing) -> None: ...
 

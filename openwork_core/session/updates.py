@@ -17,6 +17,7 @@ from pydantic import JsonValue
 
 from openwork_chat_state.messages import JsonObject, ToolCallBlock
 from openwork_core.ids import ClientRequestId, SessionId, ToolCallId, TurnId
+from openwork_core.models.warnings import WarningCode
 from openwork_core.plan.model import PlanStep, TurnPlan
 from openwork_core.session.approval import PermissionRequest
 from openwork_core.session.outcome import TurnOutcome
@@ -218,6 +219,18 @@ class ContextUpdated:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class WarningRaised:
+    """Our addition (issue 24 point 4): the model or its server cannot work as configured for
+    this turn; ``message`` says what to change. Each code once per turn, also kept in the
+    turn's ``warnings``."""
+
+    type: Literal["warning"] = "warning"
+    code: WarningCode
+    message: str
+    model_call: int | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class UsageBody:
     """The one wire body of a usage record (``openwork_core.usage.TokenUsage``): a Turn's
     provider-reported tokens summed over its submissions, 0 where none reported (issue 14 point
@@ -287,6 +300,7 @@ SessionUpdate: TypeAlias = (
     | PermissionResolved
     | PlanUpdated
     | ContextUpdated
+    | WarningRaised
     | TurnFinished
     | Resync
     | StreamEnded

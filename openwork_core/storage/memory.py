@@ -33,7 +33,7 @@ from openwork_core.storage.compaction_records import (
 )
 from openwork_core.storage.errors import RecordNotFound
 from openwork_core.storage.postgres.file_changes import FILE_CHANGE_TYPE, StoredFileChange
-from openwork_core.storage.records import StoredMessage, TurnStatus, TurnUsage
+from openwork_core.storage.records import StoredMessage, TurnStatus, TurnUsage, TurnWarningRecord
 from openwork_core.storage.usage_records import (
     ModelCallRecord,
     SessionUsageTotals,
@@ -56,6 +56,7 @@ class MemoryTurn:
     error_message: str | None = None
     plan: TurnPlan | None = None
     usage: TurnUsage = dataclasses.field(default_factory=TurnUsage)
+    warnings: list[TurnWarningRecord] = dataclasses.field(default_factory=list)
 
 
 def _now() -> datetime:
@@ -215,6 +216,11 @@ class InMemorySessionStorage:
         turn = self._turn(turn_id)
         turn.model_call_count = max(turn.model_call_count, model_call_index)
         turn.model_submission_count += 1
+
+    async def record_turn_warning(self, turn_id: TurnId, warning: TurnWarningRecord) -> None:
+        turn = self._turn(turn_id)
+        if all(w.code != warning.code for w in turn.warnings):
+            turn.warnings.append(warning)
 
     async def finish_turn(self, turn_id: TurnId, closing: TurnClosing) -> None:
         turn = self._turn(turn_id)

@@ -146,6 +146,16 @@ class StoredMessage:
     created_at: datetime
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TurnWarningRecord:
+    """One warning a turn raised (migration 0011; issue 24): ``code`` is a
+    ``openwork_core.models.warnings.WarningCode`` value, ``model_call`` the call that raised it."""
+
+    code: str
+    message: str
+    model_call: int | None = None
+
+
 TurnUsage: TypeAlias = TokenUsage
 """A Turn's usage is the one usage record (``openwork_core.usage``), summed over its submissions;
 the write path still names it ``TurnUsage``."""

@@ -84,6 +84,24 @@ async def test_chat_streams_the_answer_and_one_line_per_tool_call_and_exits_zero
     assert "\x1b[" not in run.stdout  # not a TTY: plain output
 
 
+async def test_chat_prints_each_warning_once_in_one_line_with_the_fix(
+    daemon: Daemon, fake_provider: FakeProvider, project: Path
+) -> None:
+    """Issue 24 point 4: the provider counts 12 input tokens for a request of thousands — each
+    of the turn's two model calls raises ``input_truncation_suspected``; chat prints it once,
+    in one line, with what to change."""
+    fake_provider.push(
+        Reply(tool_calls=(ToolCallSpec("call_w", "read", {"path": "README.md"}),), input_tokens=12),
+        Reply(text="Done.", input_tokens=12),
+    )
+    run = await run_cli("chat", "what is this?", home=daemon.home, cwd=project)
+    assert run.code == 0, run.stderr
+    warnings = [line for line in run.stdout.splitlines() if line.startswith("warning: ")]
+    assert len(warnings) == 1, run.stdout
+    assert "reported 12 input tokens" in warnings[0]
+    assert "OPENWORK_MODEL_CONTEXT_WINDOW" in warnings[0]
+
+
 async def test_chat_shows_a_commands_output_live_before_its_tool_line(
     daemon: Daemon, fake_provider: FakeProvider, project: Path
 ) -> None:
@@ -329,8 +347,9 @@ async def test_on_a_tty_a_second_ctrl_c_while_cancelling_exits_at_once(
 async def test_doctor_passes_when_a_turn_can_run_and_masks_the_secrets(
     shared: Shared, tmp_path: Path
 ) -> None:
-    """Issue 15 §2 doctor: database + migrations, provider reachable + key, model, sandbox,
-    skills, the effective configuration with secrets masked; exit 0 when nothing blocks a turn."""
+    """Issue 15 §2 doctor without a daemon: database + migrations, provider reachable + key,
+    model, sandbox, skills, the effective configuration with secrets masked; exit 0 when
+    nothing blocks a turn."""
     env = provider_env(shared.fake) | {
         "OPENWORK_DATABASE_URL": shared.database_url.replace(
             "postgresql://", "postgresql://postgres:pw-secret@", 1
@@ -339,7 +358,7 @@ async def test_doctor_passes_when_a_turn_can_run_and_masks_the_secrets(
         else shared.database_url,
         "OPENWORK_TOKEN": "token-secret",
     }
-    run = await run_cli("doctor", "--json", home=shared.daemon.home, env=env)
+    run = await run_cli("doctor", "--json", home=tmp_path / "no-daemon-here", env=env)
     report = json.loads(run.stdout)
     verdicts = {c["name"]: c["verdict"] for c in report["checks"]}
     assert run.code == 0, report
@@ -372,6 +391,24 @@ async def test_doctor_passes_when_a_turn_can_run_and_masks_the_secrets(
     assert "pw-secret" not in run.stdout and "token-secret" not in run.stdout
     assert "fake-key" not in run.stdout
     assert configuration["OPENWORK_MODEL"] == "fake-model"
+
+
+async def test_doctor_asks_the_running_daemon_not_its_own_environment(shared: Shared) -> None:
+    """Issue 24 point 5: a daemon runs on a provider from its own environment; doctor in a shell
+    without any provider variable reports the daemon's provider, database, sandbox and settings
+    (its listen address, not the default), says so, and passes."""
+    run = await run_cli("doctor", "--json", home=shared.daemon.home, env={})
+    report = json.loads(run.stdout)
+    assert run.code == 0, report
+    checks = {c["name"]: c for c in report["checks"]}
+    assert "asked over its API" in checks["daemon"]["detail"]
+    assert checks["database"]["verdict"] == "ok"
+    assert checks["provider"]["verdict"] == "ok"
+    assert checks["provider"]["detail"].startswith("default: openai-chat at ")
+    assert "no provider" not in run.stdout
+    assert report["configuration"]["OPENWORK_LISTEN"] == "127.0.0.1:0"  # the daemon's own
+    assert report["configuration"]["OPENWORK_PROVIDER_API_KEY"] == "********"
+    assert report["configuration"]["OPENWORK_TOKEN"] == "********"
 
 
 async def test_doctor_fails_when_something_would_block_a_turn(

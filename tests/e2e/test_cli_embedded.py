@@ -23,7 +23,7 @@ async def test_migrate_and_doctor_leave_a_running_daemons_embedded_database_alon
         doctor = await run_cli("doctor", "--json", home=home)
         checks = {c["name"]: c for c in json.loads(doctor.stdout)["checks"]}
         assert checks["database"]["verdict"] == "ok"
-        assert "through the running daemon" in checks["database"]["detail"]
+        assert "asked over its API" in checks["daemon"]["detail"]
         async with daemon.client() as client:
             assert (await client.get("/v1/health")).json()["database"] == "ok"
             workspace = tmp_path / "ws"

@@ -60,10 +60,13 @@ async def test_a_vendor_overflow_compacts_resubmits_once_and_the_turn_completes(
             assert created.status_code == 201, created.text
             sid = created.json()["session_id"]
             fake_provider.push(
+                Reply(text="noted"),
                 error_fixture(fixture).reply(),
                 Reply(text=valid_summary(), chunk_chars=400),
                 Reply(text="fits now"),
             )
+            # history a summary can shrink (issue 24: compaction only when it can help)
+            await run_turn_and_wait(client, sid, "earlier context " * 200, "r0")
             turn_id, updates = await run_turn_and_wait(client, sid, "a long request", "r1")
             turn = (await client.get(f"/v1/sessions/{sid}/turns/{turn_id}")).json()
             assert (turn["status"], turn["error_code"], turn["final_text"]) == (
@@ -76,8 +79,8 @@ async def test_a_vendor_overflow_compacts_resubmits_once_and_the_turn_completes(
     finally:
         assert await daemon.stop() == 0
     requests = fake_provider.requests
-    assert [r.path for r in requests] == [path, path, path]
-    first, _summary, resubmitted = (json.dumps(r.body) for r in requests)
+    assert [r.path for r in requests] == [path, path, path, path]
+    _earlier, first, _summary, resubmitted = (json.dumps(r.body) for r in requests)
     assert SUMMARY_PREFIX not in first
     assert SUMMARY_PREFIX in resubmitted, "the resubmission carries the summary"
     assert all("sk-runtime-1" in " ".join(r.headers.values()) for r in requests), "the PUT key"

@@ -242,7 +242,7 @@ async def test_the_log_file_has_json_lines_with_ids_access_lines_and_call_lines(
             "succeeded",
         )
         assert (call["session_id"], call["turn_id"]) == (sid, turn_id)
-        assert call["input_tokens"] == 11 and call["output_tokens"] == 7
+        assert call["input_tokens"] > 1_000 and call["output_tokens"] == 7  # the fake's counts
         assert isinstance(call["duration_ms"], int)
     tool_calls = [e for e in events if e["event"] == "tool.call"]
     assert [(t["tool"], t["status"]) for t in tool_calls] == [

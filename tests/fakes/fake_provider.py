@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import threading
 import time
@@ -78,6 +79,7 @@ class FakeProvider:
         self._server: asyncio.Server | None = None
         self._gates: list[Held] = []
         self._answered_at: dict[int, float] = {}
+        self._hung_up: set[int] = set()
         self.port = 0
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -162,6 +164,21 @@ class FakeProvider:
         with self._changed:
             return dict(self._answered_at)
 
+    def hung_up(self, number: int) -> bool:
+        """The client closed request ``number``'s connection while its ``Held`` answer waited."""
+        with self._changed:
+            return number in self._hung_up
+
+    def wait_for_hang_up_blocking(self, number: int, timeout: float) -> None:
+        with self._changed:
+            if not self._changed.wait_for(lambda: number in self._hung_up, timeout):
+                raise TimeoutError(f"request {number} was not hung up within {timeout} s")
+
+    async def wait_for_hang_up(self, number: int, timeout: float) -> None:
+        """Wait until the client closes held request ``number``'s connection (the stream it
+        was waiting on is closed: the server would stop generating)."""
+        await asyncio.to_thread(self.wait_for_hang_up_blocking, number, timeout)
+
     @property
     def violations(self) -> list[str]:
         with self._changed:
@@ -222,9 +239,7 @@ class FakeProvider:
                 return
             number, step = self._record(request)
             if isinstance(step, Held):
-                released = await asyncio.get_running_loop().run_in_executor(
-                    None, step.gate.wait, HOLD_LIMIT_S
-                )
+                released = await self._hold(reader, step, number)
                 if not released:
                     return
                 step = step.step
@@ -236,6 +251,21 @@ class FakeProvider:
         finally:
             with contextlib.suppress(Exception):
                 writer.close()
+
+    async def _hold(self, reader: asyncio.StreamReader, step: Held, number: int) -> bool:
+        """Wait for the gate; ``False`` when it timed out or the client hung up first."""
+        gate = asyncio.ensure_future(
+            asyncio.get_running_loop().run_in_executor(None, step.gate.wait, HOLD_LIMIT_S)
+        )
+        eof = asyncio.ensure_future(reader.read())  # b"" once the client closes its side
+        done, _ = await asyncio.wait({gate, eof}, return_when=asyncio.FIRST_COMPLETED)
+        if gate in done:
+            eof.cancel()
+            return bool(gate.result())
+        with self._changed:
+            self._hung_up.add(number)
+            self._changed.notify_all()
+        return False
 
 
 async def _read_request(reader: asyncio.StreamReader) -> RecordedRequest | None:
@@ -290,6 +320,8 @@ async def _answer(
         await writer.drain()
         return
     model = str(request.body.get("model", "fake-model"))
+    if step.input_tokens is None:
+        step = dataclasses.replace(step, input_tokens=-(-len(request.raw) // 4))
     chunks: Iterator[bytes]
     if anthropic:
         chunks = named_sse(anthropic_events(step, model))

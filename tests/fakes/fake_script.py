@@ -39,7 +39,9 @@ class Reply:
     reasoning_signature: str | None = None
     tool_calls: tuple[ToolCallSpec, ...] = ()
     finish: str | None = None
-    input_tokens: int = 11
+    input_tokens: int | None = None
+    """``None``: what the request holds as a server would count it, ⌈body bytes / 4⌉ (a real
+    count is near the daemon's own estimate; far below it is a suspected truncation)."""
     output_tokens: int = 7
     cached_tokens: int | None = None
     cache_write_tokens: int | None = None
@@ -140,7 +142,7 @@ def chat_events(step: Reply, model: str, include_usage: bool) -> Iterator[str]:
         usage: dict[str, object] = {
             "prompt_tokens": step.input_tokens,
             "completion_tokens": step.output_tokens,
-            "total_tokens": step.input_tokens + step.output_tokens,
+            "total_tokens": (step.input_tokens or 0) + step.output_tokens,
         }
         if step.cached_tokens is not None:
             usage["prompt_tokens_details"] = {"cached_tokens": step.cached_tokens}
@@ -329,7 +331,7 @@ def responses_events(
     usage = {
         "input_tokens": step.input_tokens,
         "output_tokens": step.output_tokens,
-        "total_tokens": step.input_tokens + step.output_tokens,
+        "total_tokens": (step.input_tokens or 0) + step.output_tokens,
         "input_tokens_details": {"cached_tokens": step.cached_tokens or 0},
         "output_tokens_details": {"reasoning_tokens": step.reasoning_tokens or 0},
     }

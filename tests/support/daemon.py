@@ -161,14 +161,18 @@ async def events_until_turn_finished(
 
 
 async def run_turn_and_wait(
-    client: httpx.AsyncClient, session_id: str, text: str, client_request_id: str
+    client: httpx.AsyncClient,
+    session_id: str,
+    text: str,
+    client_request_id: str,
+    timeout: float = 30,
 ) -> tuple[str, list[dict[str, object]]]:
-    """Start a turn and collect its updates until its turn_finished (bounded)."""
+    """Start a turn and collect its updates until its turn_finished (bounded by ``timeout``)."""
     ready = asyncio.Event()
     queue: asyncio.Queue[dict[str, object]] = asyncio.Queue()
 
     async def collect() -> None:
-        async for envelope in events_until_turn_finished(client, session_id, ready):
+        async for envelope in events_until_turn_finished(client, session_id, ready, timeout):
             queue.put_nowait(envelope)
 
     task = asyncio.get_running_loop().create_task(collect())
@@ -177,7 +181,7 @@ async def run_turn_and_wait(
             await ready.wait()
         turn_id = await start_turn(client, session_id, text, client_request_id)
         collected: list[dict[str, object]] = []
-        async with asyncio.timeout(30):
+        async with asyncio.timeout(timeout):
             while True:
                 envelope = await queue.get()
                 if envelope["turnId"] != turn_id:

@@ -217,6 +217,8 @@ export function describe(update: Update): string {
       return `plan: ${update.plan.length} steps`;
     case "context_updated":
       return `${update.estimatedInputTokens} input tokens, ${update.autoCompactPercent}% to compaction`;
+    case "warning":
+      return `warning ${update.code}: ${update.message}`;
     case "turn_finished":
       return "turn finished";
     case "resync":

@@ -19,6 +19,7 @@ from openwork_core.daemon.desktop_schemas import (
     SpanBody,
     TraceBody,
     TurnDetailBody,
+    TurnWarningBody,
 )
 from openwork_core.daemon.validation import SessionIdPath, TurnIdPath
 from openwork_core.desktop.cursor import parse_turn_cursor
@@ -58,6 +59,7 @@ def history_routes(router: APIRouter, core: OpenWorkCore) -> None:
     async def get_turn(sid: SessionIdPath, tid: TurnIdPath) -> TurnDetailBody:
         view = await core.turn_view(sid, tid)
         stored = await core.desktop.turn(sid, tid)
+        warnings = await core.store.turn_warnings(tid)
         return TurnDetailBody(
             turn_id=view.turn_id,
             status=view.status.value,
@@ -68,6 +70,10 @@ def history_routes(router: APIRouter, core: OpenWorkCore) -> None:
             started_at=None if stored is None else stored.started_at,
             finished_at=None if stored is None else stored.finished_at,
             usage=UsageBody() if stored is None else stored.usage,
+            warnings=[
+                TurnWarningBody(code=w.code, message=w.message, model_call=w.model_call)
+                for w in warnings
+            ],
         )
 
     @router.get("/v1/sessions/{sid}/compactions", response_model=CompactionListBody, tags=TAGS)

@@ -1,13 +1,17 @@
-"""Provider routes (daemon-api.md §3: GET /v1/providers, PUT /v1/providers/{id})."""
+"""Provider routes (daemon-api.md §3: GET /v1/providers, PUT /v1/providers/{id}) and the
+daemon's own diagnostics (``GET /v1/diagnostics``, issue 24 point 5: what ``openwork doctor``
+asks a running daemon)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from fastapi import APIRouter
 
 from openwork_core.daemon.errors import InvalidBody
-from openwork_core.daemon.schemas import ProviderBody, ProviderList
+from openwork_core.daemon.schemas import DiagnosticsBody, ProviderBody, ProviderList
 from openwork_core.daemon.validation import MAX_ID_CHARS, StorableStr
 from openwork_core.daemon.views import provider_body, provider_record
 from openwork_core.provider_runtime import KeyUpdate
@@ -24,10 +28,38 @@ class InvalidProviderId(InvalidBody):
         super().__init__(f"invalid provider id: {provider_id[:80]!r} (non-blank, no '/')")
 
 
-def providers_routes(router: APIRouter, core: OpenWorkCore) -> None:
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DaemonFacts:
+    """What the daemon was started with, for ``GET /v1/diagnostics``."""
+
+    database_location: str = "unknown"
+    config_file: str | None = None
+    settings: Mapping[str, str] = field(default_factory=dict)
+    """Every setting by its environment name, secrets masked (``config.masked_settings``)."""
+
+
+def providers_routes(
+    router: APIRouter, core: OpenWorkCore, *, version: str, facts: DaemonFacts | None = None
+) -> None:
+    known = facts or DaemonFacts()
+
+    @router.get("/v1/diagnostics", response_model=DiagnosticsBody)
+    async def diagnostics() -> DiagnosticsBody:
+        sandbox = core.sandbox_status
+        return DiagnosticsBody(
+            version=version,
+            database="ok" if await core.database_ok() else "error",
+            database_location=known.database_location,
+            sandbox_available=sandbox.available,
+            sandbox_reason=sandbox.reason,
+            config_file=known.config_file,
+            settings=dict(known.settings),
+        )
 
     def view(provider: ProviderRecord) -> ProviderBody:
-        return provider_body(provider, has_key=core.providers.has_key(provider))
+        return provider_body(
+            provider, has_key=core.providers.has_key(provider), runtime=core.providers
+        )
 
     @router.get(
         "/v1/providers",

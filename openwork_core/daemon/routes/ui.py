@@ -70,4 +70,5 @@ def ui_routes(router: APIRouter, core: OpenWorkCore) -> None:
         "/v1/sessions/{sid}/context/overview", response_model=ContextOverviewBody, tags=["context"]
     )
     async def get_context_overview(sid: SessionId) -> ContextOverviewBody:
-        return overview_body(await core.context_overview(sid))
+        overview = await core.context_overview(sid)
+        return overview_body(overview)

@@ -323,7 +323,7 @@ function onUpdate(event) {
   let type = event.event;
   try { type = JSON.parse(event.data).update.type; } catch (_) { /* resync carries {} */ }
   state.seen[type] = (state.seen[type] || 0) + 1;
-  if (type === "context_updated" || type === "turn_finished" || type === "resync") {
+  if (type === "context_updated" || type === "warning" || type === "turn_finished" || type === "resync") {
     scheduleRefresh();
     loadSessions().catch(() => {});
   }

@@ -39,10 +39,15 @@ if TYPE_CHECKING:
     from openwork_core.session.compaction.loading import LoadedConversation, load_conversation_items
     from openwork_core.session.compaction.policy import (
         INEFFECTIVE_COMPACTION_MESSAGE,
+        SUMMARY_FLOOR_TOKENS,
         CompactionEffect,
+        ThresholdDecision,
+        compaction_floor,
         compaction_ineffective,
         ineffective_compaction_error,
+        overflow_can_compact,
         overflow_due,
+        threshold_decision,
         threshold_due,
     )
     from openwork_core.session.compaction.prune_step import advance_prune_watermark
@@ -116,6 +121,11 @@ _EXPORTS = {
     "rewind": "openwork_core.session.compaction.run",
     "run_compaction": "openwork_core.session.compaction.run",
     "threshold_due": "openwork_core.session.compaction.policy",
+    "SUMMARY_FLOOR_TOKENS": "openwork_core.session.compaction.policy",
+    "ThresholdDecision": "openwork_core.session.compaction.policy",
+    "compaction_floor": "openwork_core.session.compaction.policy",
+    "overflow_can_compact": "openwork_core.session.compaction.policy",
+    "threshold_decision": "openwork_core.session.compaction.policy",
     "validate_summary": "openwork_core.session.compaction.summary",
 }
 """Each public name's module: nothing is imported until a name is used."""
@@ -123,6 +133,7 @@ _EXPORTS = {
 __all__ = [
     "EMPTY_REMINDER",
     "INEFFECTIVE_COMPACTION_MESSAGE",
+    "SUMMARY_FLOOR_TOKENS",
     "SUMMARY_INSTRUCTION",
     "SUMMARY_PREFIX",
     "CheckpointRecord",
@@ -150,21 +161,25 @@ __all__ = [
     "SummaryOutcome",
     "SummaryRetriesExhausted",
     "SummarySettings",
+    "ThresholdDecision",
     "TranscriptPage",
     "advance_prune_watermark",
     "build_compacted_items",
     "build_summary_request",
     "collect_runtime_state",
+    "compaction_floor",
     "compaction_ineffective",
     "generate_summary",
     "ineffective_compaction_error",
     "is_real_user_request",
     "last_real_user",
     "load_conversation_items",
+    "overflow_can_compact",
     "overflow_due",
     "render_reminder",
     "rewind",
     "run_compaction",
+    "threshold_decision",
     "threshold_due",
     "validate_summary",
 ]

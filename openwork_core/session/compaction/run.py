@@ -16,8 +16,8 @@ usage, re-derives the runtime state, and hides the abandoned tail without deleti
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractAsyncContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
 
 import asyncpg
@@ -87,6 +87,10 @@ class CompactionDeps:
     capabilities: ModelCapabilities
     spill_dir: str | None = None
     summary: SummarySettings = field(default_factory=SummarySettings)
+    cancellable: Callable[[], AbstractAsyncContextManager[object]] = nullcontext
+    """The turn's cancellation scope around the summary's model calls and pauses (issue 24
+    point 3: a cancel ends the summary at once and closes its HTTP stream); nothing is written
+    before the summary, so a cancelled compaction leaves no trace."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -240,13 +244,14 @@ async def run_compaction(
             deps.engine, deps.model, deps.capabilities, system, view, deps.spill_dir
         )
     laps.lap("prepare_ms")
-    outcome = await generate_summary(
-        deps.port,
-        request,
-        session_id=deps.session_id,
-        compaction_id=compaction_id,
-        settings=deps.summary,
-    )
+    async with deps.cancellable():
+        outcome = await generate_summary(
+            deps.port,
+            request,
+            session_id=deps.session_id,
+            compaction_id=compaction_id,
+            settings=deps.summary,
+        )
     laps.lap("summary_ms")
     usage = outcome.response.usage
     checkpoint = await _write(

@@ -5,6 +5,8 @@ install sets reload_required; two ineffective automatic compactions in a row sto
 
 from __future__ import annotations
 
+from contextlib import nullcontext
+
 from openwork_core.context.builder import ResolvedSystemContext
 from openwork_core.ids import SessionId
 from openwork_core.plan import TurnPlan
@@ -18,7 +20,8 @@ from openwork_core.session.compaction import (
     compaction_ineffective,
     run_compaction,
 )
-from openwork_core.session.outcome import FailureCode, TurnFailure
+from openwork_core.session.outcome import FailureCode, TurnCancelled, TurnFailure
+from openwork_core.session.runner.cancellation import TurnCancellation
 from openwork_core.session.runner.context import ResolvedModel, SessionServices, TurnContext
 from openwork_core.session.trace import SpanFinish
 from openwork_core.session.updates import PhaseChanged, SessionPhase
@@ -26,9 +29,13 @@ from openwork_core.storage.compaction_records import CompactionKind
 
 
 def compaction_deps(
-    session_id: SessionId, services: SessionServices, model: ResolvedModel
+    session_id: SessionId,
+    services: SessionServices,
+    model: ResolvedModel,
+    cancellation: TurnCancellation | None = None,
 ) -> CompactionDeps:
-    """What one compaction of this session uses (in a turn, or manual / rewind on the actor)."""
+    """What one compaction of this session uses (in a turn, or manual / rewind on the actor);
+    in a turn, the summary runs in the turn's cancellation scope (issue 24 point 3)."""
     return CompactionDeps(
         session_id=session_id,
         store=services.storage.compactions,
@@ -39,6 +46,7 @@ def compaction_deps(
         capabilities=model.capabilities,
         spill_dir=None if services.spill_dir is None else str(services.spill_dir),
         summary=services.summary_settings,
+        cancellable=nullcontext if cancellation is None else cancellation.scope,
     )
 
 
@@ -47,12 +55,15 @@ class CompactionStep:
         self._turn = turn
 
     async def prune(self) -> bool:
-        """Advance the pruning watermark; any failure means "no pruning this time"."""
+        """Advance the pruning watermark; any failure means "no pruning this time". A cancel
+        asked for meanwhile ends the turn right after the pass (issue 24 point 3)."""
         services = self._turn.services
         spill = None if services.spill_dir is None else str(services.spill_dir)
-        return await advance_prune_watermark(
+        pruned = await advance_prune_watermark(
             services.storage.compactions, services.chat, self._turn.spec.session_id, spill
         )
+        self._turn.cancellation.check()
+        return pruned
 
     async def summarize(
         self,
@@ -76,7 +87,7 @@ class CompactionStep:
         )
         try:
             result = await run_compaction(
-                compaction_deps(turn.spec.session_id, services, turn.spec.model),
+                compaction_deps(turn.spec.session_id, services, turn.spec.model, turn.cancellation),
                 kind,
                 turn.spec.turn_id,
                 plan,
@@ -91,6 +102,9 @@ class CompactionStep:
                 span, SpanFinish("failed", error_code=error.code, error_message=str(error)[:1000])
             )
             raise TurnFailure(FailureCode.COMPACTION_ERROR, f"{error.code}: {error}") from error
+        except TurnCancelled:
+            services.trace.close_span(span, SpanFinish("cancelled"))
+            raise
         history.record(result)
         services.trace.close_span(
             span,

@@ -15,6 +15,7 @@ from openwork_core.context.world_state import WorldStateSources
 from openwork_core.ids import ClientRequestId, SessionId, SpanId, TurnId
 from openwork_core.models.capabilities import ModelCapabilities
 from openwork_core.models.port import ModelPort
+from openwork_core.models.served_window import ServedWindow
 from openwork_core.session.compaction import SummarySettings
 from openwork_core.session.input import PreparedTurnInput
 from openwork_core.session.runner.cancellation import TurnCancellation
@@ -35,6 +36,8 @@ class ResolvedModel:
     model: ProviderModel
     capabilities: ModelCapabilities
     port: ModelPort
+    served: ServedWindow | None = None
+    """What the provider's server said it serves (issue 24: its tool support)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -23,8 +23,16 @@ from openwork_core.ids import new_message_id
 from openwork_core.models.call_options import call_options
 from openwork_core.models.errors import turn_failure_code
 from openwork_core.models.port import ModelError
+from openwork_core.models.warnings import context_window_too_small, window_too_small
 from openwork_core.plan import unfinished_step_count
-from openwork_core.session.compaction import overflow_due, threshold_due
+from openwork_core.session.compaction import (
+    ThresholdDecision,
+    compaction_floor,
+    overflow_can_compact,
+    overflow_due,
+    threshold_decision,
+    threshold_due,
+)
 from openwork_core.session.outcome import (
     Cancelled,
     Completed,
@@ -60,6 +68,7 @@ from openwork_core.session.storage import (
     committed,
 )
 from openwork_core.session.trace import SpanEnd, SpanFinish
+from openwork_core.session.turn_warnings import TurnWarnings
 from openwork_core.session.updates import (
     ContextUpdated,
     DraftCleared,
@@ -101,6 +110,7 @@ class TurnRunner:
         self.unwritten_closing: TurnClosing | None = None
         """The terminal state a database outage kept from being written (faults issue)."""
         self._compaction = CompactionStep(turn)
+        self._warnings = TurnWarnings(turn.spec.turn_id, turn.services.storage, turn.emit)
         self._model_calls = 0
         self._submissions = 0
         """What this turn really submitted (the closing writes them exactly)."""
@@ -207,38 +217,60 @@ class TurnRunner:
         self, system: ResolvedSystemContext, world_state: WorldStateStep, model_call: int
     ) -> Message:
         """One logical model call: threshold compaction before the first submission, one
-        resubmission after an explicit overflow, at most one summary either way (compaction.md §1)."""
+        resubmission after an explicit overflow, at most one summary either way (compaction.md §1),
+        and a summary only when it can help (issue 24 point 1: ``threshold_decision``)."""
         prepared = await self._prepare(system)
         summarized = False
         if threshold_due(prepared.budget, self._limits):
             if await self._compaction.prune():
                 prepared = await self._prepare(system)
-            if threshold_due(prepared.budget, self._limits):
+            if self._decision(prepared) is ThresholdDecision.COMPACT:
                 await self._compaction.summarize(
                     CompactionKind.THRESHOLD, system, self._tools.current_plan
                 )
                 summarized = True
                 await world_state.sample(self._spec.turn_id, model_call, 2)
                 prepared = await self._prepare(system)
+            if self._decision(prepared) is ThresholdDecision.TOO_SMALL:
+                warning = window_too_small(prepared.budget, self._limits.context_window)
+                await self._warnings.raise_once(warning, model_call)
         try:
             return await self._submit(prepared, model_call, 1)
         except _Overflow as overflow:
             if summarized:
                 raise TurnFailure(FailureCode.MODEL_ERROR, overflow.error.message) from overflow
+            first = overflow.error
         await self._discard_draft()
         pruned = await self._compaction.prune()
-        if pruned:
+        if pruned:  # pruned only when the request got smaller: never resubmit it unchanged
+            before = prepared.budget.estimated_input_tokens
             prepared = await self._prepare(system)
+            pruned = prepared.budget.estimated_input_tokens < before
         if not pruned or threshold_due(prepared.budget, self._limits):
-            await self._compaction.summarize(
-                CompactionKind.OVERFLOW, system, self._tools.current_plan
-            )
-            await world_state.sample(self._spec.turn_id, model_call, 2)
-            prepared = await self._prepare(system)
+            if overflow_can_compact(prepared.budget, compaction_floor(prepared)):
+                await self._compaction.summarize(
+                    CompactionKind.OVERFLOW, system, self._tools.current_plan
+                )
+                summarized = True
+                await world_state.sample(self._spec.turn_id, model_call, 2)
+                prepared = await self._prepare(system)
+            elif not pruned:  # nothing changed that could make it fit: fail at once
+                raise self._too_small(prepared, first)
         try:
             return await self._submit(prepared, model_call, 2)
         except _Overflow as overflow:
-            raise TurnFailure(FailureCode.MODEL_ERROR, overflow.error.message) from overflow
+            if summarized:
+                raise TurnFailure(FailureCode.MODEL_ERROR, overflow.error.message) from overflow
+            raise self._too_small(prepared, overflow.error) from overflow
+
+    def _decision(self, prepared: PreparedModelCall) -> ThresholdDecision:
+        return threshold_decision(prepared.budget, self._limits, compaction_floor(prepared))
+
+    def _too_small(self, prepared: PreparedModelCall, error: ModelError) -> TurnFailure:
+        message = context_window_too_small(
+            prepared.budget, self._limits.context_window, error.message
+        )
+        return TurnFailure(FailureCode.CONTEXT_WINDOW_TOO_SMALL, message)
 
     async def _submit(
         self, prepared: PreparedModelCall, model_call: int, submission: int
@@ -256,6 +288,9 @@ class TurnRunner:
         attempt = f"{spec.turn_id}-model-{model_call}"
         if submission > 1:
             attempt = f"{attempt}-submission-{submission}"
+        await self._warnings.before_submission(
+            spec.model.served, spec.model.model.name, bool(prepared.request.tools), model_call
+        )
         options = call_options(spec.model.provider.settings, attempt, session_id=spec.session_id)
         span = services.trace.open_span(
             kind="model_call",
@@ -299,6 +334,7 @@ class TurnRunner:
                 at=datetime.now(UTC),
             ),
         )
+        await self._warnings.after_submission(record)
         message = assistant_message(streamed.response)
         response = CompletedResponse(
             row=OutgoingMessage(id=new_message_id(), message=message),

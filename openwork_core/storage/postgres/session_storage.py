@@ -24,6 +24,7 @@ from openwork_core.session.ownership import SessionLease
 from openwork_core.session.storage import OutgoingMessage, TurnClosing, TurnOpening
 from openwork_core.storage.codec import new_message
 from openwork_core.storage.postgres import sessions as session_rows
+from openwork_core.storage.postgres import turn_warnings as warning_rows
 from openwork_core.storage.postgres import turns as turn_rows
 from openwork_core.storage.postgres import usage as usage_rows
 from openwork_core.storage.postgres.compactions import (
@@ -44,7 +45,7 @@ from openwork_core.storage.postgres.fenced import (
 from openwork_core.storage.postgres.file_changes import FileChangeStore, rewrite_undone
 from openwork_core.storage.postgres.ownership import check_lease
 from openwork_core.storage.postgres.plans import check_plan_commit, lock_turn, upsert_turn_plan
-from openwork_core.storage.records import NewMessage, TurnUsage
+from openwork_core.storage.records import NewMessage, TurnUsage, TurnWarningRecord
 from openwork_core.storage.usage_records import (
     ModelCallRecord,
     SessionUsageTotals,
@@ -287,6 +288,10 @@ class PostgresSessionStorage:
 
     async def record_submission(self, turn_id: TurnId, model_call_index: int) -> None:
         await self._write_messages(turn_id, (), TurnCounters(submission=model_call_index))
+
+    async def record_turn_warning(self, turn_id: TurnId, warning: TurnWarningRecord) -> None:
+        async with self._write() as conn:
+            await warning_rows.insert_turn_warning(conn, turn_id, warning)
 
     async def finish_turn(self, turn_id: TurnId, closing: TurnClosing) -> None:
         """One fenced statement (the turn's end is on every turn's path)."""

@@ -14,6 +14,7 @@ from openwork_core.storage.postgres import sessions as session_rows
 from openwork_core.storage.postgres import traces as trace_rows
 from openwork_core.storage.postgres import turns as turn_rows
 from openwork_core.storage.postgres.sessions import lock_session
+from openwork_core.storage.postgres.turn_warnings import fetch_turn_warnings
 from openwork_core.storage.records import (
     NewMessage,
     ProviderRecord,
@@ -22,6 +23,7 @@ from openwork_core.storage.records import (
     TurnRecord,
     TurnStatus,
     TurnUsage,
+    TurnWarningRecord,
 )
 from openwork_tools.modes import SandboxMode
 
@@ -102,6 +104,10 @@ class PostgresStore:
     async def get_turn(self, session_id: SessionId, turn_id: TurnId) -> TurnRecord:
         async with self._pool.acquire() as conn:
             return await turn_rows.fetch_turn(conn, session_id, turn_id)
+
+    async def turn_warnings(self, turn_id: TurnId) -> list[TurnWarningRecord]:
+        async with self._pool.acquire() as conn:
+            return await fetch_turn_warnings(conn, turn_id)
 
     async def get_turn_by_client_request(
         self, session_id: SessionId, client_request_id: ClientRequestId

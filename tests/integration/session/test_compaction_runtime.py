@@ -61,6 +61,10 @@ def _overflow() -> ModelError:
     )
 
 
+EARLIER = "an earlier request, long enough for a summary to shrink: " + "context " * 200
+"""A first turn's request: a Conversation a compaction can shrink (issue 24 point 1)."""
+
+
 async def _window_for(store: PostgresStore, tmp_path: Path, headroom: int) -> int:
     """A context window whose compaction line sits ``headroom`` tokens above a fresh session's
     first request (so one large tool result crosses it)."""
@@ -125,9 +129,12 @@ async def test_an_explicit_overflow_compacts_and_resubmits_once_with_a_new_submi
     store: PostgresStore, tmp_path: Path
 ) -> None:
     """§1 overflow, §8.2: same turn, same logical call, `<turn>-model-<n>-submission-2`."""
-    model = ScriptedModel([_overflow(), SUMMARY, ScriptedResponse(text="fits now")])
+    model = ScriptedModel(
+        [ScriptedResponse(text="ok"), _overflow(), SUMMARY, ScriptedResponse(text="fits now")]
+    )
     async with runtime(store, tmp_path, model) as rt:
         sid = await rt.new_session()
+        await rt.run_turn(sid, EARLIER)
         turn_id, _ = await rt.run_turn(sid, "hello")
         view = await rt.core.turn_view(sid, turn_id)
         assert (view.status, view.final_text) == (TurnStatus.COMPLETED, "fits now")
@@ -141,13 +148,34 @@ async def test_a_second_overflow_after_a_compaction_fails_the_turn_model_error(
     store: PostgresStore, tmp_path: Path
 ) -> None:
     """§1: at most one compaction per logical model call; never an endless cycle."""
-    model = ScriptedModel([_overflow(), SUMMARY, _overflow()])
+    model = ScriptedModel([ScriptedResponse(text="ok"), _overflow(), SUMMARY, _overflow()])
+    async with runtime(store, tmp_path, model) as rt:
+        sid = await rt.new_session()
+        await rt.run_turn(sid, EARLIER)
+        turn_id, _ = await rt.run_turn(sid, "hello")
+        view = await rt.core.turn_view(sid, turn_id)
+        assert (view.status, view.error_code) == (TurnStatus.FAILED, "model_error")
+    assert len(model.requests) == 4
+
+
+async def test_an_overflow_no_compaction_can_fix_fails_context_window_too_small_at_once(
+    store: PostgresStore, tmp_path: Path
+) -> None:
+    """Issue 24 point 1 (docs/compaction.md "Compaction only when it can help"): the first
+    request of a session overflows — nothing a summary could shrink — so no summary is asked
+    for; the message names the window, the three regions and what to change."""
+    model = ScriptedModel([_overflow()])
     async with runtime(store, tmp_path, model) as rt:
         sid = await rt.new_session()
         turn_id, _ = await rt.run_turn(sid, "hello")
         view = await rt.core.turn_view(sid, turn_id)
-        assert (view.status, view.error_code) == (TurnStatus.FAILED, "model_error")
-    assert len(model.requests) == 3
+    assert (view.status, view.error_code) == (TurnStatus.FAILED, "context_window_too_small")
+    assert view.message is not None
+    for named in ("200000-token context window", "System Context", "Tools", "Conversation"):
+        assert named in view.message
+    assert "OPENWORK_MODEL_CONTEXT_WINDOW" in view.message and "num_ctx" in view.message
+    assert len(model.requests) == 1, "no summary was attempted"
+    assert await _checkpoints(store, sid) == []
 
 
 async def test_an_overflow_after_semantic_output_is_a_plain_model_error(
@@ -278,17 +306,17 @@ async def test_two_ineffective_automatic_compactions_make_the_next_one_fail_fast
     store: PostgresStore, tmp_path: Path
 ) -> None:
     """Issue 7 item 9 (beyond the original): no endless compact–overflow cycle."""
-    model = ScriptedModel([_overflow()])
+    model = ScriptedModel([ScriptedResponse(text="ok"), _overflow()])
     async with runtime(store, tmp_path, model) as rt:
         sid = await rt.new_session()
-        await rt.core.sessions.load(sid)
+        await rt.run_turn(sid, EARLIER)
         history = rt.services[sid].compaction_history
         history.automatic.extend([CompactionEffect(before_tokens=1000, after_tokens=950)] * 2)
         turn_id, _ = await rt.run_turn(sid, "hello")
         view = await rt.core.turn_view(sid, turn_id)
         assert (view.status, view.error_code) == (TurnStatus.FAILED, "compaction_error")
         assert view.message == INEFFECTIVE_COMPACTION_MESSAGE
-    assert len(model.requests) == 1, "no summary was attempted"
+    assert len(model.requests) == 2, "no summary was attempted"
 
 
 async def test_conversation_history_pages_raw_messages_never_past_the_fact_boundary(

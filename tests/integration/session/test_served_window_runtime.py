@@ -34,13 +34,14 @@ async def test_a_smaller_served_window_wins_over_the_configured_one_with_a_warni
             record = await rt.core.get_session(sid)
             model = await rt.core.resolve_model(record)
             assert model.capabilities.context_window_tokens == 8_192
-            assert model.capabilities.max_output_tokens == 8_192 // 4
+            assert model.capabilities.max_output_tokens == 1_024  # issue 24: max(1 024, ÷ 8)
             inspection = await rt.core.inspect_context_window(sid)
             assert orjson.loads(inspection.to_json())["limits"]["context_window"] == 8_192
-    warnings = [e for e in logs if e["event"] == "provider.window_larger_than_served"]
-    assert [(w["configured"], w["served"], w["server"]) for w in warnings] == [
-        (200_000, 8_192, server)
-    ]
+    warnings = [e for e in logs if e["event"] == "provider.model_warning"]
+    assert [w["code"] for w in warnings] == ["served_window_smaller"]
+    assert f"{server} serves a window of 8192 tokens, smaller than the 200000" in str(
+        warnings[0]["message"]
+    )
 
 
 async def test_a_larger_served_window_changes_nothing_and_warns_nothing(
@@ -54,7 +55,7 @@ async def test_a_larger_served_window_changes_nothing_and_warns_nothing(
             model = await rt.core.resolve_model(await rt.core.get_session(sid))
             assert model.capabilities.context_window_tokens == 200_000
     assert [e["tokens"] for e in logs if e["event"] == "window_probe.served"] == [1_000_000]
-    assert not [e for e in logs if e["event"] == "provider.window_larger_than_served"]
+    assert not [e for e in logs if e["event"] == "provider.model_warning"]
 
 
 async def test_the_probe_runs_after_the_start_and_applies_when_the_server_answers(

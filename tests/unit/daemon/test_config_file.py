@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from openwork_core.config import ConfigError, config_file_path, load_settings
+from openwork_core.config import ConfigError, config_file_path, load_settings, unknown_settings
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "config.example.toml"
 
@@ -54,14 +54,29 @@ def test_without_openwork_config_the_platform_config_dir_is_read(
     assert load_settings().listen == "127.0.0.1:9111"
 
 
-def test_an_unknown_key_in_the_file_is_an_error_naming_it(
+def test_an_unknown_key_in_the_file_is_one_warning_naming_the_closest_setting(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    path = _write(tmp_path, 'listne = "127.0.0.1:9000"\n', monkeypatch)
-    with pytest.raises(ConfigError) as caught:
-        load_settings()
-    assert caught.value.setting == f"{path}: listne"
-    assert "listen" in caught.value.fix
+    """Issue 24 point 6: a typo in the file is one warning line naming the closest known
+    setting; the key is ignored and the start goes on."""
+    path = _write(tmp_path, 'listne = "127.0.0.1:9000"\nmodel = "m"\n', monkeypatch)
+    assert load_settings().model == "m"
+    assert unknown_settings() == [f"{path}: listne is not a setting (did you mean listen?)"]
+
+
+def test_an_unknown_openwork_variable_is_one_warning_naming_the_closest_setting(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 24 point 6: ``OPENWORK_MODLE`` (a typo) is named with ``OPENWORK_MODEL``; a name
+    like no setting says it is ignored; settings and the process's own variables are silent."""
+    monkeypatch.setenv("OPENWORK_MODLE", "qwen3")
+    monkeypatch.setenv("OPENWORK_ZZZ", "1")
+    monkeypatch.setenv("OPENWORK_MODEL", "qwen3")
+    monkeypatch.setenv("OPENWORK_FAULTPOINT", "x")
+    assert unknown_settings() == [
+        "OPENWORK_MODLE is not a setting (did you mean OPENWORK_MODEL?)",
+        "OPENWORK_ZZZ is not a setting (it is ignored)",
+    ]
 
 
 def test_a_bad_value_in_the_file_names_the_setting(

@@ -155,6 +155,7 @@ _EXAMPLES: dict[str, dict[str, object]] = {
         "reserved_output_tokens": 4,
         "auto_compact_percent": 1.5,
     },
+    "WarningRaised": {"code": "window_too_small", "message": "m", "model_call": 1},
     "TurnFinished": {"outcome": {"status": "completed", "final_text": "done"}},
     "StreamEnded": {"reason": "deleted"},
 }

@@ -9,6 +9,7 @@ from pathlib import Path
 from openwork_core.daemon.startup import (
     BannerFacts,
     banner_lines,
+    provider_in_use,
     provider_warnings,
     redact_database_url,
 )
@@ -98,3 +99,30 @@ def test_a_root_daemon_says_in_one_line_what_the_sandbox_does_about_it() -> None
     assert not any(line.startswith("  as root") for line in lines)
     with_note = banner_lines(dataclasses.replace(facts, root_note=bounded))
     assert with_note == [*lines[:5], f"  as root      {bounded}", *lines[5:]]
+
+
+def test_the_banner_names_the_stored_provider_when_the_environment_has_none() -> None:
+    """Issue 24 point 5: after a restart without the provider variables, new sessions use the
+    stored ``default``; the banner says so instead of ``provider none``."""
+    stored = _provider(ProviderKind.OPENAI_CHAT, "http://l/v1", ("qwen3",))
+    other = dataclasses.replace(stored, id="other")
+    assert provider_in_use(None, [other, stored]) is stored
+    assert provider_in_use(None, [other]) is None
+    from_env = dataclasses.replace(stored, base_url="http://env/v1")
+    assert provider_in_use(from_env, [stored]) is from_env
+    facts = BannerFacts(
+        version="1",
+        url="http://127.0.0.1:7420",
+        discovery=Path("/h/daemon.json"),
+        database="d",
+        provider=stored,
+        provider_stored=True,
+        key_set=True,
+        sandbox=SandboxStatus(available=True, reason=None),
+        config_file=None,
+        log_file=None,
+        warnings=(),
+    )
+    assert banner_lines(facts)[3] == (
+        "  provider     openai-chat at http://l/v1, model qwen3, key set (stored)"
+    )

@@ -97,8 +97,34 @@ def test_a_larger_served_window_never_grows_the_configured_one() -> None:
 
 
 def test_a_configured_window_with_only_a_catalog_output_shrinks_the_output() -> None:
+    """Issue 24 point 2: under 32 768 tokens min(output, max(1 024, window ÷ 8))."""
     row = ProviderModel(name="gpt-4.1", context_window=8_000)
-    assert resolve_capabilities(row, DEFAULTS).capabilities.max_output_tokens == 2_000
+    assert resolve_capabilities(row, DEFAULTS).capabilities.max_output_tokens == 1_024
+
+
+@pytest.mark.parametrize(
+    ("window", "output", "reserved"),
+    [
+        (4_096, 2_048, 1_024),
+        (8_192, 2_048, 1_024),
+        (8_192, 512, 512),
+        (16_384, 4_096, 2_048),
+        (24_576, 8_192, 3_072),
+        (32_768, 4_096, 4_096),
+        (131_072, 8_192, 8_192),
+    ],
+)
+def test_a_window_under_32768_tokens_reserves_at_most_an_eighth_of_it_and_at_least_1024(
+    window: int, output: int, reserved: int
+) -> None:
+    """Issue 24 point 2 (docs/compaction.md "A reservation that fits the window"): a served or
+    configured window under 32 768 reserves min(output, max(1 024, window ÷ 8)); from 32 768 up
+    the chosen output stands."""
+    configured = ProviderModel(name="m", context_window=window, max_output_tokens=output)
+    assert resolve_capabilities(configured, DEFAULTS).capabilities.max_output_tokens == reserved
+    served = ProviderModel(name="m", context_window=200_000, max_output_tokens=output)
+    capabilities = resolve_capabilities(served, DEFAULTS, served_window=window).capabilities
+    assert capabilities.max_output_tokens == reserved
 
 
 def test_configured_numbers_that_cannot_fit_are_refused() -> None:

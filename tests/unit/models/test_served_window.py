@@ -9,8 +9,11 @@ from dataclasses import replace
 import pytest
 
 from openwork_core.models.served_window import (
+    llamacpp_tools,
     llamacpp_window,
+    lmstudio_tools,
     lmstudio_window,
+    ollama_tools,
     ollama_window,
     vllm_window,
 )
@@ -134,3 +137,19 @@ def test_only_reachable_looking_non_vendor_http_urls_are_probed(
     assert not probes_window(
         replace(provider, settings=ProviderSettings(probe_served_window=False))
     )
+
+
+def test_each_server_says_whether_the_chat_template_renders_tools_where_it_can() -> None:
+    """Issue 24 point 4: llama.cpp ``/props`` ``chat_template_caps.supports_tools``, Ollama
+    ``/api/show`` ``capabilities``, LM Studio's entry ``capabilities``; silence is ``None``."""
+    caps = {"supports_tools": False, "supports_tool_calls": False, "supports_system_role": True}
+    assert llamacpp_tools({**LLAMACPP_PROPS, "chat_template_caps": caps}) is False
+    assert llamacpp_tools({**LLAMACPP_PROPS, "chat_template_caps": {"supports_tools": True}})
+    assert llamacpp_tools(LLAMACPP_PROPS) is None
+    assert ollama_tools({**OLLAMA_SHOW, "capabilities": ["completion", "tools"]}) is True
+    assert ollama_tools({**OLLAMA_SHOW, "capabilities": ["completion"]}) is False
+    assert ollama_tools(OLLAMA_SHOW) is None
+    tooled = {"data": [{"id": "q", "state": "loaded", "capabilities": ["tool_use"]}]}
+    assert lmstudio_tools(tooled, "q") is True
+    assert lmstudio_tools({"data": [{"id": "q", "capabilities": []}]}, "q") is False
+    assert lmstudio_tools(LMSTUDIO_MODELS, "qwen2.5-7b-instruct") is None
