@@ -156,7 +156,8 @@ class ContextInspectionBody(BaseModel):
     projection: ProjectionSummary
     usage: InspectionUsage | None = Field(description="null while the database is unreachable")
     mcp: McpInspectionBody | None = Field(
-        description="the MCP tools' share of the Tool Surface; null when no server is configured"
+        description="the MCP tools' share of the Tool Surface (0 tokens and no server when none "
+        "is configured); null for a sub-agent, which has no MCP tool"
     )
 
 

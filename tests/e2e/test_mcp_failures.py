@@ -215,7 +215,9 @@ async def test_a_one_megabyte_result_is_capped_at_32000_bytes_and_spilled_whole(
     tmp_path: Path, database_url: str, fake_provider: FakeProvider, everything: HttpServer
 ) -> None:
     """Issue 27 point 4: the same 32,000-byte cap and spill file as the built-in tools."""
-    message = "".join(f"line {i:07d}\n" for i in range(80_000))  # 1,040,000 bytes
+    # 1,001,000 bytes, and as many in the call's JSON (nothing to escape): under the 1 MiB bound
+    # of one tool call's arguments (issue 22 point 6), so the model's call itself goes through
+    message = "".join(f"line {i:07d} " for i in range(77_000))
     fake_provider.push(
         Reply(
             tool_calls=(ToolCallSpec("c1", "mcp__everything__echo", {"message": message}),),

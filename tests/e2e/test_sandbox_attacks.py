@@ -124,12 +124,12 @@ async def test_mount_umount_remount_and_ptrace_are_refused(
         async with target(database_url, fake_provider) as t:
             home = t.openwork_home
             results = await t.attack(
-                bash(f"umount {home}; umount -l {home}; cat {home}/run/daemon.json"),
+                bash(f"umount {home}; umount -l {home}; cat {home}/daemon.json"),
                 bash(f"mount -o remount,rw /; touch {owned}; echo touched=$?"),
                 bash("mount -t tmpfs none /mnt; echo mounted=$?"),
                 bash("strace -f true 2>&1 | head -2; echo traced=${PIPESTATUS[0]}"),
             )
-            token_file = (home / "run" / "daemon.json").read_text()
+            token_file = (home / "daemon.json").read_text()
         written = await asyncio.to_thread(os.path.exists, owned)
     finally:
         with contextlib.suppress(FileNotFoundError):

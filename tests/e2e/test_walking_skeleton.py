@@ -54,7 +54,8 @@ async def test_a_turn_that_reads_a_file_then_answers_takes_two_model_calls(
                 "final_text": "It is Project X.",
                 "model_calls": 2,
             }
-            assert set(turn) - set(contract) == {"started_at", "finished_at", "usage"}  # issue 16
+            # issue 16: timing and usage; issue 24: the turn's warnings
+            assert set(turn) - set(contract) == {"started_at", "finished_at", "usage", "warnings"}
             kinds = [u["update"]["type"] for u in updates]  # type: ignore[index]
             assert kinds[0] == "turn_started"
             assert kinds[-1] == "turn_finished"
@@ -81,7 +82,9 @@ async def test_a_turn_that_reads_a_file_then_answers_takes_two_model_calls(
                 "auto_compact_percent",
                 "projection",
                 "usage",  # issue 14 point 5
+                "mcp",  # issue 27
             }
+            assert context["mcp"] == {"tokens": 0, "servers": []}  # no MCP server configured
             assert [p["sequence"] for p in context["provenance"]] == [1, 2, 3, 4, 5, 6]
             assert context["system"][0]["key"] == "core/agent-system"
     finally:

@@ -79,7 +79,7 @@ async def test_update_plan_commits_the_plan_with_its_result_and_then_emits_plan_
         snapshot = await rt.core.snapshot(sid)
         assert snapshot.runtime.state == "terminal"
         assert snapshot.runtime.plan is not None
-        assert snapshot.runtime.plan.steps[1]["step"] == "  add migration "  # type: ignore[index]
+        assert snapshot.runtime.plan.steps[1].step == "  add migration "
     stored = await PlanStore(store.pool).load_turn_plan(turn_id)
     assert stored is not None
     assert [s.step for s in stored.steps] == ["read schema", "  add migration "]
