@@ -290,6 +290,11 @@ class OpenWorkCore:
                 except Exception as exc:
                     log.warning("sessions.unload_failed", error=str(exc))
 
+    async def stop_sessions(self) -> None:
+        """Cancel active turns (outcome cancelled) and stop every actor: each open session stream
+        gets its ``stream_ended`` (``unloaded``). Stopping twice is stopping once."""
+        await self._sessions.shutdown()
+
     async def shutdown(self) -> None:
         """Cancel active turns (outcome cancelled), stop every actor, give the leases back."""
         if self._renewals is not None:
@@ -297,7 +302,7 @@ class OpenWorkCore:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._renewals
         await self.providers.close()
-        await self._sessions.shutdown()
+        await self.stop_sessions()
         await self.mcp.close()
         try:
             await self._ownership.stop()

@@ -12,7 +12,7 @@ import signal
 import socket
 import sys
 import threading
-from collections.abc import Callable, Generator
+from collections.abc import Awaitable, Callable, Generator
 from types import FrameType
 from typing import TYPE_CHECKING
 
@@ -76,15 +76,23 @@ def _model_port_for(provider: ProviderRecord, api_key: str | None) -> ModelPort:
 
 class _Server(uvicorn.Server):
     """Uvicorn without re-raising the captured signal at exit (we exit 0 after draining), and
-    with a hook that ends open event streams as soon as shutdown begins."""
+    with a hook that ends open event streams as soon as shutdown begins: the sessions' actors
+    stop first, so each session stream sends its ``stream_ended`` while its connection is open
+    (issue 25 point 5), then ``shutdown`` ends the global streams."""
 
     def __init__(
-        self, config: uvicorn.Config, shutdown: asyncio.Event, on_listening: Callable[[], None]
+        self,
+        config: uvicorn.Config,
+        shutdown: asyncio.Event,
+        on_listening: Callable[[], None],
+        stop_sessions: Callable[[], Awaitable[None]],
     ) -> None:
         super().__init__(config)
         self._shutdown = shutdown
         self._on_listening = on_listening
+        self._stop_sessions = stop_sessions
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._draining: asyncio.Task[None] | None = None
 
     @contextlib.contextmanager
     def capture_signals(self) -> Generator[None, None, None]:
@@ -101,7 +109,19 @@ class _Server(uvicorn.Server):
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:
         super().handle_exit(sig, frame)
         if self._loop is not None:
-            self._loop.call_soon_threadsafe(self._shutdown.set)
+            self._loop.call_soon_threadsafe(self._begin_draining)
+
+    def _begin_draining(self) -> None:
+        if self._draining is None:
+            self._draining = asyncio.get_running_loop().create_task(self._drain())
+
+    async def _drain(self) -> None:
+        try:
+            await self._stop_sessions()
+        except Exception as exc:  # the daemon's own shutdown stops them again
+            log.warning("daemon.session_stop_failed", error=str(exc))
+        finally:
+            self._shutdown.set()
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
         self._loop = asyncio.get_running_loop()
@@ -279,7 +299,7 @@ async def _serve_on(
             lifespan="off",
             timeout_graceful_shutdown=5,
         )
-        server = _Server(config, shutdown, on_listening)
+        server = _Server(config, shutdown, on_listening, core.stop_sessions)
         try:
             await server.serve(sockets=[sock])
         finally:
