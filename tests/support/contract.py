@@ -5,13 +5,15 @@ The HTTP clients of ``tests/support`` (``Daemon.client``, ``LiveApp.client``, ``
 carry ``check_response`` as an httpx response hook, and the SSE readers pass each event's data to
 ``check_event``: an answer whose status the operation does not declare, or whose body does not
 validate (a missing required field, a field the schema does not name, a wrong type or enum
-value), fails the test that received it, at the request. Paths the document does not describe
-(``/ui/``, unknown routes) are not checked."""
+value, a timestamp in another form than the one ``docs/api.md`` promises: RFC 3339, UTC, ``Z``),
+fails the test that received it, at the request. Paths the document does not describe (``/ui/``,
+unknown routes) are not checked."""
 
 from __future__ import annotations
 
 import functools
 import re
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -75,13 +77,32 @@ def _operation(method: str, path: str) -> tuple[str, dict[str, Any]] | bool | No
     return True if known_path else None
 
 
+_UTC_TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z")
+
+
+def utc_timestamp(value: str) -> bool:
+    """The one timestamp format of the wire (issue 25 point 3): RFC 3339 in UTC, written with
+    ``Z`` (no offset, no space, a real date)."""
+    if _UTC_TIMESTAMP.fullmatch(value) is None:
+        return False
+    try:
+        datetime.fromisoformat(value)
+    except ValueError:
+        return False
+    return True
+
+
 @functools.cache
 def _validator(schema_json: str) -> jsonschema_rs.Draft202012Validator:
     schema = orjson.loads(schema_json)
-    return jsonschema_rs.Draft202012Validator({**schema, "components": _components()})
+    return jsonschema_rs.Draft202012Validator(
+        {**schema, "components": _components()},
+        validate_formats=True,
+        formats={"date-time": utc_timestamp},
+    )
 
 
-def _validate(schema: dict[str, Any], value: object, where: str) -> None:
+def validate(schema: dict[str, Any], value: object, where: str) -> None:
     validator = _validator(orjson.dumps(schema, option=orjson.OPT_SORT_KEYS).decode())
     errors = [f"{e.instance_path}: {e.message}" for e in validator.iter_errors(value)]
     if errors:
@@ -99,7 +120,7 @@ def check_body(method: str, path: str, status: int, media: str, body: bytes) -> 
     if found is True:
         if status != 405:
             raise ContractViolation(f"{where}: a method the path does not list answers 405")
-        _validate(_ENVELOPE, orjson.loads(body), where)
+        validate(_ENVELOPE, orjson.loads(body), where)
         return
     assert isinstance(found, tuple)
     _, operation = found
@@ -117,7 +138,7 @@ def check_body(method: str, path: str, status: int, media: str, body: bytes) -> 
         return
     if "application/json" not in content:
         raise ContractViolation(f"{where}: {media} where the document declares {list(content)}")
-    _validate(content["application/json"]["schema"], orjson.loads(body), where)
+    validate(content["application/json"]["schema"], orjson.loads(body), where)
 
 
 async def check_response(response: httpx.Response) -> None:
@@ -139,7 +160,7 @@ def check_event(path: str, data: object) -> None:
         return
     _, operation = found
     schema = operation["responses"]["200"]["content"]["text/event-stream"]["schema"]
-    _validate(schema, data, f"an event of GET {path}")
+    validate(schema, data, f"an event of GET {path}")
 
 
 def contract_client(**kwargs: Any) -> httpx.AsyncClient:

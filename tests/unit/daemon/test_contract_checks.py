@@ -7,7 +7,13 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from tests.support.contract import ContractViolation, check_body, check_event
+from tests.support.contract import (
+    ContractViolation,
+    validate,
+    check_body,
+    check_event,
+    utc_timestamp,
+)
 
 _HEALTH = {"status": "ok", "version": "1", "database": "ok"}
 
@@ -57,3 +63,22 @@ def test_an_event_payload_is_checked_against_the_streams_schema() -> None:
     check_event("/v1/events", {"version": 7, "sequence": 9, "update": {"type": "resync"}})
     with pytest.raises(ContractViolation):
         check_event("/v1/sessions/s/events", {**envelope, "update": {"type": "stream_ended"}})
+
+
+def test_a_timestamp_not_in_rfc3339_utc_with_z_is_a_violation() -> None:
+    """Issue 25 point 3, one timestamp format: every ``date-time`` field of the document is
+    checked as RFC 3339 in UTC written with ``Z``; an offset, a space, a date that does not exist
+    or a bare date are refused."""
+    good = "2026-12-02T03:04:05.123456Z"
+    assert utc_timestamp(good) and utc_timestamp("2026-12-02T03:04:05Z")
+    for bad in (
+        "2026-12-02T03:04:05+00:00",
+        "2026-12-02 03:04:05Z",
+        "2026-13-02T03:04:05Z",
+        "2026-12-02",
+    ):
+        assert not utc_timestamp(bad), bad
+    schema = {"type": "string", "format": "date-time"}
+    validate(schema, good, "a timestamp")
+    with pytest.raises(ContractViolation):
+        validate(schema, "2026-12-02T03:04:05+01:00", "a timestamp")
