@@ -4,7 +4,7 @@ VENV   ?= .venv
 STAMP  := $(VENV)/.installed-stamp
 RUNTIME_STAMP := $(VENV)/.runtime-stamp
 
-.PHONY: serve test check lint typecheck system-deps
+.PHONY: serve test test-fast check lint typecheck system-deps
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -32,11 +32,17 @@ serve: $(RUNTIME_STAMP) system-deps
 	$(VENV)/bin/openwork serve
 
 # Four pytest-xdist workers: most tests wait on PostgreSQL, daemons and HTTP, so on 2 cores four
-# workers finish the suite in well under half the serial time.
+# workers finish the suite in well under half the serial time. The long poles start first
+# (tests/support/tiers.py); --maxschedchunk 1 hands them out one at a time instead of in blocks
+# that would queue them all on the first worker.
 TEST_WORKERS ?= 4
 
 test: $(STAMP) system-deps
-	$(VENV)/bin/python -m pytest -n $(TEST_WORKERS)
+	$(VENV)/bin/python -m pytest -n $(TEST_WORKERS) --dist load --maxschedchunk 1
+
+# The unit tier only (issue 23 point 8): no process, no connection, no database; under a minute.
+test-fast: $(STAMP)
+	$(VENV)/bin/python -m pytest -n $(TEST_WORKERS) -m unit
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check openwork_core openwork_chat_state openwork_tools tests bench

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Generator
+from pathlib import Path
 
 import pytest
 from hypothesis import settings
 
 from openwork_core.storage import PostgresStore, create_pool
 from tests.support.postgres import PgCluster, find_cluster
+from tests.support.tiers import SLOW, MisplacedTest, Tier, run_order, tier_of
 
 # No timing assertions in tests: hypothesis's 200 ms per-example deadline fails at random
 # when two shared cores are busy; the properties are about values, not speed.
@@ -18,6 +20,28 @@ settings.load_profile("no_deadline")
 
 
 _CLUSTERS: list[PgCluster] = []
+_TESTS = Path(__file__).parent
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> Generator[None]:
+    """Each test's one tier from its directory (tests/support/tiers.py), before ``-m`` selects;
+    after selection, the long poles first."""
+    for item in items:
+        try:
+            tier = tier_of(item.path, _TESTS)
+        except MisplacedTest as misplaced:
+            raise pytest.UsageError(str(misplaced)) from None
+        marked = {mark.name for mark in item.iter_markers()} & set(Tier)
+        if marked - {tier}:
+            raise pytest.UsageError(f"{item.nodeid} is marked {sorted(marked)} in tests/{tier}")
+        item.add_marker(tier.value)
+    yield
+    items.sort(
+        key=lambda item: run_order(
+            tier_of(item.path, _TESTS), slow=item.get_closest_marker(SLOW) is not None
+        )
+    )
 
 
 @pytest.fixture(scope="session")

@@ -12,14 +12,13 @@ after every restart:
 - the next request is legal (every tool call answered) and carries the retained World State with
   its replacement notice (context-window.md §3 restart replay).
 
-The points run side by side (each with its own daemon, home, database and fake provider) so the
-matrix fits the suite's time on 2 cores."""
+Each point is its own test (with its own daemon, home, database and fake provider), so xdist's
+workers run the points side by side."""
 
 from __future__ import annotations
 
 import asyncio
 import math
-import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,8 +43,6 @@ from tests.support.wire import chat_user_texts
 from tests.unit.compaction.compaction_support import valid_summary
 
 REPETITIONS = 3
-PARALLEL = 7
-"""Thirteen points in two waves."""
 
 
 @dataclass
@@ -392,25 +389,23 @@ async def _run_point(point: Point) -> None:
             assert await clean.stop() == 0
 
 
-@pytest.mark.timeout(900)
-async def test_the_kill_9_matrix_loses_and_duplicates_nothing_at_every_fault_point(
-    tmp_path: Path, pg_cluster: PgCluster
-) -> None:
+def test_every_fault_point_has_its_kill_scenario() -> None:
+    """The matrix below covers every named fault point of the product."""
     assert set(SCENARIOS) == set(FAULT_POINTS) and len(FAULT_POINTS) >= 12
-    gate = asyncio.Semaphore(PARALLEL)
 
-    async def one(name: str) -> None:
-        async with gate:
-            point = Point(name, tmp_path / name, await pg_cluster.new_database())
-            point.fake.start()
-            try:
-                await _run_point(point)
-            except BaseException as failure:
-                raise AssertionError(f"{failure!r} after {point.progress}") from failure
-            finally:
-                point.fake.stop()
 
-    names = [n for n in FAULT_POINTS if n in os.environ.get("KILL_MATRIX_POINTS", n)]
-    results = await asyncio.gather(*(one(n) for n in names), return_exceptions=True)
-    failures = {n: r for n, r in zip(names, results, strict=True) if r is not None}
-    assert not failures, "\n".join(f"{n}: {r!r}" for n, r in failures.items())
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("name", FAULT_POINTS)
+async def test_a_kill_9_at_the_fault_point_loses_and_duplicates_nothing(
+    name: str, tmp_path: Path, pg_cluster: PgCluster
+) -> None:
+    """One item per fault point (issue 23 point 8), so the workers share the matrix out."""
+    point = Point(name, tmp_path / name, await pg_cluster.new_database())
+    point.fake.start()
+    try:
+        await _run_point(point)
+    except BaseException as failure:
+        raise AssertionError(f"{failure!r} after {point.progress}") from failure
+    finally:
+        point.fake.stop()

@@ -1,13 +1,10 @@
 """The deployment files (issue 15 point 6). No container engine runs here, so: the compose
-file's structure (services, volumes, healthchecks, the daemon's setting names), the Dockerfile
-linted with hadolint (installed from PyPI with the test extras) and checked for its shape."""
+file's structure (services, volumes, healthchecks, the daemon's setting names) and the Dockerfile's
+shape; tests/integration/packaging/test_dockerfile_lint.py lints it with hadolint."""
 
 from __future__ import annotations
 
 import re
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -89,35 +86,6 @@ def test_the_daemons_healthcheck_asks_v1_health_on_the_listening_port() -> None:
     _, port = listen_host_port(daemon["environment"]["OPENWORK_LISTEN"])
     test = " ".join(daemon["healthcheck"]["test"])
     assert f"http://127.0.0.1:{port}/v1/health" in test
-
-
-def _hadolint() -> str:
-    found = shutil.which("hadolint") or shutil.which(
-        "hadolint", path=str(Path(sys.executable).parent)
-    )
-    assert found, "hadolint is missing: it is a test extra (pip install -e '.[test]')"
-    return found
-
-
-def test_the_dockerfile_passes_hadolint() -> None:
-    run = subprocess.run(
-        [_hadolint(), "--no-color", str(REPO / "Dockerfile")],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert run.returncode == 0, run.stdout + run.stderr
-
-
-def test_hadolint_does_fail_a_bad_dockerfile(tmp_path: Path) -> None:
-    """The lint above can fail: a Dockerfile with known mistakes is rejected."""
-    bad = tmp_path / "Dockerfile"
-    bad.write_text("FROM python\nRUN cd /x && apt-get install curl\n")
-    run = subprocess.run(
-        [_hadolint(), "--no-color", str(bad)], capture_output=True, text=True, timeout=60
-    )
-    assert run.returncode != 0
-    assert "DL3006" in run.stdout  # untagged image
 
 
 def test_the_dockerfile_is_multi_stage_slim_non_root_with_bubblewrap_and_a_healthcheck() -> None:

@@ -59,7 +59,7 @@ def test_readme_and_docs_link_only_to_files_in_the_repository() -> None:
 
 def test_both_readme_commands_install_everything_they_promise() -> None:
     """`make serve` and `make test` both create the venv and install bubblewrap (`serve` without
-    the test extras: tests/unit/packaging/test_makefile.py)."""
+    the test extras: tests/integration/packaging/test_makefile.py)."""
     makefile = (REPO / "Makefile").read_text()
     for target, stamp in (("serve", "$(RUNTIME_STAMP)"), ("test", "$(STAMP)")):
         (line,) = [row for row in makefile.splitlines() if row.startswith(f"{target}:")]

@@ -7,9 +7,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from tools_support import call_ctx
 
 from openwork_tools import FinalizedToolset, SandboxMode, ToolStatus
+from tests.support.tools import call_ctx
 
 
 def snapshot(root: Path, skip: Path) -> dict[str, str]:

@@ -71,7 +71,7 @@ def test_denial_has_no_escalation_hint_when_the_sandbox_is_unavailable(
     make_session: object, outside: Path
 ) -> None:
     """permissions-sandbox.md §4: with the sandbox unavailable there is no sandboxPermissions."""
-    from tools_support import UNAVAILABLE
+    from tests.support.tools import UNAVAILABLE
 
     session = make_session(sandbox=UNAVAILABLE)  # type: ignore[operator]
     target = (outside / "victim.txt").resolve()

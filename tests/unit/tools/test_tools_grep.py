@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from tools_support import call_ctx
 
 from openwork_tools import FinalizedToolset, ToolErrorCode, ToolSessionContext, ToolStatus
 from openwork_tools.builtin import walk
+from tests.support.tools import call_ctx
 
 
 async def grep(toolset: FinalizedToolset, payload: str) -> str:

@@ -6,10 +6,10 @@ import os
 from pathlib import Path
 
 import pytest
-from tools_support import call_ctx
 
 from openwork_tools import FinalizedToolset, ToolErrorCode, ToolSessionContext, ToolStatus
 from openwork_tools.builtin import walk
+from tests.support.tools import call_ctx
 
 
 async def run(toolset: FinalizedToolset, name: str, payload: str) -> str:

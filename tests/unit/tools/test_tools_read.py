@@ -6,10 +6,10 @@ import hashlib
 from pathlib import Path
 
 import pytest
-from tools_support import call_ctx
 
 from openwork_tools import FinalizedToolset, ToolErrorCode, ToolSessionContext, ToolStatus
 from openwork_tools.results import RESULT_TEXT_LIMIT
+from tests.support.tools import call_ctx
 
 
 async def read(toolset: FinalizedToolset, payload: str) -> tuple[ToolStatus, str]:

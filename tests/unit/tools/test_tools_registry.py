@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 from pydantic import Field
-from tools_support import UNAVAILABLE, call_ctx
 
 import openwork_tools.errors as errors_module
 from openwork_chat_state.messages import ToolResultState
@@ -35,6 +34,7 @@ from openwork_tools import (
     builtin_registry,
 )
 from openwork_tools.results import RESULT_TEXT_LIMIT
+from tests.support.tools import UNAVAILABLE, call_ctx
 
 
 class EchoInput(ToolInput):

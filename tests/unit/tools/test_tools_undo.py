@@ -7,7 +7,6 @@ from pathlib import Path
 
 import orjson
 import pytest
-from tools_support import call_ctx
 
 import openwork_tools.undo as undo_module
 from openwork_tools import (
@@ -22,6 +21,7 @@ from openwork_tools import (
     ToolSessionContext,
     apply_file_changes,
 )
+from tests.support.tools import call_ctx
 
 UNDO, REAPPLY = ChangeDirection.UNDO, ChangeDirection.REAPPLY
 AUTO = SandboxMode.AUTO

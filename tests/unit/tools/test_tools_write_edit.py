@@ -8,10 +8,10 @@ import os
 from pathlib import Path
 
 import pytest
-from tools_support import call_ctx
 
 from openwork_tools import FileChange, FinalizedToolset, ToolResult, ToolStatus
 from openwork_tools.builtin import mutation
+from tests.support.tools import call_ctx
 
 
 def sha(text: str) -> str:

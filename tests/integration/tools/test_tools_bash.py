@@ -14,7 +14,6 @@ import time
 from pathlib import Path
 
 import pytest
-from tools_support import UNAVAILABLE, call_ctx
 
 import openwork_tools.builtin.bash as bash_module
 import openwork_tools.spill as spill_module
@@ -38,6 +37,7 @@ from openwork_tools import (
     builtin_registry,
     resolve_path,
 )
+from tests.support.tools import UNAVAILABLE, call_ctx
 
 DURATION = r"duration \d+ ms"
 ACCEPT = SandboxMode.ACCEPT_EDITS

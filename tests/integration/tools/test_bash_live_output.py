@@ -6,10 +6,9 @@ from __future__ import annotations
 import json
 import re
 
-from tools_support import call_ctx
-
 from openwork_tools import FinalizedToolset, StderrProgress, StdoutProgress, ToolProgress
 from openwork_tools.builtin.live_output import MAX_FLUSH_CHARS, bounded, omitted_marker
+from tests.support.tools import call_ctx
 
 STATUS_LINE = re.compile(r"\[exit 0; duration \d+ ms\]$")
 
