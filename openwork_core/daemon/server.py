@@ -55,8 +55,7 @@ from openwork_core.session.registry_settings import LoadLimits
 from openwork_core.storage import PostgresStore, apply_migrations
 from openwork_core.storage.errors import MigrationChecksumMismatch, MigrationLayoutError
 from openwork_core.version import app_version
-from openwork_tools.sandbox import probe_sandbox
-from openwork_tools.sandbox.probe import current_root_note
+from openwork_tools.sandbox.probe import current_root_note, probe_sandbox
 
 if TYPE_CHECKING:
     from openwork_core.models.port import ModelPort
