@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gc
 import os
 import secrets
 import signal
@@ -231,10 +230,6 @@ async def _serve_on(
         warming: list[asyncio.Task[None]] = []
 
         def on_listening() -> None:
-            # the start's objects live as long as the daemon: no collection pass examines them
-            # again, and the collector (off during `openwork serve`'s start) runs from now on
-            gc.freeze()
-            gc.enable()
             path = write_discovery(home, url, token, app_version())
             facts = BannerFacts(
                 version=app_version(),
