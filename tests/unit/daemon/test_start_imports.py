@@ -64,7 +64,6 @@ def test_importing_the_session_runtime_loads_what_a_session_runs() -> None:
     assert _loaded_after(code, RUNTIME) == dict.fromkeys(RUNTIME, True)
 
 
-
 class _FakeRegistry:
     def __init__(self) -> None:
         self.shut_down = False
