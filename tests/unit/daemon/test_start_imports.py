@@ -1,4 +1,4 @@
-"""The daemon listens without the session runtime (issue 13 §3, docs/architecture.md "Start"):
+"""The daemon listens without the session runtime (issue 13 §3, docs/performance.md "Start"):
 what the start path imports, checked in a fresh interpreter each (nothing here is cached), and
 the registry built at its first need — by whichever of the warm-up and an operation comes first."""
 
