@@ -11,8 +11,7 @@ start path saves. Each figure is the median of ``--rounds`` fresh interpreters:
   pydantic-validated route added (``startup.py``'s floor, without serving it);
 - daemon: the pre-listen path of ``daemon/server.py::_serve_on`` on a freshly migrated database —
   structlog as ``serve`` imports it, settings, logging, the pool and migrations, the sandbox probe,
-  ``OpenWorkCore`` and its ``start`` (restart correction), ``create_app`` — with the collector off
-  as ``cli/entry.py`` runs it. It calls the same functions as ``_serve_on``, in its order; it
+  ``OpenWorkCore`` and its ``start`` (restart correction), ``create_app``. It calls the same functions as ``_serve_on``, in its order; it
   exits at once after the app is built (uvicorn's own start and the first request are the
   floor's too).
 
@@ -38,8 +37,7 @@ from tests.support.postgres import PgCluster, find_cluster
 BARE = "import asyncio\n"
 
 FLOOR = """
-import gc, os
-gc.disable()
+import os
 import asyncpg, structlog, uvicorn, uvloop
 from fastapi import FastAPI
 from pydantic import BaseModel
@@ -53,10 +51,7 @@ os._exit(0)
 """
 
 DAEMON = """
-import gc, os, sys
-gc.disable()
-from openwork_core.structlog_import import import_structlog_without_rich
-import_structlog_without_rich()
+import os, sys
 import asyncio
 import uvloop
 from openwork_core.cli import server_run  # the modules `openwork serve` imports first

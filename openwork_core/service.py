@@ -3,7 +3,7 @@ provider resolution, and every operation the daemon exposes (session-runtime.md 
 
 The session runtime (the registry and what it builds: actor, runner, context engine, tools) is not
 imported with this module: ``LazyRegistry`` imports it in a thread at the first operation that
-needs a session, or when the daemon's warm-up does (docs/architecture.md "Start").
+needs a session, or when the daemon's warm-up does (docs/performance.md "Start").
 
 Over the 400-line soft limit on purpose: it is the one facade the routes call, a thin method
 per daemon operation (docs/architecture.md "Daemon routes")."""

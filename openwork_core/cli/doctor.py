@@ -194,9 +194,8 @@ def _through_the_daemon(settings: OpenWorkSettings, running: HomeInUse) -> list[
 
 async def run_checks(settings: OpenWorkSettings) -> list[Check]:
     from openwork_core.skills.discovery import discover_skills
-    from openwork_tools.sandbox import probe_sandbox
     from openwork_tools.sandbox.cgroup import find_parents
-    from openwork_tools.sandbox.probe import root_note
+    from openwork_tools.sandbox.probe import probe_sandbox, root_note
 
     with embedded_home_guard(settings) as running:
         if running is None:

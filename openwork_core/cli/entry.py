@@ -6,7 +6,6 @@ way. Errors are the same one line and exit code either way."""
 
 from __future__ import annotations
 
-import gc
 import sys
 from collections.abc import Callable
 
@@ -31,11 +30,6 @@ def run_cli() -> None:
 
 def main() -> None:
     allow_remote = serve_without_cli_tree(sys.argv[1:])
-    if allow_remote is not None:
-        # What the start allocates (modules, classes, the app) lives as long as the daemon: the
-        # cyclic collector's passes over it are wasted (12-15 % of the start's CPU). The daemon
-        # freezes it and turns the collector on once it listens (daemon/server.py).
-        gc.disable()
     from openwork_core.config import ConfigError  # this module imports nothing heavy: first
 
     command: Callable[[], None] = run_cli

@@ -8,7 +8,6 @@ import sys
 from collections.abc import Awaitable, Callable
 
 from openwork_core.config import load_settings
-from openwork_core.structlog_import import import_structlog_without_rich
 
 
 def run_on_loop(coroutine_factory: Callable[[], Awaitable[int]]) -> int:
@@ -23,7 +22,6 @@ def run_on_loop(coroutine_factory: Callable[[], Awaitable[int]]) -> int:
 
 def serve_daemon(*, allow_remote: bool) -> None:
     """Run the daemon until SIGTERM/SIGINT, then exit with its code."""
-    import_structlog_without_rich()  # before anything imports structlog
     settings = load_settings()
 
     async def run() -> int:

@@ -10,7 +10,6 @@ needs itself. (The HTTP routes need no warm-up: they are built once, when the ap
 
 from __future__ import annotations
 
-import gc
 from collections.abc import Iterable
 
 import structlog
@@ -43,4 +42,3 @@ def warm_up_first_use(kinds: Iterable[ProviderKind], *, sandbox_available: bool)
     except Exception as exc:  # never fatal: the first session builds them itself
         log.warning("tools.warm_up_failed", error=f"{type(exc).__name__}: {exc}")
     warm_up(kinds)
-    gc.freeze()  # the SDKs' modules and models too live as long as the daemon (server.py)

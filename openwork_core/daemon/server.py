@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gc
 import os
 import secrets
 import signal
@@ -55,8 +54,7 @@ from openwork_core.session.registry_settings import LoadLimits
 from openwork_core.storage import PostgresStore, apply_migrations
 from openwork_core.storage.errors import MigrationChecksumMismatch, MigrationLayoutError
 from openwork_core.version import app_version
-from openwork_tools.sandbox import probe_sandbox
-from openwork_tools.sandbox.probe import current_root_note
+from openwork_tools.sandbox.probe import current_root_note, probe_sandbox
 
 if TYPE_CHECKING:
     from openwork_core.models.port import ModelPort
@@ -252,10 +250,6 @@ async def _serve_on(
         warming: list[asyncio.Task[None]] = []
 
         def on_listening() -> None:
-            # the start's objects live as long as the daemon: no collection pass examines them
-            # again, and the collector (off during `openwork serve`'s start) runs from now on
-            gc.freeze()
-            gc.enable()
             path = write_discovery(home, url, token, app_version())
             facts = BannerFacts(
                 version=app_version(),

@@ -22,7 +22,7 @@ from openwork_core.mcp.config import McpServerConfig
 from openwork_tools.context import HOST_ENV_KEYS, ToolSessionContext
 from openwork_tools.modes import SandboxMode, SandboxStatus
 from openwork_tools.policy import SandboxPolicy
-from openwork_tools.sandbox import bwrap_argv, sandbox_environment
+from openwork_tools.sandbox.bwrap import bwrap_argv, sandbox_environment
 from openwork_tools.sandbox.seccomp import native_program
 
 NO_NETWORK = "--unshare-net"

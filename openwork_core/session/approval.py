@@ -38,7 +38,7 @@ from openwork_tools import (
     ToolSessionContext,
 )
 from openwork_tools.paths import is_credential, is_hard_protected, is_under
-from openwork_tools.sandbox import workspace_writable
+from openwork_tools.sandbox.bwrap import workspace_writable
 
 JUSTIFICATION_REQUIRED_TEXT = (
     "[sandbox: sandboxPermissions needs a one-sentence justification that the user will read; "

@@ -1,4 +1,4 @@
-"""The session registry, built at its first use (issue 13 §3, docs/architecture.md "Start").
+"""The session registry, built at its first use (issue 13 §3, docs/performance.md "Start").
 
 Importing the session runtime — the registry and what it builds: the actor, the turn runner, the
 context engine, the tool registry and built-in tools, compaction, the sub-agent host — is most of

@@ -34,14 +34,6 @@ class RecordNotFound(StorageError, NotFound):
     message_is_ours = True
 
 
-class DuplicateClientRequest(StorageError):
-    """A turn with this client_request_id already exists in the session."""
-
-    code = "duplicate_client_request"
-    http_status = 409
-    message_is_ours = True
-
-
 class DatabaseUnavailable(StorageError):
     code = "database_unavailable"
     http_status = 503

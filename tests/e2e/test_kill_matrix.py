@@ -6,7 +6,7 @@ after every restart:
 - nothing is duplicated and per-session sequences are gapless;
 - no turn is left running, and nothing is half-written (no tool result without its stored
   call, each turn's tool-call counter matching its stored calls);
-- the crash windows of docs/architecture.md "One transaction per steady call": a response of
+- the crash windows of docs/performance.md "One transaction per steady call": a response of
   effect-free calls killed before its one write left nothing of that model call; one with an
   effectful call left the call durable, answered ``interrupted`` in the next request;
 - the next request is legal (every tool call answered) and carries the retained World State with

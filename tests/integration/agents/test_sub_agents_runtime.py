@@ -39,7 +39,7 @@ from openwork_core.storage import PostgresStore
 from openwork_core.storage.codec import decode_message
 from openwork_core.storage.records import TurnStatus
 from openwork_tools import SandboxMode
-from openwork_tools.sandbox import probe_sandbox
+from openwork_tools.sandbox.probe import probe_sandbox
 from tests.support.runtime import Runtime, runtime
 
 Step: TypeAlias = ScriptedResponse | Callable[[ModelRequest], AsyncIterator[ModelEvent]]

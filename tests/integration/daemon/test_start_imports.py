@@ -1,4 +1,4 @@
-"""The daemon listens without the session runtime (issue 13 §3, docs/architecture.md "Start"):
+"""The daemon listens without the session runtime (issue 13 §3, docs/performance.md "Start"):
 what the start path imports, checked in a fresh interpreter each (nothing here is cached), and
 the registry built at its first need — by whichever of the warm-up and an operation comes first."""
 
@@ -21,20 +21,13 @@ from openwork_core.session.registry import SessionRegistry
 RUNTIME = (
     "openwork_core.session.registry",
     "openwork_core.session.actor",
-    "openwork_core.session.runner",
-    "openwork_core.session.commands",
-    "openwork_core.session.compaction.run",
-    "openwork_core.context.engine",
-    "openwork_chat_state.actor",
-    "openwork_tools.builtin.registry",
-    "openwork_tools.builtin.bash",
     "openwork_core.models.adapters",
-    "openwork_core.models.port",
     "openwork_core.desktop.context_overview",
 )
-"""What only a running session needs; ``import_session_runtime`` loads it after listen."""
+"""What only a running session needs; ``import_session_runtime`` loads it after listen (the
+registry and its actor, the model adapters with their SDKs)."""
 
-NEVER_AT_START = ("openai", "anthropic", "httpx", "rich", "pygments", "typer")
+NEVER_AT_START = ("openai", "anthropic", "httpx", "typer")
 
 
 def _loaded_after(code: str, names: tuple[str, ...]) -> dict[str, bool]:
@@ -55,14 +48,10 @@ def _loaded_after(code: str, names: tuple[str, ...]) -> dict[str, bool]:
     return cast(dict[str, bool], result)
 
 
-START_PATH = (
-    "from openwork_core.structlog_import import import_structlog_without_rich\n"
-    "import_structlog_without_rich()\n"  # what `openwork serve` does first (cli/server_run.py)
-    "import openwork_core.cli.server_run, openwork_core.daemon.server\n"
-)
+START_PATH = "import openwork_core.cli.server_run, openwork_core.daemon.server\n"
 
 
-def test_the_start_path_imports_no_session_runtime_sdk_or_rich() -> None:
+def test_the_start_path_imports_no_session_runtime_or_sdk() -> None:
     loaded = _loaded_after(START_PATH, RUNTIME + NEVER_AT_START)
     assert loaded == dict.fromkeys(RUNTIME + NEVER_AT_START, False)
 
@@ -73,11 +62,6 @@ def test_importing_the_session_runtime_loads_what_a_session_runs() -> None:
         "import_session_runtime()\n"
     )
     assert _loaded_after(code, RUNTIME) == dict.fromkeys(RUNTIME, True)
-
-
-def test_rich_stays_importable_after_structlog_was_imported_without_it() -> None:
-    code = START_PATH + "import rich.console, structlog.dev\nassert structlog.dev.rich is None\n"
-    assert _loaded_after(code, ("rich", "rich.console")) == {"rich": True, "rich.console": True}
 
 
 class _FakeRegistry:

@@ -16,7 +16,7 @@ from openwork_core.models.port import ModelEvent, ModelRequest
 from openwork_core.session.updates import PermissionRequested
 from openwork_core.storage import PostgresStore
 from openwork_tools import SandboxMode
-from openwork_tools.sandbox import probe_sandbox
+from openwork_tools.sandbox.probe import probe_sandbox
 from tests.support.live_app import LiveApp, live_app
 from tests.support.runtime import Runtime, runtime
 

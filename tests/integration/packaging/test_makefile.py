@@ -4,6 +4,7 @@ dry run (``-n``) of a fresh virtual environment: nothing is installed or run."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -14,9 +15,13 @@ REPO = Path(__file__).resolve().parents[3]
 def _dry_run(target: str, venv: Path) -> list[str]:
     make = shutil.which("make")
     assert make is not None
+    # Under ``make test`` the nested make would inherit the outer one's flags and level and print
+    # "make[1]: Leaving directory …" after the recipe: a dry run of its own, as from a shell.
+    env = {k: v for k, v in os.environ.items() if k not in {"MAKEFLAGS", "MAKELEVEL", "MFLAGS"}}
     done = subprocess.run(
-        [make, "-n", "-B", target, f"VENV={venv}"],
+        [make, "-n", "-B", "--no-print-directory", target, f"VENV={venv}"],
         cwd=REPO,
+        env=env,
         capture_output=True,
         text=True,
         timeout=60,

@@ -1,4 +1,4 @@
-"""One transaction per steady model call (issue 13 point 2; docs/architecture.md "One
+"""One transaction per steady model call (issue 13 point 2; docs/performance.md "One
 transaction per steady call"): a response whose calls are all effect-free is written after they
 ran, in one write with their results; a response that may have an effect is written before any
 of its tools runs (storage.md §3). The events keep ``draft_cleared`` meaning "the message is

@@ -275,7 +275,7 @@ def _read_result(call_id: str) -> Message:
 async def test_a_deferred_step_writes_the_response_then_its_results_in_order(
     storage: SessionStorage,
 ) -> None:
-    """docs/architecture.md "One transaction per steady call": the response, its results and
+    """docs/performance.md "One transaction per steady call": the response, its results and
     its submission's usage row in one write; the origins are the response's, then the results'."""
     await storage.start_turn(_opening("t1"), [_user("m1", "a")])
     await storage.record_submission("t1", 1)

@@ -8,7 +8,8 @@ import pytest
 
 import openwork_tools.sandbox.probe as probe_module
 from openwork_tools.prepared import DangerMatch
-from openwork_tools.sandbox import detect_danger, probe_sandbox, run_self_check
+from openwork_tools.sandbox.danger import detect_danger
+from openwork_tools.sandbox.probe import probe_sandbox, run_self_check
 
 
 async def test_self_check_passes_with_real_bubblewrap() -> None:

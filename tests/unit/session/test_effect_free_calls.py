@@ -1,4 +1,4 @@
-"""Which calls let their response be written after they ran (docs/architecture.md "One
+"""Which calls let their response be written after they ran (docs/performance.md "One
 transaction per steady call"): only calls that can neither have a side effect nor ask the user."""
 
 from __future__ import annotations

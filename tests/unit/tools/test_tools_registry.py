@@ -293,7 +293,7 @@ async def test_fallback_cut_keeps_a_failed_message_equal_to_its_text_and_an_earl
 def test_exactly_the_builtin_read_only_tools_have_nothing_to_authorize(
     toolset: FinalizedToolset,
 ) -> None:
-    """The core writes a response of ``READ_ONLY`` calls after they ran (docs/architecture.md
+    """The core writes a response of ``READ_ONLY`` calls after they ran (docs/performance.md
     "One transaction per steady call"): those are read, grep, glob and list, and none of them
     reports anything to authorize, so none can need a permission card."""
     read_only = {n for n in toolset.names if toolset.risk(n) is RiskHint.READ_ONLY}
