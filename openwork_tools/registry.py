@@ -119,16 +119,14 @@ class FinalizedToolset:
         return None if tool is None else tool.prepare(self._session, input_json)
 
     async def call(self, name: str, input_json: str, call: ToolCallContext) -> ToolResult:
-        """Run one selected tool; every failure is a result, every text <= 32,000 bytes."""
+        """Run one selected tool; every text <= 32,000 bytes. A tool reports its failures as
+        results; an exception that escapes one (a bug, an ``OSError`` from a race) reaches the
+        caller, whose one boundary makes it the call's error result (Core's ``tool_dispatch``,
+        issue 22 point 7)."""
         tool = self._tools.get(name)
         if tool is None:
             return ToolResult.fail(ToolErrorCode.TOOL_NOT_FOUND, tool_not_found_text(name))
-        try:
-            result = await tool.dispatch(self._session, call, input_json)
-        except Exception as exc:  # a tool bug is a result, never a crashed Turn
-            return ToolResult.fail(
-                ToolErrorCode.EXECUTION_FAILED, f"{name} failed: {type(exc).__name__}: {exc}"
-            )
+        result = await tool.dispatch(self._session, call, input_json)
         text = result.text
         if len(text) * 4 > RESULT_TEXT_LIMIT and len(text.encode()) > RESULT_TEXT_LIMIT:
             cut = await asyncio.to_thread(fallback_cut, text, self._session.spill_dir, call.call_id)

@@ -3,7 +3,9 @@ snapshot; the runner task does the turn's work and reports back (session-runtime
 
 The actor is one loop over its ``CommandQueue``: one ``match`` on the command union of
 ``session/commands.py``. Callers hold a ``SessionHandle`` (the queue only). The actor owns its
-turn's task: it cancels it through the turn's ``TurnCancellation`` and awaits it when stopping.
+turn's task, and the task of a manual compaction or a rewind (the loop never waits on a model
+call: issue 23 point 7): it cancels them through their ``TurnCancellation`` and awaits them when
+stopping — or when its loop crashed, before the registry builds a new actor.
 
 Slightly over the 400-line soft limit on purpose: the loop, its one ``match`` and the handler of
 each command are read together; the idle-only actions live in ``maintenance.py``, the turn end
@@ -26,7 +28,6 @@ from openwork_core.context.inspection import ContextInspection, build_context_in
 from openwork_core.context.limits import ModelContextLimits
 from openwork_core.ids import (
     ClientRequestId,
-    CompactionId,
     SessionId,
     ToolCallId,
     TurnId,
@@ -37,6 +38,7 @@ from openwork_core.session.commands import (
     CancelTurn,
     CommandQueue,
     Compact,
+    CompactionEnded,
     DeliverAgentMessage,
     GetSnapshot,
     GetStatus,
@@ -65,7 +67,13 @@ from openwork_core.session.errors import (
 )
 from openwork_core.session.handle import SessionHandle
 from openwork_core.session.maintenance import manual_compaction, rewind_to, undo_or_reapply
-from openwork_core.session.outcome import Cancelled, Failed, FailureCode, TurnOutcome
+from openwork_core.session.outcome import (
+    Cancelled,
+    Failed,
+    FailureCode,
+    TurnCancelled,
+    TurnOutcome,
+)
 from openwork_core.session.repair import TurnEndRepair
 from openwork_core.session.runner import (
     PermissionSlot,
@@ -101,6 +109,7 @@ from openwork_core.session.updates import (
     TurnStarted,
     UsageBody,
 )
+from openwork_core.storage.compaction_records import CompactionKind
 from openwork_tools import FileChange, SandboxMode, SandboxStatus
 from openwork_tools.faults import faultpoint
 from openwork_tools.undo import ChangeDirection
@@ -109,7 +118,8 @@ log = structlog.get_logger(__name__)
 T = TypeVar("T")
 _QUEUE_CAPACITY = 64
 _STOP_TURN_GRACE_S = 8.0
-"""How long a stopping actor waits for its cancelled turn to end before cancelling its task."""
+"""How long a stopping actor waits for its cancelled turn (or compaction) to end before
+cancelling its task."""
 
 
 TurnFinishedHook = Callable[[TurnId, TurnOutcome], Awaitable[None]]
@@ -126,6 +136,15 @@ class _ActiveTurn:
     mode: PermissionModeView
     slot: TurnSlot | None
     task: asyncio.Task[None] | None = None
+
+
+@dataclass(slots=True)
+class _ActiveCompaction:
+    """A manual compaction or a rewind the actor runs as its own task."""
+
+    kind: CompactionKind
+    cancellation: TurnCancellation
+    task: asyncio.Task[None]
 
 
 class SessionActor:
@@ -147,6 +166,7 @@ class SessionActor:
         self._sandbox = sandbox
         self._runtime: Runtime = IdleRuntime()
         self._active: _ActiveTurn | None = None
+        self._compaction: _ActiveCompaction | None = None
         self._accepted: dict[ClientRequestId, TurnId] = {}
         self._queue: CommandQueue | None = None
         self._repair = TurnEndRepair(services.storage)
@@ -172,10 +192,13 @@ class SessionActor:
                 command = await queue.receive()
                 if isinstance(command, Stop):
                     reason = command.reason
-                    await self._stop(queue)
+                    await self._stop()
                     command.reply.set_result(None)
                     return
                 await self._dispatch(command)
+        except BaseException:
+            await self._stop()  # a crashed loop still ends the work it owns (issue 22 point 7)
+            raise
         finally:
             for left in queue.close():
                 await self._refuse(left)
@@ -197,9 +220,17 @@ class SessionActor:
             case ApplyFileChanges(change_ids=change_ids, direction=direction, reply=reply):
                 await settle(reply, self._file_changes(change_ids, direction))
             case Compact(model=model, reply=reply):
-                await settle(reply, self._compact(model))
+                self._own_compaction(
+                    CompactionKind.MANUAL,
+                    reply,
+                    lambda c: manual_compaction(self._session_id, self._services, model, c),
+                )
             case Rewind(compaction_id=compaction_id, model=model, reply=reply):
-                await settle(reply, self._rewind(compaction_id, model))
+                self._own_compaction(
+                    CompactionKind.REWIND,
+                    reply,
+                    lambda _: rewind_to(self._session_id, self._services, compaction_id, model),
+                )
             case InspectContext(model=model, reply=reply):
                 await settle(reply, self._inspect(model))
             case GetSnapshot(reply=reply):
@@ -213,6 +244,9 @@ class SessionActor:
                     log.info("agent_message.duplicate_dropped", message_id=message.id)
             case TurnEnded(turn_id=turn_id, outcome=outcome, unwritten=unwritten, usage=usage):
                 await self._turn_ended(turn_id, outcome, unwritten, usage)
+            case CompactionEnded():
+                self._compaction = None
+                command.answer()
             case Stop():
                 raise AssertionError("Stop is handled by the loop")
             case _:
@@ -223,6 +257,8 @@ class SessionActor:
         still reported (its outcome stands)."""
         if isinstance(command, TurnEnded):
             await self._turn_ended(command.turn_id, command.outcome, command.unwritten)
+        elif isinstance(command, CompactionEnded):
+            command.answer()
         elif isinstance(command, DeliverAgentMessage):
             log.warning("agent_message.actor_stopped", message_id=command.message.id)
         elif not command.reply.done():
@@ -244,6 +280,8 @@ class SessionActor:
             return TurnAccepted(known, spec.client_request_id)
         if self._active is not None:
             raise Busy(self._active.turn_id)
+        if self._compaction is not None:
+            raise SessionActive(self._compaction.kind)
         assert self._queue is not None
         if not await self._repair.flush():
             raise TurnNotRecorded("the previous turn's end is not written yet; retry")
@@ -351,14 +389,30 @@ class SessionActor:
     def _require_idle(self) -> None:
         if self._active is not None:
             raise SessionActive(self._active.turn_id)
+        if self._compaction is not None:
+            raise SessionActive(self._compaction.kind)
 
-    async def _compact(self, model: ResolvedModel) -> CompactionResult:
-        self._require_idle()
-        return await manual_compaction(self._session_id, self._services, model)
-
-    async def _rewind(self, compaction_id: CompactionId, model: ResolvedModel) -> CompactionResult:
-        self._require_idle()
-        return await rewind_to(self._session_id, self._services, compaction_id, model)
+    def _own_compaction(
+        self,
+        kind: CompactionKind,
+        reply: asyncio.Future[CompactionResult],
+        work: Callable[[TurnCancellation], Awaitable[CompactionResult]],
+    ) -> None:
+        """Start a manual compaction or a rewind as the actor's own task, like a turn's: the loop
+        goes on answering status, snapshots and subscriptions while it runs; turns, undo and
+        other compactions are refused (``session_active``) until it ended (issue 23 point 7)."""
+        try:
+            self._require_idle()
+        except SessionActive as refused:
+            reply.set_exception(refused)
+            return
+        assert self._queue is not None
+        cancellation = TurnCancellation()
+        task = asyncio.get_running_loop().create_task(
+            _drive_compaction(self._queue, reply, work(cancellation)),
+            name=f"{kind.value}-compaction-{self._session_id}",
+        )
+        self._compaction = _ActiveCompaction(kind, cancellation, task)
 
     async def _file_changes(
         self, change_ids: tuple[str, ...], direction: ChangeDirection
@@ -404,22 +458,29 @@ class SessionActor:
             pending_permission=active is not None and active.permission.pending,
             unwritten_turn_id=self._repair.turn_id,
             watchers=self._hub.subscriber_count,
+            compaction=None if self._compaction is None else self._compaction.kind,
         )
 
     # -- stopping --------------------------------------------------------------------------------
-    async def _stop(self, queue: CommandQueue) -> None:
-        """Cancel the active turn (outcome cancelled) and wait for its task; what it posted on
-        its way out is handled before the loop ends."""
+    async def _stop(self) -> None:
+        """Cancel the active turn (outcome cancelled) and a running compaction, and wait for
+        their tasks; what they posted on their way out is handled before the loop ends."""
         await self._repair.stop()
-        active = self._active
-        if active is None or active.task is None:
+        owned = [
+            (work.cancellation, work.task)
+            for work in (self._active, self._compaction)
+            if work is not None and work.task is not None
+        ]
+        for cancellation, _ in owned:
+            cancellation.request()
+        tasks = {task for _, task in owned}
+        if not tasks:
             return
-        active.cancellation.request()
-        done, _ = await asyncio.wait({active.task}, timeout=_STOP_TURN_GRACE_S)
-        if not done:
-            active.task.cancel()
+        _, late = await asyncio.wait(tasks, timeout=_STOP_TURN_GRACE_S)
+        for task in late:
+            task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
-                await active.task
+                await task
 
 
 def _log_crash(task: asyncio.Task[None]) -> None:
@@ -430,3 +491,24 @@ def _log_crash(task: asyncio.Task[None]) -> None:
 async def _post_ended(queue: CommandQueue, ended: TurnEnded) -> None:
     with contextlib.suppress(ActorStopped):  # a stopped actor reports queued ends itself
         await queue.post(ended)
+
+
+async def _drive_compaction(
+    queue: CommandQueue, reply: asyncio.Future[CompactionResult], work: Awaitable[CompactionResult]
+) -> None:
+    """A compaction's task: run it, then hand its result back to the actor's loop, which
+    answers the caller once the session is idle again."""
+    try:
+        ended = CompactionEnded(reply, await work)
+    except asyncio.CancelledError:  # the stopping actor gave up waiting
+        if not queue.post_nowait(CompactionEnded(reply, ActorStopped())):
+            CompactionEnded(reply, ActorStopped()).answer()
+        raise
+    except TurnCancelled:  # the stopping actor ended its summary call
+        ended = CompactionEnded(reply, ActorStopped())
+    except Exception as exc:  # the caller's answer: 502 with the compaction's code, 409, 404
+        ended = CompactionEnded(reply, exc)
+    try:
+        await queue.post(ended)
+    except ActorStopped:  # the loop ended without it: the caller still gets its answer
+        ended.answer()

@@ -25,6 +25,7 @@ from openwork_core.session.storage import TurnClosing, TurnUsage
 from openwork_core.session.turn_accepted import TurnAccepted
 from openwork_core.session.update_streams import SessionReplay, Subscription
 from openwork_core.session.updates import StreamEndReason
+from openwork_core.storage.compaction_records import CompactionKind
 from openwork_tools import FileChange, SandboxMode
 from openwork_tools.undo import ChangeDirection
 
@@ -48,6 +49,13 @@ class SessionStatus:
     """Clients subscribed to the session's live updates."""
     unwritten_turn_id: TurnId | None = None
     """A turn that ended here whose terminal state an outage kept out of the database."""
+    compaction: CompactionKind | None = None
+    """The manual compaction or rewind the actor's own task runs now (``manual`` / ``rewind``)."""
+
+    @property
+    def busy(self) -> bool:
+        """A turn or a compaction runs: the session is not idle."""
+        return self.active_turn_id is not None or self.compaction is not None
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,6 +151,23 @@ class TurnEnded:
     """The provider-reported usage of the turn's submissions (``turn_finished``)."""
 
 
+@dataclass(frozen=True, slots=True)
+class CompactionEnded:
+    """Posted by the actor's own compaction task (a manual compaction or a rewind) when it ended
+    (internal): the actor is idle again, then the caller gets ``result``."""
+
+    reply: asyncio.Future[CompactionResult]
+    result: CompactionResult | Exception
+
+    def answer(self) -> None:
+        if self.reply.done():
+            return
+        if isinstance(self.result, Exception):
+            self.reply.set_exception(self.result)
+        else:
+            self.reply.set_result(self.result)
+
+
 SessionCommand: TypeAlias = (
     StartTurn
     | CancelTurn
@@ -158,6 +183,7 @@ SessionCommand: TypeAlias = (
     | Stop
     | DeliverAgentMessage
     | TurnEnded
+    | CompactionEnded
 )
 
 
@@ -207,12 +233,17 @@ class CommandQueue:
 
 
 async def settle(reply: asyncio.Future[T], work: Awaitable[T]) -> None:
-    """Run one command's work and settle its reply; an error goes to the caller, not the loop."""
+    """Run one command's work and settle its reply; an error goes to the caller, not the loop.
+    A loop that dies meanwhile (its task cancelled) answers ``ActorStopped``, never silence."""
     try:
         result = await work
     except Exception as exc:
         if not reply.done():
             reply.set_exception(exc)
         return
+    except BaseException:
+        if not reply.done():
+            reply.set_exception(ActorStopped())
+        raise
     if not reply.done():
         reply.set_result(result)

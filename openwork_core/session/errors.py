@@ -10,6 +10,7 @@ from openwork_chat_state.error_root import OpenWorkError
 from openwork_core.agents.errors import AgentErrorCode
 from openwork_core.agents.errors import UnknownAgent as AgentUnknownAgent
 from openwork_core.ids import ToolCallId, TurnId
+from openwork_core.storage.compaction_records import CompactionKind
 from openwork_core.storage.errors import StorageError
 
 
@@ -90,11 +91,17 @@ class TurnNotRecorded(SessionError, StorageError):
 
 
 class SessionActive(SessionError):
+    """A turn runs, or the actor's own manual compaction or rewind (issue 23 point 7)."""
+
     code = "session_active"
     http_status = 409
 
-    def __init__(self, turn_id: TurnId) -> None:
-        super().__init__(f"the session has an active turn: {turn_id}")
+    def __init__(self, running: TurnId | CompactionKind) -> None:
+        if isinstance(running, CompactionKind):
+            what = "a rewind" if running is CompactionKind.REWIND else f"a {running} compaction"
+            super().__init__(f"the session is running {what}; retry when it ends")
+        else:
+            super().__init__(f"the session has an active turn: {running}")
 
 
 class NoProvider(SessionError):

@@ -45,6 +45,12 @@ class SessionHandle:
         self.session_id = session_id
         self._queue = queue
 
+    @property
+    def stopped(self) -> bool:
+        """The actor's loop ended (stopped, or crashed): every command answers ``ActorStopped``
+        and the registry builds a new actor on the next load (issue 22 point 7)."""
+        return self._queue.closed
+
     async def start_turn(self, spec: TurnSpec) -> TurnAccepted:
         return await self._queue.ask(StartTurn(spec))
 

@@ -1,6 +1,6 @@
-"""A session's idle-only user actions, run on its actor (the actor refuses them while a turn
-runs): manual compaction and rewind (compaction.md §1, §7, §8.3) and undo / reapply of recorded
-file changes (tools.md §8)."""
+"""A session's idle-only user actions (the actor refuses them while a turn or another compaction
+runs): manual compaction and rewind (compaction.md §1, §7, §8.3), which the actor runs as its own
+task, and undo / reapply of recorded file changes (tools.md §8)."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from openwork_core.session.compaction import (
 )
 from openwork_core.session.file_changes import apply_recorded_changes
 from openwork_core.session.runner import ResolvedModel, SessionServices
+from openwork_core.session.runner.cancellation import TurnCancellation
 from openwork_core.session.runner.compaction_step import compaction_deps
 from openwork_core.session.runner.prepare import system_context
 from openwork_core.storage.compaction_records import CompactionKind
@@ -34,11 +35,15 @@ async def _installing(
 
 
 async def manual_compaction(
-    session_id: SessionId, services: SessionServices, model: ResolvedModel
+    session_id: SessionId,
+    services: SessionServices,
+    model: ResolvedModel,
+    cancellation: TurnCancellation,
 ) -> CompactionResult:
-    """No pruning; the System Context is the agent prompt alone."""
+    """No pruning; the System Context is the agent prompt alone. The summary call runs in
+    ``cancellation``'s scope: a stopping actor ends it (``TurnCancelled``)."""
     system = system_context(services, with_tools=False)
-    deps = compaction_deps(session_id, services, model)
+    deps = compaction_deps(session_id, services, model, cancellation)
     return await _installing(
         services, run_compaction(deps, CompactionKind.MANUAL, None, None, system)
     )

@@ -16,7 +16,8 @@ from openwork_core.ids import SessionId
 from openwork_core.models.capabilities import resolve_capabilities
 from openwork_core.models.port import ModelPort
 from openwork_core.session.build import SessionDeps, build_session_handle
-from openwork_core.session.errors import NoProvider, ReloadRequired
+from openwork_core.session.commands import SessionStatus
+from openwork_core.session.errors import ActorStopped, NoProvider, ReloadRequired
 from openwork_core.session.handle import SessionHandle
 from openwork_core.session.ownership import (
     LeaseHolder,
@@ -47,6 +48,14 @@ from openwork_core.session.updates import StreamEndReason
 log = structlog.get_logger(__name__)
 
 __all__ = ["LoadLimits", "ModelPortFactory", "SessionRegistry", "environment_key"]
+
+
+async def _status(handle: SessionHandle) -> SessionStatus | None:
+    """The actor's status; None when its actor stopped."""
+    try:
+        return await handle.status()
+    except ActorStopped:
+        return None
 
 
 def _child_ids(host: SubAgentHost) -> list[SessionId]:
@@ -92,11 +101,15 @@ class SessionRegistry:
 
     # -- the directory -------------------------------------------------------------------------
     def get(self, session_id: SessionId) -> SessionHandle | None:
-        return self._handles.get(session_id)
+        """The live handle, if loaded; never one whose actor stopped (reads then go to the
+        database, and the next load builds a new actor)."""
+        handle = self._handles.get(session_id)
+        return None if handle is None or handle.stopped else handle
 
     async def load(self, session_id: SessionId) -> SessionHandle:
         """The live handle; an idle actor whose checkpoint could not be installed is rebuilt
-        from the database first (compaction.md §7)."""
+        from the database first (compaction.md §7), and so is one whose actor stopped by itself
+        (a crash: issue 22 point 7)."""
         handle, _ = await self._current(session_id)
         if len(self._handles) > self._limits.max_loaded:
             await self.unload_idle(keep=session_id)
@@ -117,13 +130,15 @@ class SessionRegistry:
         async with lock:
             existing = self._handles.get(session_id)
             if existing is not None:
-                status = await existing.status()
-                if not status.reload_required or status.active_turn_id is not None:
+                status = await _status(existing)
+                if status is not None and (not status.reload_required or status.busy):
                     self._last_used[session_id] = time.monotonic()
                     return existing, False
                 self._handles.pop(session_id, None)
                 await existing.shutdown()
-                if refuse_stale:
+                if status is None:
+                    log.warning("session.actor_rebuilt", session_id=session_id)
+                elif refuse_stale:
                     return existing, True
             handle = await self._build(session_id)
             self._handles[session_id] = handle
@@ -186,13 +201,16 @@ class SessionRegistry:
         self, now: float | None = None, keep: SessionId | None = None
     ) -> list[SessionId]:
         """Unload sessions idle longer than ``idle_seconds`` and, beyond ``max_loaded``, the least
-        recently used ones — never one with a running turn, a pending approval or a client
-        watching it; a root goes together with its children (and stays while any of them is
-        busy). Returns the unloaded ids."""
+        recently used ones — never one with a running turn or compaction, a pending approval or
+        a client watching it; a root goes together with its children (and stays while any of
+        them is busy). A session whose actor stopped by itself goes first. Returns the unloaded
+        ids."""
         moment = time.monotonic() if now is None else now
+        unloaded = [sid for sid, handle in self._handles.items() if handle.stopped]
+        for dead in unloaded:
+            await self.close(dead)  # its actor stopped by itself: gone, its lease given back
         order = sorted(self._handles, key=lambda sid: self._last_used.get(sid, 0.0))
         excess = len(order) - self._limits.max_loaded
-        unloaded: list[SessionId] = []
         for session_id in order:
             idle_for = moment - self._last_used.get(session_id, 0.0)
             evictable = excess > 0 and idle_for >= self._limits.eviction_grace_seconds
@@ -229,8 +247,8 @@ class SessionRegistry:
             handle = self._handles.get(session_id)
             if handle is None:
                 continue
-            status = await handle.status()
-            if status.active_turn_id is not None or status.pending_permission or status.watchers:
+            status = await _status(handle)
+            if status is not None and (status.busy or status.pending_permission or status.watchers):
                 return False
         return True
 

@@ -13,6 +13,7 @@ import contextlib
 import os
 import socket
 import subprocess
+import sys
 import uuid
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
@@ -445,3 +446,94 @@ async def test_the_network_is_granted_only_by_the_card_for_that_call(
     assert "hello from the host" in results["c0"]
     assert "hello from the host" not in results["c1"]
     assert accepted == [1]
+
+
+SWAPPER = """
+import os, sys
+ws = sys.argv[1]
+link, spare_link, spare_file = (os.path.join(ws, n) for n in ("sub", ".sub-link", ".sub-file"))
+while True:
+    if os.path.lexists(spare_link):
+        os.unlink(spare_link)
+    os.symlink("real", spare_link)
+    os.replace(spare_link, link)
+    with open(spare_file, "w") as fh:
+        fh.write("not a directory")
+    os.replace(spare_file, link)
+"""
+"""Swaps ``<ws>/sub`` between a symlink to ``real`` and a regular file as fast as it can."""
+
+
+def _raced_calls(ws: Path, turn: int, count: int) -> tuple[ToolCallSpec, ...]:
+    """``write`` and ``edit`` calls whose path and 15 grant paths (the most a call may ask for,
+    plus one relative path that makes the request a rule denial, never a card) all go through
+    the swapped ``sub``: 16 ``realpath`` walks in each call's ``prepare``."""
+    calls = []
+    for i in range(count):
+        grants = [
+            {"path": f"{ws}/sub/g{g}", "access": "write", "scope": "exact"} for g in range(15)
+        ]
+        asked = {
+            "sandboxPermissions": {
+                "paths": [*grants, {"path": "rel", "access": "write", "scope": "exact"}]
+            },
+            "justification": "The test races this path.",
+        }
+        target = f"sub/t{turn}-{i}.txt"
+        if i % 3 == 0:
+            arguments: dict[str, object] = {"path": target, "content": f"{i}\n"}
+        elif i % 3 == 1:
+            arguments = {"path": target, "content": f"{i}\n", **asked}
+        else:
+            arguments = {"filePath": target, "oldString": "", "newString": f"{i}\n", **asked}
+        name = "edit" if "filePath" in arguments else "write"
+        calls.append(ToolCallSpec(f"t{turn}c{i}", name, arguments))
+    return tuple(calls)
+
+
+async def test_write_and_edit_racing_a_symlink_swap_never_stop_the_session(
+    database_url: str, fake_provider: FakeProvider
+) -> None:
+    """Issue 22 point 7: while another process swaps a path component between a symlink and a
+    file, ``write`` and ``edit`` calls through it (their ``prepare`` walks it with ``realpath``,
+    which raises ``OSError`` when the link changes under it) never end the turn or the actor:
+    every turn completes, every call has its result, a call the race broke is an error result,
+    and the session answers between turns."""
+    turns, per_turn = 8, 25
+    async with target(database_url, fake_provider) as t:
+        ws = t.workspace
+        (ws / "real").mkdir()
+        finished: list[dict[str, object]] = []
+        swapper = await asyncio.create_subprocess_exec(sys.executable, "-c", SWAPPER, str(ws))
+        try:
+            for turn in range(turns):
+                fake_provider.push(
+                    Reply(tool_calls=_raced_calls(ws, turn, per_turn)), Reply(text=f"turn {turn}")
+                )
+                turn_id, updates = await run_turn_and_wait(
+                    t.client, t.session_id, f"race {turn}", f"req-race-{turn}", timeout=60
+                )
+                view = (await t.client.get(f"/v1/sessions/{t.session_id}/turns/{turn_id}")).json()
+                assert (view["status"], view["error_code"]) == ("completed", None), view
+                session = await t.client.get(f"/v1/sessions/{t.session_id}")
+                assert session.status_code == 200, session.text
+                assert session.json()["snapshot"]["runtime"]["state"] == "terminal"
+                sent = [
+                    m
+                    for m in fake_provider.bodies[-1]["messages"]  # type: ignore[union-attr]
+                    if isinstance(m, dict) and m.get("role") == "tool"
+                ]
+                assert len(sent) == per_turn * (turn + 1)  # the model got every call's result
+                finished += [
+                    u
+                    for e in updates
+                    if isinstance(u := e["update"], dict) and u["type"] == "tool_call_finished"
+                ]
+        finally:
+            swapper.terminate()
+            await swapper.wait()
+    assert len(finished) == turns * per_turn
+    assert {u["status"] for u in finished} <= {"succeeded", "failed", "denied"}
+    raced = [u for u in finished if "OSError" in str(u["output"])]
+    assert all(u["status"] == "failed" and u["isError"] for u in raced)
+    print(f"{len(raced)} of {len(finished)} calls met the race in the tool's own code")

@@ -28,7 +28,7 @@ from openwork_core.storage.records import (
     ProviderRecord,
     SessionRecord,
 )
-from openwork_tools import SandboxMode, SandboxStatus, builtin_registry
+from openwork_tools import SandboxMode, SandboxStatus, ToolRegistry, builtin_registry
 
 SESSION_ID = "ses_memory"
 MODEL = ProviderModel(name="scripted-model", context_window=200_000, max_output_tokens=8_000)
@@ -64,7 +64,10 @@ class MemorySession:
 
 
 @asynccontextmanager
-async def memory_session(scripted: ScriptedModel, workspace: Path) -> AsyncIterator[MemorySession]:
+async def memory_session(
+    scripted: ScriptedModel, workspace: Path, registry: ToolRegistry | None = None
+) -> AsyncIterator[MemorySession]:
+    """``registry``: the tools to select from (default: the seven built-ins)."""
     storage = InMemorySessionStorage(SESSION_ID)
     seen: dict[str, SessionServices] = {}
     now = datetime.now(UTC)
@@ -83,7 +86,7 @@ async def memory_session(scripted: ScriptedModel, workspace: Path) -> AsyncItera
     deps = SessionDeps(
         storage_for=lambda _sid, _lease: storage,
         engine=ContextEngine(),
-        registry=builtin_registry(),
+        registry=builtin_registry() if registry is None else registry,
         trace=TraceRecorder(None),  # type: ignore[arg-type]  # never started: spans are dropped
         home=workspace.parent / "home",
         sandbox=SandboxStatus(available=False, reason="not probed in this test"),

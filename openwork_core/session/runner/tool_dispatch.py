@@ -5,10 +5,12 @@ Tool failures are results the model sees; only a failed write or a terminal deci
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import assert_never
 
 import orjson
+import structlog
 
 from openwork_chat_state.messages import (
     Message,
@@ -37,6 +39,7 @@ from openwork_core.session.outcome import (
     Failed,
     FailureCode,
     TurnCancelled,
+    TurnFailure,
     TurnOutcome,
 )
 from openwork_core.session.runner.agent_tools import AgentToolRunner
@@ -76,8 +79,16 @@ from openwork_core.session.updates import (
     PlanUpdated,
     SessionPhase,
 )
-from openwork_tools import SandboxPolicy, ToolCallContext, ToolStatus
+from openwork_tools import (
+    SandboxPolicy,
+    ToolCallContext,
+    ToolErrorCode,
+    ToolResult,
+    ToolStatus,
+)
 from openwork_tools.faults import faultpoint
+
+log = structlog.get_logger(__name__)
 
 
 def transcript_text(page: TranscriptPage) -> str:
@@ -99,6 +110,16 @@ def transcript_text(page: TranscriptPage) -> str:
             "nextAfterSequence": page.next_after_sequence,
         }
     ).decode()
+
+
+@dataclass(frozen=True, slots=True)
+class _Decided:
+    """What the gate and the tool came to for one call: the rule's denial or the tool's result,
+    who decided (``sandbox`` or ``user``) and how long the card waited."""
+
+    ending: RuleDenial | ToolResult
+    source: str = "sandbox"
+    wait_ms: int | None = None
 
 
 class ToolCallRunner(ToolResultWriter):
@@ -209,6 +230,53 @@ class ToolCallRunner(ToolResultWriter):
     async def _registered(
         self, call: ToolCallBlock, name: str, tool_call_id: ToolCallId, span: SpanId
     ) -> TurnOutcome | None:
+        """Gate and run one registry tool, then record what came of it. This is the one
+        exception boundary of a tool call (issue 22 point 7): whatever the tool's own code
+        raises (``prepare``, ``call``, an ``OSError`` from a path that changed under it) is that
+        call's error result and the turn goes on; only the turn's own endings pass through."""
+        try:
+            decided = await self._gate_and_run(call, name, tool_call_id)
+        except (TurnFailure, TurnCancelled):
+            raise  # a failed write, a cancelled wait: the turn's, not the tool's
+        except Exception as exc:
+            log.exception("tool.crashed", tool=name)
+            failed = f"{name} failed: {type(exc).__name__}: {exc}"
+            decided = _Decided(ToolResult.fail(ToolErrorCode.EXECUTION_FAILED, failed))
+        if decided is None:
+            await self._terminated(call, tool_call_id, span=span)
+            return Cancelled()
+        wait_ms = decided.wait_ms
+        verdict = decided.ending
+        if isinstance(verdict, RuleDenial):
+            block = text_result(call, verdict.text, ToolResultState.DENIED)
+            await self._finish(
+                call,
+                tool_call_id,
+                span,
+                block,
+                "denied",
+                attributes={
+                    "permissionDecision": "deny",
+                    "permissionDecisionSource": verdict.source.value,
+                },
+                permission_wait_ms=wait_ms,
+            )
+            if verdict.source is DenialSource.USER:
+                return Failed(FailureCode.PERMISSION_DENIED, "the user denied a tool call")
+            return None
+        result = verdict
+        if result.sandbox_denied:
+            self._previous_denial = result.text.strip().splitlines()[-1] if result.text else None
+        await self._finish_result(call, tool_call_id, span, result, decided.source, wait_ms)
+        if result.status is ToolStatus.CANCELLED or self._turn.cancellation.requested:
+            return Cancelled()
+        return None
+
+    async def _gate_and_run(
+        self, call: ToolCallBlock, name: str, tool_call_id: ToolCallId
+    ) -> _Decided | None:
+        """Authorize (asking the user when the rules say so), then run the tool; None when the
+        turn was cancelled at the card."""
         turn = self._turn
         registry = turn.services.toolset.registry_tools
         verdict = authorize(
@@ -228,27 +296,11 @@ class ToolCallRunner(ToolResultWriter):
             decision = await self._ask(call, tool_call_id, verdict)
             wait_ms = int((time.monotonic() - started) * 1000)
             if decision is None:
-                await self._terminated(call, tool_call_id, span=span)
-                return Cancelled()
+                return None
             verdict = decide(verdict, decision)
             decision_source = "user"
         if isinstance(verdict, RuleDenial):
-            block = text_result(call, verdict.text, ToolResultState.DENIED)
-            await self._finish(
-                call,
-                tool_call_id,
-                span,
-                block,
-                "denied",
-                attributes={
-                    "permissionDecision": "deny",
-                    "permissionDecisionSource": verdict.source.value,
-                },
-                permission_wait_ms=wait_ms,
-            )
-            if verdict.source is DenialSource.USER:
-                return Failed(FailureCode.PERMISSION_DENIED, "the user denied a tool call")
-            return None
+            return _Decided(verdict, decision_source, wait_ms)
         assert isinstance(verdict, Run)
         async with forwarded_progress(tool_call_id, turn.emit) as progress:
             context = ToolCallContext(
@@ -262,12 +314,7 @@ class ToolCallRunner(ToolResultWriter):
             if self._deferred is not None:
                 faultpoint("read_only_tool_running")  # nothing of this response is written yet
             result = await registry.call(name, call.input, context)
-        if result.sandbox_denied:
-            self._previous_denial = result.text.strip().splitlines()[-1] if result.text else None
-        await self._finish_result(call, tool_call_id, span, result, decision_source, wait_ms)
-        if result.status is ToolStatus.CANCELLED or turn.cancellation.requested:
-            return Cancelled()
-        return None
+        return _Decided(result, decision_source, wait_ms)
 
     async def _ask(
         self, call: ToolCallBlock, tool_call_id: ToolCallId, pending: NeedsCard
