@@ -9,10 +9,10 @@ import pytest
 
 from tests.support.contract import (
     ContractViolation,
-    validate,
     check_body,
     check_event,
     utc_timestamp,
+    validate,
 )
 
 _HEALTH = {"status": "ok", "version": "1", "database": "ok"}
