@@ -240,7 +240,7 @@ class ToolCallRunner(ToolResultWriter):
             raise  # a failed write, a cancelled wait: the turn's, not the tool's
         except Exception as exc:
             log.exception("tool.crashed", tool=name)
-            failed = f"{name} failed: {type(exc).__name__}: {exc}"
+            failed = f"{name} failed: {type(exc).__name__}: {str(exc)[:2000]}"
             decided = _Decided(ToolResult.fail(ToolErrorCode.EXECUTION_FAILED, failed))
         if decided is None:
             await self._terminated(call, tool_call_id, span=span)
