@@ -125,7 +125,7 @@ def message_json(message: StoredMessage) -> JsonValue:
         kind=message.kind.value,
         content=orjson.loads(message.content),
         created_at=message.created_at,
-    ).model_dump(mode="json")
+    ).model_dump(mode="json", by_alias=True)
 
 
 def compaction_body(result: CompactionResult) -> CompactionBody:
