@@ -74,6 +74,7 @@ from openwork_core.storage.postgres.file_changes import FileChangeStore
 from openwork_core.storage.postgres.mcp_servers import PostgresMcpServers
 from openwork_core.storage.postgres.ownership import PostgresOwnership
 from openwork_core.storage.postgres.skills import SkillStatusStore
+from openwork_core.storage.postgres.traces import PostgresSpanSink
 from openwork_core.storage.provider_keys import ProviderKeys, keys_path
 from openwork_core.storage.records import ProviderRecord, SessionRecord, StoredMessage
 from openwork_core.storage.spill_retention import sweep_spill_dirs
@@ -133,7 +134,7 @@ class OpenWorkCore:
         self._home = home
         self._skill_root = skill_root
         self._global_updates = GlobalUpdates()
-        self._trace = TraceRecorder(store.pool)
+        self._trace = TraceRecorder(PostgresSpanSink(store.pool))
         self._skills = SkillEnablement(SkillStatusStore(store.pool), skill_root)
         self._compactions = CompactionStore(store.pool)
         self._file_changes = FileChangeStore(store.pool)

@@ -42,6 +42,12 @@ class DuplicateClientRequest(StorageError):
     message_is_ours = True
 
 
+class InvalidPlanCommit(StorageError):
+    """A plan write's inputs do not fit together; nothing was written."""
+
+    code = "invalid_plan_commit"
+
+
 class DatabaseUnavailable(StorageError):
     code = "database_unavailable"
     http_status = 503

@@ -21,7 +21,7 @@ from openwork_core.session.runner import ResolvedModel, SessionServices
 from openwork_core.session.sub_agent_host import SubAgentHost
 from openwork_core.session.trace import TraceRecorder
 from openwork_core.session.update_streams import GlobalUpdates
-from openwork_core.storage.memory import InMemorySessionStorage
+from openwork_core.storage.memory import InMemorySessionStorage, InMemorySpanSink
 from openwork_core.storage.records import (
     ProviderKind,
     ProviderModel,
@@ -84,7 +84,7 @@ async def memory_session(scripted: ScriptedModel, workspace: Path) -> AsyncItera
         storage_for=lambda _sid, _lease: storage,
         engine=ContextEngine(),
         registry=builtin_registry(),
-        trace=TraceRecorder(None),  # type: ignore[arg-type]  # never started: spans are dropped
+        trace=TraceRecorder(InMemorySpanSink()),  # never started: spans are dropped
         home=workspace.parent / "home",
         sandbox=SandboxStatus(available=False, reason="not probed in this test"),
         skill_root=None,
