@@ -129,9 +129,12 @@ class InMemorySessionStorage:
         self.turns[opening.turn_id] = MemoryTurn(
             id=opening.turn_id, client_request_id=opening.client_request_id
         )
-        return await self.append(opening.turn_id, StepWrite(messages=tuple(messages)))
+        return self._write(opening.turn_id, StepWrite(messages=tuple(messages)))
 
     async def append(self, turn_id: TurnId, step: StepWrite) -> tuple[RealOrigin, ...]:
+        return self._write(turn_id, step)
+
+    def _write(self, turn_id: TurnId, step: StepWrite) -> tuple[RealOrigin, ...]:
         turn = self._turn(turn_id)
         step.check_turn(turn_id)
         if step.response is not None and any(self._stored(m.id) for m in step.messages):
