@@ -21,6 +21,7 @@ from openwork_chat_state.messages import Message, Role
 from openwork_core.agents import Reconciliation, TurnlessChild
 from openwork_core.ids import ClientRequestId, CompactionId, MessageId, SessionId, SpanId, TurnId
 from openwork_core.plan import TurnPlan
+from openwork_core.storage.agent_records import ChildSessionRecord
 from openwork_core.storage.codec import decode_message, storable_json, storable_message
 from openwork_core.storage.compaction_records import (
     CheckpointRecord,
@@ -30,12 +31,11 @@ from openwork_core.storage.compaction_records import (
     TranscriptPage,
 )
 from openwork_core.storage.errors import InvalidPlanCommit, RecordNotFound, StorageError
-from openwork_core.storage.postgres.agents import ChildSessionRecord
-from openwork_core.storage.postgres.file_changes import StoredFileChange
 from openwork_core.storage.records import (
     ProviderModel,
     ProviderRecord,
     SessionRecord,
+    StoredFileChange,
     StoredMessage,
     TurnRecord,
     TurnStatus,

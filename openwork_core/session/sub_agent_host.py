@@ -52,7 +52,7 @@ from openwork_core.session.input import InputMessage, PreparedTurnInput
 from openwork_core.session.outcome import Cancelled, Completed, Failed, TurnOutcome
 from openwork_core.session.runner import TurnSpec
 from openwork_core.session.storage import ChildSessionStorage, SessionRecord
-from openwork_core.storage.postgres.agents import ChildTaskNameTaken
+from openwork_core.storage.agent_records import ChildTaskNameTaken
 from openwork_tools import SandboxMode
 from openwork_tools.faults import faultpoint
 

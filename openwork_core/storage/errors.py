@@ -58,6 +58,17 @@ _UNAVAILABLE_STATES = frozenset({"57P01", "57P02", "57P03", "55000", "53300"})
 connect), too many connections."""
 
 
+WRITE_FAILURES = (
+    StorageError,
+    asyncpg.PostgresError,
+    asyncpg.InterfaceError,
+    asyncpg.InternalClientError,
+    OSError,
+)
+"""What a failed write raises: a refusal of this write (``StorageError``, a constraint) or the
+database going away; nothing of the write is committed."""
+
+
 def database_unavailable(exc: BaseException) -> bool:
     """The database could not be reached or dropped the connection (an outage, not a refusal of
     this write): the caller answers ``service_unavailable`` and retries later."""

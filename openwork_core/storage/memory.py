@@ -32,8 +32,14 @@ from openwork_core.storage.compaction_records import (
     TranscriptQueryInvalid,
 )
 from openwork_core.storage.errors import RecordNotFound
-from openwork_core.storage.postgres.file_changes import FILE_CHANGE_TYPE, StoredFileChange
-from openwork_core.storage.records import StoredMessage, TurnStatus, TurnUsage, TurnWarningRecord
+from openwork_core.storage.records import (
+    FILE_CHANGE_TYPE,
+    StoredFileChange,
+    StoredMessage,
+    TurnStatus,
+    TurnUsage,
+    TurnWarningRecord,
+)
 from openwork_core.storage.trace_records import SpanClosed, SpanOpened
 from openwork_core.storage.usage_records import (
     SessionUsageTotals,

@@ -1,6 +1,7 @@
 """Compaction (compaction.md): summary, runtime state and reminder, the compacted view,
 checkpoints, pruning watermark, rewind and the trigger policy. Storage lives in
-``openwork_core.storage.postgres.compactions``."""
+``openwork_core.storage.compaction_records`` (the PostgreSQL implementation of its storage:
+``openwork_core.storage.postgres.compactions``)."""
 
 from __future__ import annotations
 
@@ -69,14 +70,10 @@ if TYPE_CHECKING:
         build_summary_request,
         validate_summary,
     )
-    from openwork_core.storage.postgres.compactions import (
-        CheckpointRecord,
-        CompactionStore,
-        TranscriptPage,
-    )
+    from openwork_core.storage.compaction_records import CheckpointRecord, TranscriptPage
 
 _EXPORTS = {
-    "CheckpointRecord": "openwork_core.storage.postgres.compactions",
+    "CheckpointRecord": "openwork_core.storage.compaction_records",
     "CheckpointRejected": "openwork_core.session.compaction.errors",
     "CheckpointUnreadable": "openwork_core.session.compaction.errors",
     "CompactionDeps": "openwork_core.session.compaction.run",
@@ -87,7 +84,6 @@ _EXPORTS = {
     "CompactionResult": "openwork_core.session.compaction.run",
     "CompactionRuntimeState": "openwork_core.session.compaction.runtime_state",
     "CompactionStepFailed": "openwork_core.session.compaction.errors",
-    "CompactionStore": "openwork_core.storage.postgres.compactions",
     "CompactionTimings": "openwork_core.session.compaction.run",
     "EMPTY_REMINDER": "openwork_core.session.compaction.reminder",
     "INEFFECTIVE_COMPACTION_MESSAGE": "openwork_core.session.compaction.policy",
@@ -105,7 +101,7 @@ _EXPORTS = {
     "SummaryOutcome": "openwork_core.session.compaction.generation",
     "SummaryRetriesExhausted": "openwork_core.session.compaction.errors",
     "SummarySettings": "openwork_core.session.compaction.generation",
-    "TranscriptPage": "openwork_core.storage.postgres.compactions",
+    "TranscriptPage": "openwork_core.storage.compaction_records",
     "advance_prune_watermark": "openwork_core.session.compaction.prune_step",
     "build_compacted_items": "openwork_core.session.compaction.compacted_view",
     "build_summary_request": "openwork_core.session.compaction.summary",
@@ -147,7 +143,6 @@ __all__ = [
     "CompactionResult",
     "CompactionRuntimeState",
     "CompactionStepFailed",
-    "CompactionStore",
     "CompactionTimings",
     "LoadedConversation",
     "MissingLastUser",
