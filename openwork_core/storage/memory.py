@@ -36,6 +36,7 @@ from openwork_core.storage.records import (
     FILE_CHANGE_TYPE,
     StoredFileChange,
     StoredMessage,
+    TurnRecord,
     TurnStatus,
     TurnUsage,
     TurnWarningRecord,
@@ -54,6 +55,11 @@ from openwork_tools.modes import SandboxMode
 class MemoryTurn:
     id: TurnId
     client_request_id: ClientRequestId
+    sequence: int
+    provider_id: str
+    model_name: str
+    started_at: datetime
+    ended_at: datetime | None = None
     status: TurnStatus = TurnStatus.RUNNING
     model_call_count: int = 0
     model_submission_count: int = 0
@@ -63,6 +69,26 @@ class MemoryTurn:
     plan: TurnPlan | None = None
     usage: TurnUsage = dataclasses.field(default_factory=TurnUsage)
     warnings: list[TurnWarningRecord] = dataclasses.field(default_factory=list)
+
+    def record(self, session_id: SessionId) -> TurnRecord:
+        return TurnRecord(
+            id=self.id,
+            session_id=session_id,
+            client_request_id=self.client_request_id,
+            sequence=self.sequence,
+            status=self.status,
+            resolved_provider_id=self.provider_id,
+            resolved_model_name=self.model_name,
+            model_call_count=self.model_call_count,
+            model_submission_count=self.model_submission_count,
+            tool_call_count=self.tool_call_count,
+            input_tokens=self.usage.input_tokens,
+            output_tokens=self.usage.output_tokens,
+            error_code=self.error_code,
+            error_message=self.error_message,
+            started_at=self.started_at,
+            ended_at=self.ended_at,
+        )
 
 
 def _now() -> datetime:
@@ -133,7 +159,12 @@ class InMemorySessionStorage:
         if any(t.status is TurnStatus.RUNNING for t in self.turns.values()):
             raise CheckpointCheckFailed("the session already has a running turn")
         self.turns[opening.turn_id] = MemoryTurn(
-            id=opening.turn_id, client_request_id=opening.client_request_id
+            id=opening.turn_id,
+            client_request_id=opening.client_request_id,
+            sequence=len(self.turns) + 1,
+            provider_id=opening.provider_id,
+            model_name=opening.model_name,
+            started_at=_now(),
         )
         return self._write(opening.turn_id, StepWrite(messages=tuple(messages)))
 
@@ -197,7 +228,10 @@ class InMemorySessionStorage:
 
     async def finish_turn(self, turn_id: TurnId, closing: TurnClosing) -> None:
         turn = self._turn(turn_id)
+        if turn.status is not TurnStatus.RUNNING:
+            raise RecordNotFound(f"no running turn to finish: {turn_id}")
         turn.status = closing.status
+        turn.ended_at = _now()
         turn.error_code = closing.error_code
         turn.error_message = closing.error_message
         if closing.model_call_count is not None:

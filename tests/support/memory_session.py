@@ -22,6 +22,7 @@ from openwork_core.session.sub_agent_host import SubAgentHost
 from openwork_core.session.trace import TraceRecorder
 from openwork_core.session.update_streams import GlobalUpdates
 from openwork_core.storage.memory import InMemorySessionStorage, InMemorySpanSink
+from openwork_core.storage.memory_sessions import InMemorySessions
 from openwork_core.storage.records import (
     ProviderKind,
     ProviderModel,
@@ -65,7 +66,7 @@ class MemorySession:
 
 @asynccontextmanager
 async def memory_session(scripted: ScriptedModel, workspace: Path) -> AsyncIterator[MemorySession]:
-    storage = InMemorySessionStorage(SESSION_ID)
+    sessions = InMemorySessions()
     seen: dict[str, SessionServices] = {}
     now = datetime.now(UTC)
     record = SessionRecord(
@@ -80,6 +81,7 @@ async def memory_session(scripted: ScriptedModel, workspace: Path) -> AsyncItera
         created_at=now,
         updated_at=now,
     )
+    storage = sessions.create_session(record)
     deps = SessionDeps(
         storage_for=lambda _sid, _lease: storage,
         engine=ContextEngine(),
@@ -93,7 +95,7 @@ async def memory_session(scripted: ScriptedModel, workspace: Path) -> AsyncItera
         global_updates=GlobalUpdates(),
         observe=seen.__setitem__,
     )
-    host = SubAgentHost(NoDirectory(), storage, AgentControl.restore(SESSION_ID, []))  # type: ignore[arg-type]
+    host = SubAgentHost(NoDirectory(), sessions, AgentControl.restore(SESSION_ID, []))  # type: ignore[arg-type]  # NoDirectory
     lease = SessionLease(session_id=SESSION_ID, daemon_id="in-memory", epoch=1)
     handle = await build_session_handle(deps, record, host, lease)
     model = ResolvedModel(
