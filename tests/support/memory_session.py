@@ -3,12 +3,15 @@ fast runner tests with no PostgreSQL (the scripted model, the real tools and Cha
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from openwork_chat_state.item import MessageKind
+from openwork_chat_state.messages import user_text
 from openwork_core.agents import AgentControl
 from openwork_core.context.engine import ContextEngine
 from openwork_core.models.adapters.scripted import ScriptedModel
@@ -16,11 +19,13 @@ from openwork_core.models.capabilities import ModelCapabilities
 from openwork_core.session.build import SessionDeps, build_session_handle
 from openwork_core.session.compaction import SummarySettings
 from openwork_core.session.handle import SessionHandle
+from openwork_core.session.input import InputMessage, PreparedTurnInput
 from openwork_core.session.ownership import SessionLease
-from openwork_core.session.runner import ResolvedModel, SessionServices
+from openwork_core.session.runner import ResolvedModel, SessionServices, TurnSpec
 from openwork_core.session.sub_agent_host import SubAgentHost
 from openwork_core.session.trace import TraceRecorder
 from openwork_core.session.update_streams import GlobalUpdates
+from openwork_core.session.updates import SessionUpdateEnvelope, TurnFinished
 from openwork_core.storage.memory import InMemorySessionStorage, InMemorySpanSink
 from openwork_core.storage.memory_sessions import InMemorySessions
 from openwork_core.storage.records import (
@@ -62,6 +67,38 @@ class MemorySession:
     storage: InMemorySessionStorage
     services: SessionServices
     model: ResolvedModel
+    workspace: Path
+
+    def spec(self, turn_id: str, text: str) -> TurnSpec:
+        return TurnSpec(
+            session_id=self.storage.session_id,
+            turn_id=turn_id,
+            client_request_id=f"req-{turn_id}",
+            input=PreparedTurnInput(
+                messages=(InputMessage(message=user_text(text), kind=MessageKind.NORMAL),)
+            ),
+            model=self.model,
+        )
+
+    async def run_turn(
+        self, text: str, *, timeout: float = 20
+    ) -> tuple[str, list[SessionUpdateEnvelope]]:
+        """Start a turn and collect its updates until ``turn_finished`` (bounded)."""
+        turn_id = f"turn-{len(self.storage.turns) + 1}"
+        _, subscription = await self.handle.subscribe(None)
+        try:
+            await self.handle.start_turn(self.spec(turn_id, text))
+            seen: list[SessionUpdateEnvelope] = []
+            async with asyncio.timeout(timeout):
+                while True:
+                    envelope = await subscription.queue.get()
+                    if envelope.turn_id != turn_id:
+                        continue
+                    seen.append(envelope)
+                    if isinstance(envelope.update, TurnFinished):
+                        return turn_id, seen
+        finally:
+            subscription.close()
 
 
 @asynccontextmanager
@@ -105,6 +142,6 @@ async def memory_session(scripted: ScriptedModel, workspace: Path) -> AsyncItera
         port=scripted,
     )
     try:
-        yield MemorySession(handle, storage, seen[SESSION_ID], model)
+        yield MemorySession(handle, storage, seen[SESSION_ID], model, workspace)
     finally:
         await handle.shutdown()
