@@ -40,10 +40,10 @@ from openwork_core.models.warnings import ModelWarning, WarningCode
 from openwork_core.provider_runtime import KeyUpdate, ProviderRuntime
 from openwork_core.session.errors import InvalidWorkspace, UnknownAgent
 from openwork_core.session.input import (
-    InputMessage,
     PreparedTurnInput,
     SkillInput,
     UserInput,
+    input_message,
     visible_user_message,
 )
 from openwork_core.session.lazy_registry import LazyRegistry
@@ -377,9 +377,7 @@ class OpenWorkCore:
             [(p.name, p.path) for p in inputs if isinstance(p, SkillInput)],
         )
         snapshots = tuple(
-            InputMessage(
-                message=user_text(skill_snapshot_text(s)), kind=MessageKind.SKILL_INSTRUCTION
-            )
+            input_message(user_text(skill_snapshot_text(s)), MessageKind.SKILL_INSTRUCTION)
             for s in skills
         )
         prepared = PreparedTurnInput(messages=(*snapshots, visible))

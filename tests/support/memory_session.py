@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from openwork_chat_state.item import MessageKind
 from openwork_chat_state.messages import user_text
 from openwork_core.agents import AgentControl
 from openwork_core.context.engine import ContextEngine
@@ -19,7 +18,7 @@ from openwork_core.models.capabilities import ModelCapabilities
 from openwork_core.session.build import SessionDeps, build_session_handle
 from openwork_core.session.compaction import SummarySettings
 from openwork_core.session.handle import SessionHandle
-from openwork_core.session.input import InputMessage, PreparedTurnInput
+from openwork_core.session.input import PreparedTurnInput, input_message
 from openwork_core.session.ownership import SessionLease
 from openwork_core.session.runner import ResolvedModel, SessionServices, TurnSpec
 from openwork_core.session.sub_agent_host import SubAgentHost
@@ -74,9 +73,7 @@ class MemorySession:
             session_id=self.storage.session_id,
             turn_id=turn_id,
             client_request_id=f"req-{turn_id}",
-            input=PreparedTurnInput(
-                messages=(InputMessage(message=user_text(text), kind=MessageKind.NORMAL),)
-            ),
+            input=PreparedTurnInput(messages=(input_message(user_text(text)),)),
             model=self.model,
         )
 
