@@ -39,7 +39,6 @@ from openwork_core.storage.records import (
     StoredMessage,
     TurnRecord,
     TurnStatus,
-    TurnUsage,
     TurnWarningRecord,
 )
 from openwork_core.storage.usage_records import (
@@ -72,7 +71,6 @@ __all__ = [
     "TurnOpening",
     "TurnRecord",
     "TurnStatus",
-    "TurnUsage",
     "committed",
     "committed_all",
     "decode_message",

@@ -38,7 +38,6 @@ from openwork_core.storage.records import (
     StoredMessage,
     TurnRecord,
     TurnStatus,
-    TurnUsage,
     TurnWarningRecord,
 )
 from openwork_core.storage.trace_records import SpanClosed, SpanOpened
@@ -48,6 +47,7 @@ from openwork_core.storage.usage_records import (
     add_usage,
     usage_totals,
 )
+from openwork_core.usage import TokenUsage
 from openwork_tools.modes import SandboxMode
 
 
@@ -67,7 +67,7 @@ class MemoryTurn:
     error_code: str | None = None
     error_message: str | None = None
     plan: TurnPlan | None = None
-    usage: TurnUsage = dataclasses.field(default_factory=TurnUsage)
+    usage: TokenUsage = dataclasses.field(default_factory=TokenUsage)
     warnings: list[TurnWarningRecord] = dataclasses.field(default_factory=list)
 
     def record(self, session_id: SessionId) -> TurnRecord:

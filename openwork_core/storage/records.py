@@ -12,7 +12,6 @@ from pydantic import JsonValue
 from openwork_chat_state.item import MessageKind
 from openwork_chat_state.messages import Role
 from openwork_core.ids import ClientRequestId, MessageId, SessionId, TurnId
-from openwork_core.usage import TokenUsage
 from openwork_tools.modes import SandboxMode
 
 
@@ -156,11 +155,6 @@ class TurnWarningRecord:
     code: str
     message: str
     model_call: int | None = None
-
-
-TurnUsage: TypeAlias = TokenUsage
-"""A Turn's usage is the one usage record (``openwork_core.usage``), summed over its submissions;
-the write path still names it ``TurnUsage``."""
 
 
 FILE_CHANGE_TYPE = "file_change"

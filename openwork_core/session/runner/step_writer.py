@@ -52,7 +52,7 @@ from openwork_core.session.prompt_cache import RequestFingerprint
 from openwork_core.session.runner.context import TurnContext
 from openwork_core.session.runner.guards import in_chat_state, persisted
 from openwork_core.session.runner.usage_step import log_record
-from openwork_core.session.storage import OutgoingMessage, StepWrite, TurnUsage, committed
+from openwork_core.session.storage import OutgoingMessage, StepWrite, committed
 from openwork_core.session.trace import SpanEnd, SpanFinish
 from openwork_core.session.updates import (
     DraftCleared,
@@ -112,7 +112,7 @@ class StepWriter:
     def __init__(self, turn: TurnContext) -> None:
         self._turn = turn
         self.state = StepState.IDLE
-        self.usage = TurnUsage()
+        self.usage = TokenUsage()
         self.model_calls = 0
         self.submissions = 0
         self._response: CompletedResponse | None = None

@@ -65,7 +65,6 @@ from openwork_core.session.storage import (
     OutgoingMessage,
     TurnClosing,
     TurnStatus,
-    TurnUsage,
     committed,
 )
 from openwork_core.session.trace import SpanEnd, SpanFinish
@@ -79,6 +78,7 @@ from openwork_core.session.updates import (
 from openwork_core.storage.compaction_records import CompactionKind
 from openwork_core.storage.errors import database_unavailable
 from openwork_core.storage.trace_records import SpanKind, SpanStatus
+from openwork_core.usage import TokenUsage
 
 __all__ = [
     "ResolvedModel",
@@ -135,7 +135,7 @@ class TurnRunner:
             return outcome
 
     @property
-    def usage(self) -> TurnUsage:
+    def usage(self) -> TokenUsage:
         """The provider-reported usage of this turn's written submissions (``turn_finished``)."""
         return self._writer.usage
 

@@ -33,8 +33,8 @@ from openwork_core.storage.errors import RecordNotFound
 from openwork_core.storage.memory_sessions import InMemorySessions
 from openwork_core.storage.postgres.agents import AgentStore
 from openwork_core.storage.postgres.session_storage import PostgresSessionStorage
-from openwork_core.storage.records import TurnUsage
 from openwork_core.storage.usage_records import ModelCallRecord
+from openwork_core.usage import TokenUsage
 from openwork_tools import SandboxMode
 
 ROOT = SessionId("ses_root")
@@ -126,7 +126,7 @@ async def _answered_turn(storage: SessionStorage, turn_id: str, answer: str) -> 
         submission=1,
         provider_id="p",
         model_name="m",
-        usage=TurnUsage(input_tokens=3, output_tokens=1),
+        usage=TokenUsage(input_tokens=3, output_tokens=1),
         estimated_input_tokens=3,
         input_truncation_suspected=False,
         stable_prefix_hash="h",

@@ -31,13 +31,13 @@ from openwork_core.session.storage import (
     TurnClosing,
     TurnOpening,
     TurnStatus,
-    TurnUsage,
 )
 from openwork_core.storage import PostgresStore, create_pool
 from openwork_core.storage.postgres import fenced, session_storage
 from openwork_core.storage.postgres.ownership import PostgresOwnership
 from openwork_core.storage.postgres.session_storage import PostgresSessionStorage
 from openwork_core.storage.usage_records import ModelCallRecord
+from openwork_core.usage import TokenUsage
 from openwork_tools import SandboxMode
 
 SID = SessionId("ses_fenced")
@@ -111,7 +111,7 @@ async def test_a_fenced_write_after_a_takeover_is_refused_and_writes_nothing(
     await _expire(store)  # the old owner stalled past its lease …
     await _owned(store, tmp_path / "b", "b")  # … and another daemon took the session over
     with pytest.raises(LeaseLost, match="no longer owns"):
-        await storage.append(TURN, _answer(_record(1, TurnUsage(input_tokens=5)), calls=3))
+        await storage.append(TURN, _answer(_record(1, TokenUsage(input_tokens=5)), calls=3))
     with pytest.raises(LeaseLost):
         await storage.append(TURN, StepWrite(submission=2))
     assert await _sequences(store) == [1]
@@ -205,7 +205,7 @@ async def test_the_one_statement_writes_messages_and_counters_atomically(
     message nor the counters."""
     storage = PostgresSessionStorage(store.pool, SessionId("ses_missing"))
     with pytest.raises(asyncpg.ForeignKeyViolationError):
-        await storage.append(TURN, _answer(_record(1, TurnUsage(input_tokens=1)), calls=1))
+        await storage.append(TURN, _answer(_record(1, TokenUsage(input_tokens=1)), calls=1))
     async with store.pool.acquire() as conn:
         assert await conn.fetchval("SELECT count(*) FROM messages") == 0
 
@@ -248,7 +248,7 @@ def _step(call_ids: list[str]) -> tuple[OutgoingMessage, list[OutgoingMessage]]:
     return response, results
 
 
-def _record(model_call: int, usage: TurnUsage) -> ModelCallRecord:
+def _record(model_call: int, usage: TokenUsage) -> ModelCallRecord:
     return ModelCallRecord(
         model_call=model_call,
         submission=1,
@@ -278,7 +278,7 @@ async def test_a_deferred_step_is_one_statement_with_its_results_and_every_count
     try:
         storage = PostgresSessionStorage(pool, SID, lease)
         response, results = _step(["c1", "c2"])
-        usage = TurnUsage(input_tokens=50, output_tokens=4)
+        usage = TokenUsage(input_tokens=50, output_tokens=4)
         queries: list[str] = []
         (holder,) = pool._holders
         assert holder._con is not None
@@ -314,7 +314,7 @@ async def test_a_deferred_step_after_a_takeover_is_refused_and_writes_nothing(
     await _expire(store)
     await _owned(store, tmp_path / "b", "b")
     response, results = _step(["c1"])
-    usage = TurnUsage(input_tokens=5)
+    usage = TokenUsage(input_tokens=5)
     with pytest.raises(LeaseLost, match="no longer owns"):
         await storage.append(
             TURN,
@@ -338,7 +338,7 @@ async def test_a_fresh_row_whose_id_is_already_stored_fails_the_write_whole(
     taken = OutgoingMessage(id=stored.message_id, message=response.message)
     with pytest.raises(asyncpg.UniqueViolationError):
         await storage.append(
-            TURN, StepWrite(messages=(taken,), response=_record(1, TurnUsage(input_tokens=3)))
+            TURN, StepWrite(messages=(taken,), response=_record(1, TokenUsage(input_tokens=3)))
         )
     turn = await store.get_turn(SID, TURN)
     assert (turn.input_tokens, turn.tool_call_count) == (None, 0)

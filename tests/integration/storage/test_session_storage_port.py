@@ -30,7 +30,6 @@ from openwork_core.session.storage import (
     TurnClosing,
     TurnOpening,
     TurnStatus,
-    TurnUsage,
 )
 from openwork_core.storage import PostgresStore
 from openwork_core.storage.memory import InMemorySessionStorage
@@ -46,6 +45,7 @@ from openwork_core.storage.usage_records import (
     ModelCallRecord,
     SessionUsageTotals,
 )
+from openwork_core.usage import TokenUsage
 from openwork_tools import SandboxMode
 
 SID = "ses_port"
@@ -192,7 +192,7 @@ def _call(model_call: int, submission: int = 1, **usage: int) -> ModelCallRecord
         submission=submission,
         provider_id="p",
         model_name="m",
-        usage=TurnUsage(**usage),
+        usage=TokenUsage(**usage),
         estimated_input_tokens=400,
         input_truncation_suspected=model_call == 2,
         stable_prefix_hash="abc",
