@@ -63,7 +63,7 @@ def turns_routes(router: APIRouter, core: OpenWorkCore, *, max_input_chars: int)
         body: PermissionDecisionBody,
     ) -> Response:
         try:
-            await core.resolve_permission(sid, tid, tool_call_id, PermissionDecision(body.decision))
+            await core.resolve_permission(sid, tid, tool_call_id, body.decision)
         except TurnNotActive:
             await core.turn_view(sid, tid)  # an unknown turn is 404 not_found, not 409
             raise

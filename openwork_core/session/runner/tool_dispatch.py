@@ -280,7 +280,7 @@ class ToolCallRunner:
             return None
         finally:
             turn.permission.close()
-        turn.emit(PermissionResolved(tool_call_id=tool_call_id, decision=decision.value))
+        turn.emit(PermissionResolved(tool_call_id=tool_call_id, decision=decision))
         turn.emit(PhaseChanged(phase=SessionPhase.RUNNING_TOOLS))
         return decision
 
