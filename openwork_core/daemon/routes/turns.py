@@ -15,7 +15,6 @@ from openwork_core.daemon.schemas import (
 )
 from openwork_core.daemon.validation import SessionIdPath, ToolCallIdPath, TurnIdPath
 from openwork_core.daemon.views import input_chars, turn_inputs
-from openwork_core.session.approval import PermissionDecision
 from openwork_core.session.errors import TurnNotActive
 
 if TYPE_CHECKING:
