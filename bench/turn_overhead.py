@@ -46,7 +46,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -137,17 +137,19 @@ def _time_storage() -> None:
         def wrap(m: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
             @functools.wraps(m)
             async def timed(*args: Any, **kwargs: Any) -> Any:
-                beside = BESIDE if m.__name__ == "append_step" else None
+                step = args[2] if m.__name__ == "append" else None
+                steady = step is not None and step.response is not None and len(step.messages) > 1
+                beside = BESIDE if steady else None
                 first = beside is not None and beside.turn_first()
                 if beside is not None and first:
-                    await beside.write(args[2], args[3])
+                    await beside.write(step.messages)
                 start = time.perf_counter()
                 try:
                     result = await m(*args, **kwargs)
                 finally:
                     TALLY.storage_s += time.perf_counter() - start
                 if beside is not None and not first:
-                    await beside.write(args[2], args[3])
+                    await beside.write(step.messages)
                 return result
 
             return timed
@@ -305,8 +307,9 @@ class _Beside:
         self.writes += 1
         return self.writes % 2 == 0
 
-    async def write(self, message: OutgoingMessage, results: list[OutgoingMessage]) -> None:
-        (result,) = results
+    async def write(self, messages: Sequence[OutgoingMessage]) -> None:
+        """A steady step's rows: the response and its one result."""
+        message, result = messages
         rows = [new_message(r.id, r.message, r.kind, r.artifacts) for r in (message, result)]
         self.model_call += 1
         start = time.perf_counter()

@@ -40,10 +40,10 @@ from openwork_core.models.warnings import ModelWarning, WarningCode
 from openwork_core.provider_runtime import KeyUpdate, ProviderRuntime
 from openwork_core.session.errors import InvalidWorkspace, UnknownAgent
 from openwork_core.session.input import (
-    InputMessage,
     PreparedTurnInput,
     SkillInput,
     UserInput,
+    input_message,
     visible_user_message,
 )
 from openwork_core.session.lazy_registry import LazyRegistry
@@ -74,6 +74,7 @@ from openwork_core.storage.postgres.file_changes import FileChangeStore
 from openwork_core.storage.postgres.mcp_servers import PostgresMcpServers
 from openwork_core.storage.postgres.ownership import PostgresOwnership
 from openwork_core.storage.postgres.skills import SkillStatusStore
+from openwork_core.storage.postgres.traces import PostgresSpanSink
 from openwork_core.storage.provider_keys import ProviderKeys, keys_path
 from openwork_core.storage.records import ProviderRecord, SessionRecord, StoredMessage
 from openwork_core.storage.spill_retention import sweep_spill_dirs
@@ -133,7 +134,7 @@ class OpenWorkCore:
         self._home = home
         self._skill_root = skill_root
         self._global_updates = GlobalUpdates()
-        self._trace = TraceRecorder(store.pool)
+        self._trace = TraceRecorder(PostgresSpanSink(store.pool))
         self._skills = SkillEnablement(SkillStatusStore(store.pool), skill_root)
         self._compactions = CompactionStore(store.pool)
         self._file_changes = FileChangeStore(store.pool)
@@ -381,9 +382,7 @@ class OpenWorkCore:
             [(p.name, p.path) for p in inputs if isinstance(p, SkillInput)],
         )
         snapshots = tuple(
-            InputMessage(
-                message=user_text(skill_snapshot_text(s)), kind=MessageKind.SKILL_INSTRUCTION
-            )
+            input_message(user_text(skill_snapshot_text(s)), MessageKind.SKILL_INSTRUCTION)
             for s in skills
         )
         prepared = PreparedTurnInput(messages=(*snapshots, visible))

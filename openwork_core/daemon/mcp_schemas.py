@@ -4,9 +4,12 @@ are listed by name)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, JsonValue
+
+from openwork_core.mcp.config import ServerSource, Transport
+from openwork_core.mcp.surface import ServerStatus
 
 if TYPE_CHECKING:  # the manager imports the SDK: only once a server exists
     from openwork_core.mcp.manager import ServerView
@@ -28,10 +31,10 @@ class McpSkippedToolBody(BaseModel):
 
 class McpServerBody(BaseModel):
     name: str
-    source: Literal["config", "api"]
-    status: Literal["starting", "ready", "failed", "disabled"]
+    source: ServerSource
+    status: ServerStatus
     reason: str | None
-    transport: Literal["stdio", "streamable_http"]
+    transport: Transport
     tools: list[McpToolBody]
     skipped: list[McpSkippedToolBody]
     config: dict[str, JsonValue]
@@ -52,9 +55,9 @@ def server_body(view: ServerView) -> McpServerBody:
     return McpServerBody(
         name=view.name,
         source=view.source,
-        status=view.status.value,
+        status=view.status,
         reason=view.reason,
-        transport=view.config.transport.value,
+        transport=view.config.transport,
         tools=[
             McpToolBody(name=t.name, advertised_as=t.advertised_as, tokens=t.tokens)
             for t in view.tools

@@ -33,7 +33,15 @@ from openwork_core.daemon.validation import (
 )
 from openwork_core.models.capabilities import resolve_capabilities
 from openwork_core.models.warnings import WarningCode
-from openwork_core.storage.records import ProviderKind, ProviderModel, ProviderSettings, TurnStatus
+from openwork_core.session.approval import PermissionDecision
+from openwork_core.storage.records import (
+    MaxTokensField,
+    ProviderKind,
+    ProviderModel,
+    ProviderSettings,
+    ReasoningEffort,
+    TurnStatus,
+)
 from openwork_tools import FileChange, SandboxMode
 
 
@@ -127,7 +135,7 @@ class RewindBody(RequestModel):
 
 class PermissionDecisionBody(RequestModel):
     model_config = ConfigDict(extra="forbid")
-    decision: Literal["allow_once", "deny"]
+    decision: PermissionDecision
 
 
 class StoredToolResultBlock(BaseModel):
@@ -217,9 +225,9 @@ class ProviderSettingsBody(RequestModel):
     max_retries: int = Field(default=2, ge=0, le=10)
     context_window: TokenCount | None = None
     max_output_tokens: TokenCount | None = None
-    max_tokens_field: Literal["max_tokens", "max_completion_tokens", "none"] = "max_tokens"
+    max_tokens_field: MaxTokensField = "max_tokens"
     stream_usage: bool = True
-    reasoning_effort: Literal["minimal", "low", "medium", "high"] | None = None
+    reasoning_effort: ReasoningEffort | None = None
     probe_served_window: bool = True
 
     def record(self) -> ProviderSettings:

@@ -97,7 +97,6 @@ from openwork_core.session.snapshot import (
 )
 from openwork_core.session.storage import (
     TurnClosing,
-    TurnUsage,
     committed_all,
 )
 from openwork_core.session.turn_accepted import TurnAccepted
@@ -110,6 +109,7 @@ from openwork_core.session.updates import (
     UsageBody,
 )
 from openwork_core.storage.compaction_records import CompactionKind
+from openwork_core.usage import TokenUsage
 from openwork_tools import FileChange, SandboxMode, SandboxStatus
 from openwork_tools.faults import faultpoint
 from openwork_tools.undo import ChangeDirection
@@ -348,7 +348,7 @@ class SessionActor:
         turn_id: TurnId,
         outcome: TurnOutcome,
         unwritten: TurnClosing | None = None,
-        usage: TurnUsage | None = None,
+        usage: TokenUsage | None = None,
     ) -> None:
         active = self._active
         if active is None or active.turn_id != turn_id:

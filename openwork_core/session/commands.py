@@ -21,11 +21,12 @@ from openwork_core.session.errors import ActorStopped
 from openwork_core.session.outcome import TurnOutcome
 from openwork_core.session.runner import ResolvedModel, TurnSpec
 from openwork_core.session.snapshot import SessionSnapshot
-from openwork_core.session.storage import TurnClosing, TurnUsage
+from openwork_core.session.storage import TurnClosing
 from openwork_core.session.turn_accepted import TurnAccepted
 from openwork_core.session.update_streams import SessionReplay, Subscription
 from openwork_core.session.updates import StreamEndReason
 from openwork_core.storage.compaction_records import CompactionKind
+from openwork_core.usage import TokenUsage
 from openwork_tools import FileChange, SandboxMode
 from openwork_tools.undo import ChangeDirection
 
@@ -147,7 +148,7 @@ class TurnEnded:
     outcome: TurnOutcome
     unwritten: TurnClosing | None = None
     """Its terminal state, when an outage kept the runner from writing it."""
-    usage: TurnUsage | None = None
+    usage: TokenUsage | None = None
     """The provider-reported usage of the turn's submissions (``turn_finished``)."""
 
 

@@ -7,7 +7,9 @@ from typing import Literal, TypeAlias
 
 from openwork_chat_state.item import MessageKind
 from openwork_chat_state.messages import Message, Role, TextBlock
+from openwork_core.ids import new_message_id
 from openwork_core.session.errors import EmptyInput
+from openwork_core.session.storage import OutgoingMessage
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -27,22 +29,21 @@ UserInput: TypeAlias = TextInput | SkillInput
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class InputMessage:
-    message: Message
-    kind: MessageKind
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
 class PreparedTurnInput:
-    """Materialized user-role messages: skill body snapshots first, then the visible message."""
+    """Materialized user-role messages under fresh ids, written with the turn row: skill body
+    snapshots first, then the visible message."""
 
-    messages: tuple[InputMessage, ...]
+    messages: tuple[OutgoingMessage, ...]
 
 
-def visible_user_message(parts: tuple[UserInput, ...]) -> InputMessage:
+def input_message(message: Message, kind: MessageKind = MessageKind.NORMAL) -> OutgoingMessage:
+    return OutgoingMessage(id=new_message_id(), message=message, kind=kind)
+
+
+def visible_user_message(parts: tuple[UserInput, ...]) -> OutgoingMessage:
     """The user's visible message from the text parts; at least one non-blank text is required."""
     texts = [p.text for p in parts if isinstance(p, TextInput)]
     if not any(t.strip() for t in texts):
         raise EmptyInput()
     content = tuple(TextBlock(text=t) for t in texts if t)
-    return InputMessage(message=Message(role=Role.USER, content=content), kind=MessageKind.NORMAL)
+    return input_message(Message(role=Role.USER, content=content))

@@ -17,10 +17,11 @@ from typing import Protocol
 from pydantic import JsonValue
 
 from openwork_chat_state.item import ConversationItem, MessageKind, RealOrigin
-from openwork_chat_state.messages import Message
+from openwork_chat_state.messages import Message, Role
 from openwork_core.agents import Reconciliation, TurnlessChild
 from openwork_core.ids import ClientRequestId, CompactionId, MessageId, SessionId, SpanId, TurnId
 from openwork_core.plan import TurnPlan
+from openwork_core.storage.agent_records import ChildSessionRecord
 from openwork_core.storage.codec import decode_message, storable_json, storable_message
 from openwork_core.storage.compaction_records import (
     CheckpointRecord,
@@ -29,17 +30,15 @@ from openwork_core.storage.compaction_records import (
     SessionMessageContents,
     TranscriptPage,
 )
-from openwork_core.storage.errors import RecordNotFound, StorageError
-from openwork_core.storage.postgres.agents import ChildSessionRecord
-from openwork_core.storage.postgres.file_changes import StoredFileChange
+from openwork_core.storage.errors import InvalidPlanCommit, RecordNotFound, StorageError
 from openwork_core.storage.records import (
     ProviderModel,
     ProviderRecord,
     SessionRecord,
+    StoredFileChange,
     StoredMessage,
     TurnRecord,
     TurnStatus,
-    TurnUsage,
     TurnWarningRecord,
 )
 from openwork_core.storage.usage_records import (
@@ -63,6 +62,7 @@ __all__ = [
     "SessionRecord",
     "SessionStorage",
     "SessionUsageTotals",
+    "StepWrite",
     "StorageError",
     "StoredMessage",
     "StoredModelCall",
@@ -71,7 +71,6 @@ __all__ = [
     "TurnOpening",
     "TurnRecord",
     "TurnStatus",
-    "TurnUsage",
     "committed",
     "committed_all",
     "decode_message",
@@ -109,6 +108,50 @@ def committed_all(
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class StepWrite:
+    """One write of a model step (storage.md §3; the runner's ``StepWriter``): ``messages`` in
+    order, and with them, in the same transaction,
+
+    - ``response``: the first message is this submission's completed response — its
+      ``model_call_usage`` row, its tokens and tool calls added to the turn's counters; every
+      message of such a step has a new id (a stored one fails the write whole);
+    - ``plan``: the turn's plan replaced, ``messages`` being its one tool result
+      (update-plan.md §4);
+    - ``submission``: that model call counted before it goes out (``model_call_count`` at least
+      it, ``model_submission_count`` one more).
+
+    Without ``response`` an id already stored is not written again and its stored origin comes
+    back (deterministic World State ids are idempotent)."""
+
+    messages: tuple[OutgoingMessage, ...] = ()
+    response: ModelCallRecord | None = None
+    plan: TurnPlan | None = None
+    submission: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.response is not None and (
+            not self.messages or self.messages[0].message.role is not Role.ASSISTANT
+        ):
+            raise ValueError("a response's step starts with its assistant message")
+        if self.plan is not None and (
+            len(self.messages) != 1
+            or self.messages[0].message.role is not Role.TOOL
+            or len(self.messages[0].message.tool_results) != 1
+        ):
+            raise InvalidPlanCommit("a plan is written with its one tool result, alone")
+
+    def check_turn(self, turn_id: TurnId) -> None:
+        """A plan is written by its own turn."""
+        if self.plan is not None and self.plan.turn_id != turn_id:
+            raise InvalidPlanCommit(f"the plan belongs to turn {self.plan.turn_id}, not {turn_id}")
+
+    @property
+    def tool_calls(self) -> int:
+        """The response's tool calls (the turn's ``tool_call_count`` adds them)."""
+        return 0 if self.response is None else len(self.messages[0].message.tool_calls)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class TurnOpening:
     """The turn row written with the user's input messages (storage.md §3)."""
 
@@ -130,8 +173,8 @@ class TurnClosing:
     model_call_count: int | None = None
     model_submission_count: int | None = None
     """The turn's exact counters as its runner counted them (``None`` keeps the stored ones): a
-    submission counted ahead with the last tool result of a step (``append(submission=…)``) that
-    then never went out is taken back here."""
+    submission counted ahead with the last write of a step (``StepWrite.submission``) that then
+    never went out is taken back here."""
 
 
 class CompactionStorage(Protocol):
@@ -194,47 +237,9 @@ class SessionStorage(Protocol):
         """The turn row and the user's input messages together."""
         ...
 
-    async def append(
-        self,
-        turn_id: TurnId,
-        messages: Sequence[OutgoingMessage],
-        *,
-        submission: int | None = None,
-    ) -> tuple[RealOrigin, ...]:
-        """Messages in order with the next sequences; an id already stored is not written again
-        and its stored origin is returned (deterministic World State ids are idempotent).
-        ``submission``: also count the submission of that model call (``record_submission``)
-        in the same write."""
-        ...
-
-    async def append_assistant(
-        self,
-        turn_id: TurnId,
-        message: OutgoingMessage,
-        *,
-        usage: TurnUsage,
-        tool_calls: int,
-        call: ModelCallRecord | None = None,
-    ) -> RealOrigin:
-        """A completed response with the turn's token and tool-call counters and, given ``call``,
-        the submission's usage row (issue 14 point 5), in one transaction."""
-        ...
-
-    async def append_step(
-        self,
-        turn_id: TurnId,
-        message: OutgoingMessage,
-        results: Sequence[OutgoingMessage],
-        *,
-        usage: TurnUsage,
-        call: ModelCallRecord,
-        submission: int | None = None,
-    ) -> tuple[RealOrigin, ...]:
-        """A completed response whose tool calls were all effect-free, written after they ran
-        (docs/architecture.md "One transaction per steady call"): the assistant message, then
-        its tool results in order, the turn's token and tool-call counters, the submission's
-        usage row and, given ``submission``, the next call's submission counter — one
-        transaction. The origins are the assistant's first, then the results'."""
+    async def append(self, turn_id: TurnId, step: StepWrite) -> tuple[RealOrigin, ...]:
+        """One write of a model step (``StepWrite``), one transaction: the origins of its
+        messages in order, numbered with the session's next sequences."""
         ...
 
     async def last_model_call(self) -> StoredModelCall | None:
@@ -249,20 +254,12 @@ class SessionStorage(Protocol):
         """Every recorded submission of the session, summed."""
         ...
 
-    async def commit_plan_update(
-        self, turn_id: TurnId, plan: TurnPlan, message: OutgoingMessage
-    ) -> RealOrigin:
-        """The turn's plan and its success tool result together (update-plan.md §4)."""
-        ...
-
     async def append_agent_messages(
         self, turn_id: TurnId, messages: Sequence[OutgoingMessage]
     ) -> tuple[RealOrigin | None, ...]:
         """One mailbox drain (multi-agent.md §6): each with ``ON CONFLICT (id) DO NOTHING``;
         ``None`` for an id already stored (that message is dropped)."""
         ...
-
-    async def record_submission(self, turn_id: TurnId, model_call_index: int) -> None: ...
 
     async def record_turn_warning(self, turn_id: TurnId, warning: TurnWarningRecord) -> None:
         """Issue 24: the turn's warning of that code, unless it has one already."""

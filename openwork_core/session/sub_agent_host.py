@@ -12,7 +12,6 @@ from typing import assert_never
 
 import structlog
 
-from openwork_chat_state.item import MessageKind
 from openwork_chat_state.messages import user_text
 from openwork_core.agents import (
     AgentControl,
@@ -48,11 +47,11 @@ from openwork_core.ids import (
 from openwork_core.session.directory import SessionDirectory
 from openwork_core.session.errors import ActorStopped, Busy, SessionError, TurnNotActive
 from openwork_core.session.handle import SessionHandle
-from openwork_core.session.input import InputMessage, PreparedTurnInput
+from openwork_core.session.input import PreparedTurnInput, input_message
 from openwork_core.session.outcome import Cancelled, Completed, Failed, TurnOutcome
 from openwork_core.session.runner import TurnSpec
 from openwork_core.session.storage import ChildSessionStorage, SessionRecord
-from openwork_core.storage.postgres.agents import ChildTaskNameTaken
+from openwork_core.storage.agent_records import ChildTaskNameTaken
 from openwork_tools import SandboxMode
 from openwork_tools.faults import faultpoint
 
@@ -228,9 +227,7 @@ class SubAgentHost:
             session_id=record.id,
             turn_id=new_turn_id(),
             client_request_id=new_agent_request_id(),
-            input=PreparedTurnInput(
-                messages=(InputMessage(message=user_text(message), kind=MessageKind.NORMAL),)
-            ),
+            input=PreparedTurnInput(messages=(input_message(user_text(message)),)),
             model=model,
             turn_slot=slot,
         )

@@ -14,17 +14,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import assert_never
+from typing import Protocol, assert_never
 
-import asyncpg
 import structlog
 from pydantic import JsonValue
 
 from openwork_core.ids import MessageId, SessionId, SpanId, TurnId, new_span_id
-from openwork_core.storage.postgres import traces
-from openwork_core.storage.postgres.traces import SpanClosed, SpanOpened
+from openwork_core.storage.trace_records import SpanClosed, SpanKind, SpanOpened, SpanStatus
 
 log = structlog.get_logger(__name__)
 _QUEUE_CAPACITY = 1024
@@ -36,6 +35,20 @@ second makes a 20-call turn's spans (model calls ~10 ms apart) one or two batche
 per few calls, each batch a pool acquire and a statement on the event loop between model calls
 (issue 13); a trace row is still visible within two windows (half a second; a span still running
 is held for one, ``_Batch.hold_open``), and ``flushed`` waits for none."""
+
+
+class SpanSink(Protocol):
+    """Where the trace writer puts a batch: one write (``PostgresSpanSink``: one statement on
+    a connection of its own)."""
+
+    async def write_span_batch(
+        self,
+        opened: Sequence[tuple[SpanOpened, SpanClosed | None]],
+        closed: Sequence[SpanClosed],
+    ) -> None:
+        """The spans opened since the last batch (each with its closing when that came in the
+        same batch) and the closings of spans written by earlier batches."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,7 +130,7 @@ class SpanEnd:
 
 @dataclass(slots=True)
 class SpanFinish:
-    status: str
+    status: SpanStatus
     error_code: str | None = None
     error_message: str | None = None
     attributes: dict[str, JsonValue] = field(default_factory=dict)
@@ -131,23 +144,27 @@ class SpanFinish:
 
 @dataclass(frozen=True, slots=True)
 class _OpenSpan:
-    kind: str
+    kind: SpanKind
     name: str
     model_id: str | None
     started: float
 
 
-_SPAN_EVENTS = {"model_call": "model.call", "tool_call": "tool.call", "compaction": "compaction"}
+_SPAN_EVENTS = {
+    SpanKind.MODEL_CALL: "model.call",
+    SpanKind.TOOL_CALL: "tool.call",
+    SpanKind.COMPACTION: "compaction",
+}
 
 
 def _log_span(span: _OpenSpan, finish: SpanFinish) -> None:
     """One log line per model call (provider, model, latency, tokens), tool call and compaction;
     the session and turn ids come from the bound contextvars. Never arguments or outputs."""
-    event = _SPAN_EVENTS.get(span.kind, f"span.{span.kind}")
+    event = _SPAN_EVENTS[span.kind]
     ended = time.monotonic() if finish.ended is None else finish.ended.monotonic
     fields: dict[str, JsonValue] = {
         "name": span.name,
-        "status": finish.status,
+        "status": finish.status.value,
         "duration_ms": int((ended - span.started) * 1000),
     }
     if span.model_id is not None:
@@ -159,12 +176,12 @@ def _log_span(span: _OpenSpan, finish: SpanFinish) -> None:
         fields["tool"] = finish.resolved_tool_name
     if finish.error_code is not None:
         fields["error_code"] = finish.error_code
-    (log.warning if finish.status == "failed" else log.info)(event, **fields)
+    (log.warning if finish.status is SpanStatus.FAILED else log.info)(event, **fields)
 
 
 class TraceRecorder:
-    def __init__(self, pool: asyncpg.Pool, *, linger_s: float = LINGER_S) -> None:
-        self._pool = pool
+    def __init__(self, sink: SpanSink, *, linger_s: float = LINGER_S) -> None:
+        self._sink = sink
         self._linger_s = linger_s
         self._queue: asyncio.Queue[_Event | None] = asyncio.Queue(_QUEUE_CAPACITY)
         self._task: asyncio.Task[None] | None = None
@@ -225,8 +242,7 @@ class TraceRecorder:
         if not batch.size:
             return
         try:
-            async with self._pool.acquire() as conn:
-                await traces.write_span_batch(conn, list(batch.opened.values()), batch.closed)
+            await self._sink.write_span_batch(list(batch.opened.values()), batch.closed)
             self.batches_written += 1
             self.late_closings_written += len(batch.closed)
         except Exception as exc:  # best effort: count and go on
@@ -242,7 +258,7 @@ class TraceRecorder:
     def open_span(
         self,
         *,
-        kind: str,
+        kind: SpanKind,
         name: str,
         trace_id: str,
         session_id: SessionId,

@@ -19,7 +19,7 @@ from openwork_chat_state.messages import JsonObject, ToolCallBlock
 from openwork_core.ids import ClientRequestId, SessionId, ToolCallId, TurnId
 from openwork_core.models.warnings import WarningCode
 from openwork_core.plan.model import PlanStep, TurnPlan
-from openwork_core.session.approval import PermissionRequest
+from openwork_core.session.approval import PermissionDecision, PermissionRequest
 from openwork_core.session.outcome import TurnOutcome
 from openwork_core.session.wire_fields import OMIT_WHEN_NONE
 from openwork_core.usage import TokenUsage
@@ -157,7 +157,7 @@ class PermissionRequested:
 class PermissionResolved:
     type: Literal["permission_resolved"] = "permission_resolved"
     tool_call_id: ToolCallId
-    decision: Literal["allow_once", "deny"]
+    decision: PermissionDecision
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

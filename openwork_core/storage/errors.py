@@ -34,6 +34,12 @@ class RecordNotFound(StorageError, NotFound):
     message_is_ours = True
 
 
+class InvalidPlanCommit(StorageError):
+    """A plan write's inputs do not fit together; nothing was written."""
+
+    code = "invalid_plan_commit"
+
+
 class DatabaseUnavailable(StorageError):
     code = "database_unavailable"
     http_status = 503
@@ -42,6 +48,17 @@ class DatabaseUnavailable(StorageError):
 _UNAVAILABLE_STATES = frozenset({"57P01", "57P02", "57P03", "55000", "53300"})
 """admin / crash shutdown, cannot connect now, database not accepting connections (55000 on
 connect), too many connections."""
+
+
+WRITE_FAILURES = (
+    StorageError,
+    asyncpg.PostgresError,
+    asyncpg.InterfaceError,
+    asyncpg.InternalClientError,
+    OSError,
+)
+"""What a failed write raises: a refusal of this write (``StorageError``, a constraint) or the
+database going away; nothing of the write is committed."""
 
 
 def database_unavailable(exc: BaseException) -> bool:

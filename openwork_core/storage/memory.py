@@ -12,9 +12,9 @@ import orjson
 
 from openwork_chat_state.item import MessageKind, RealOrigin
 from openwork_chat_state.messages import Role
-from openwork_core.ids import ClientRequestId, CompactionId, SessionId, TurnId
+from openwork_core.ids import ClientRequestId, CompactionId, SessionId, SpanId, TurnId
 from openwork_core.plan import TurnPlan
-from openwork_core.session.storage import OutgoingMessage, TurnClosing, TurnOpening
+from openwork_core.session.storage import OutgoingMessage, StepWrite, TurnClosing, TurnOpening
 from openwork_core.storage.codec import new_message
 from openwork_core.storage.compaction_records import (
     CHECKPOINT_FORMAT_VERSION,
@@ -32,15 +32,22 @@ from openwork_core.storage.compaction_records import (
     TranscriptQueryInvalid,
 )
 from openwork_core.storage.errors import RecordNotFound
-from openwork_core.storage.postgres.file_changes import FILE_CHANGE_TYPE, StoredFileChange
-from openwork_core.storage.records import StoredMessage, TurnStatus, TurnUsage, TurnWarningRecord
+from openwork_core.storage.records import (
+    FILE_CHANGE_TYPE,
+    StoredFileChange,
+    StoredMessage,
+    TurnRecord,
+    TurnStatus,
+    TurnWarningRecord,
+)
+from openwork_core.storage.trace_records import SpanClosed, SpanOpened
 from openwork_core.storage.usage_records import (
-    ModelCallRecord,
     SessionUsageTotals,
     StoredModelCall,
     add_usage,
     usage_totals,
 )
+from openwork_core.usage import TokenUsage
 from openwork_tools.modes import SandboxMode
 
 
@@ -48,6 +55,11 @@ from openwork_tools.modes import SandboxMode
 class MemoryTurn:
     id: TurnId
     client_request_id: ClientRequestId
+    sequence: int
+    provider_id: str
+    model_name: str
+    started_at: datetime
+    ended_at: datetime | None = None
     status: TurnStatus = TurnStatus.RUNNING
     model_call_count: int = 0
     model_submission_count: int = 0
@@ -55,8 +67,28 @@ class MemoryTurn:
     error_code: str | None = None
     error_message: str | None = None
     plan: TurnPlan | None = None
-    usage: TurnUsage = dataclasses.field(default_factory=TurnUsage)
+    usage: TokenUsage = dataclasses.field(default_factory=TokenUsage)
     warnings: list[TurnWarningRecord] = dataclasses.field(default_factory=list)
+
+    def record(self, session_id: SessionId) -> TurnRecord:
+        return TurnRecord(
+            id=self.id,
+            session_id=session_id,
+            client_request_id=self.client_request_id,
+            sequence=self.sequence,
+            status=self.status,
+            resolved_provider_id=self.provider_id,
+            resolved_model_name=self.model_name,
+            model_call_count=self.model_call_count,
+            model_submission_count=self.model_submission_count,
+            tool_call_count=self.tool_call_count,
+            input_tokens=self.usage.input_tokens,
+            output_tokens=self.usage.output_tokens,
+            error_code=self.error_code,
+            error_message=self.error_message,
+            started_at=self.started_at,
+            ended_at=self.ended_at,
+        )
 
 
 def _now() -> datetime:
@@ -92,8 +124,11 @@ class InMemorySessionStorage:
         return self
 
     # -- messages --------------------------------------------------------------------------
+    def _stored(self, message_id: str) -> StoredMessage | None:
+        return next((m for m in self.messages if m.id == message_id), None)
+
     def _insert(self, turn_id: TurnId | None, outgoing: OutgoingMessage) -> StoredMessage:
-        existing = next((m for m in self.messages if m.id == outgoing.id), None)
+        existing = self._stored(outgoing.id)
         if existing is not None:
             return existing
         row = new_message(outgoing.id, outgoing.message, outgoing.kind, outgoing.artifacts)
@@ -124,61 +159,43 @@ class InMemorySessionStorage:
         if any(t.status is TurnStatus.RUNNING for t in self.turns.values()):
             raise CheckpointCheckFailed("the session already has a running turn")
         self.turns[opening.turn_id] = MemoryTurn(
-            id=opening.turn_id, client_request_id=opening.client_request_id
+            id=opening.turn_id,
+            client_request_id=opening.client_request_id,
+            sequence=len(self.turns) + 1,
+            provider_id=opening.provider_id,
+            model_name=opening.model_name,
+            started_at=_now(),
         )
-        return await self.append(opening.turn_id, messages)
+        return self._write(opening.turn_id, StepWrite(messages=tuple(messages)))
 
-    async def append(
-        self,
-        turn_id: TurnId,
-        messages: Sequence[OutgoingMessage],
-        *,
-        submission: int | None = None,
-    ) -> tuple[RealOrigin, ...]:
-        stored = [self._insert(turn_id, m) for m in messages]
-        if submission is not None:
-            await self.record_submission(turn_id, submission)
-        return tuple(RealOrigin(message_id=s.id, sequence=s.sequence) for s in stored)
+    async def append(self, turn_id: TurnId, step: StepWrite) -> tuple[RealOrigin, ...]:
+        return self._write(turn_id, step)
 
-    async def append_assistant(
-        self,
-        turn_id: TurnId,
-        message: OutgoingMessage,
-        *,
-        usage: TurnUsage,
-        tool_calls: int,
-        call: ModelCallRecord | None = None,
-    ) -> RealOrigin:
+    def _write(self, turn_id: TurnId, step: StepWrite) -> tuple[RealOrigin, ...]:
         turn = self._turn(turn_id)
-        (origin,) = await self.append(turn_id, (message,))
-        turn.tool_call_count += tool_calls
-        turn.usage = add_usage(turn.usage, usage)
-        key = None if call is None else (turn_id, call.model_call, call.submission)
-        if call is not None and all(
-            (c.turn_id, c.call.model_call, c.call.submission) != key for c in self.model_calls
-        ):
-            self.model_calls.append(
-                StoredModelCall(
-                    turn_id=turn_id, message_id=origin.message_id, created_at=_now(), call=call
+        step.check_turn(turn_id)
+        if step.response is not None and any(self._stored(m.id) for m in step.messages):
+            raise ValueError("a response's step writes new ids only")
+        stored = [self._insert(turn_id, m) for m in step.messages]
+        call = step.response
+        if call is not None:
+            turn.tool_call_count += step.tool_calls
+            turn.usage = add_usage(turn.usage, call.usage)
+            key = (turn_id, call.model_call, call.submission)
+            if all(
+                (c.turn_id, c.call.model_call, c.call.submission) != key for c in self.model_calls
+            ):
+                self.model_calls.append(
+                    StoredModelCall(
+                        turn_id=turn_id, message_id=stored[0].id, created_at=_now(), call=call
+                    )
                 )
-            )
-        return origin
-
-    async def append_step(
-        self,
-        turn_id: TurnId,
-        message: OutgoingMessage,
-        results: Sequence[OutgoingMessage],
-        *,
-        usage: TurnUsage,
-        call: ModelCallRecord,
-        submission: int | None = None,
-    ) -> tuple[RealOrigin, ...]:
-        tool_calls = len(message.message.tool_calls)
-        origin = await self.append_assistant(
-            turn_id, message, usage=usage, tool_calls=tool_calls, call=call
-        )
-        return (origin, *await self.append(turn_id, results, submission=submission))
+        if step.plan is not None:
+            turn.plan = step.plan
+        if step.submission is not None:
+            turn.model_call_count = max(turn.model_call_count, step.submission)
+            turn.model_submission_count += 1
+        return tuple(RealOrigin(message_id=s.id, sequence=s.sequence) for s in stored)
 
     async def last_model_call(self) -> StoredModelCall | None:
         return self.model_calls[-1] if self.model_calls else None
@@ -190,14 +207,6 @@ class InMemorySessionStorage:
     async def usage_totals(self) -> SessionUsageTotals:
         return usage_totals(c.call for c in self.model_calls)
 
-    async def commit_plan_update(
-        self, turn_id: TurnId, plan: TurnPlan, message: OutgoingMessage
-    ) -> RealOrigin:
-        turn = self._turn(turn_id)
-        (origin,) = await self.append(turn_id, (message,))
-        turn.plan = plan
-        return origin
-
     async def append_agent_messages(
         self, turn_id: TurnId, messages: Sequence[OutgoingMessage]
     ) -> tuple[RealOrigin | None, ...]:
@@ -206,16 +215,11 @@ class InMemorySessionStorage:
             if any(m.id == message.id for m in self.messages):
                 origins.append(None)
                 continue
-            (origin,) = await self.append(
-                turn_id, (dataclasses.replace(message, kind=MessageKind.AGENT_MESSAGE),)
+            stored = self._insert(
+                turn_id, dataclasses.replace(message, kind=MessageKind.AGENT_MESSAGE)
             )
-            origins.append(origin)
+            origins.append(RealOrigin(message_id=stored.id, sequence=stored.sequence))
         return tuple(origins)
-
-    async def record_submission(self, turn_id: TurnId, model_call_index: int) -> None:
-        turn = self._turn(turn_id)
-        turn.model_call_count = max(turn.model_call_count, model_call_index)
-        turn.model_submission_count += 1
 
     async def record_turn_warning(self, turn_id: TurnId, warning: TurnWarningRecord) -> None:
         turn = self._turn(turn_id)
@@ -224,7 +228,10 @@ class InMemorySessionStorage:
 
     async def finish_turn(self, turn_id: TurnId, closing: TurnClosing) -> None:
         turn = self._turn(turn_id)
+        if turn.status is not TurnStatus.RUNNING:
+            raise RecordNotFound(f"no running turn to finish: {turn_id}")
         turn.status = closing.status
+        turn.ended_at = _now()
         turn.error_code = closing.error_code
         turn.error_message = closing.error_message
         if closing.model_call_count is not None:
@@ -402,4 +409,25 @@ class InMemorySessionStorage:
                 self.messages[index] = dataclasses.replace(message, content=content)
 
 
-__all__ = ["InMemorySessionStorage", "MemoryTurn"]
+class InMemorySpanSink:
+    """The trace writer's ``SpanSink`` in memory: every span by id, as its batches left it."""
+
+    def __init__(self) -> None:
+        self.opened: dict[SpanId, SpanOpened] = {}
+        self.closed: dict[SpanId, SpanClosed] = {}
+
+    async def write_span_batch(
+        self,
+        opened: Sequence[tuple[SpanOpened, SpanClosed | None]],
+        closed: Sequence[SpanClosed],
+    ) -> None:
+        for span, closing in opened:
+            self.opened[span.span_id] = span
+            if closing is not None:
+                self.closed[span.span_id] = closing
+        for closing in closed:
+            if closing.span_id in self.opened:
+                self.closed[closing.span_id] = closing
+
+
+__all__ = ["InMemorySessionStorage", "InMemorySpanSink", "MemoryTurn"]

@@ -7,10 +7,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal, TypeAlias
 
+from pydantic import JsonValue
+
 from openwork_chat_state.item import MessageKind
 from openwork_chat_state.messages import Role
 from openwork_core.ids import ClientRequestId, MessageId, SessionId, TurnId
-from openwork_core.usage import TokenUsage
 from openwork_tools.modes import SandboxMode
 
 
@@ -156,6 +157,12 @@ class TurnWarningRecord:
     model_call: int | None = None
 
 
-TurnUsage: TypeAlias = TokenUsage
-"""A Turn's usage is the one usage record (``openwork_core.usage``), summed over its submissions;
-the write path still names it ``TurnUsage``."""
+FILE_CHANGE_TYPE = "file_change"
+"""The ``type`` of a ``file_change`` artifact in a stored tool result (tools.md §8)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StoredFileChange:
+    message_id: MessageId
+    sequence: int
+    artifact: dict[str, JsonValue]

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from openwork_core.ids import MessageId, TurnId
-from openwork_core.storage.records import TurnUsage
+from openwork_core.usage import TokenUsage
 
 
 class CacheMissCause(enum.StrEnum):
@@ -44,7 +44,7 @@ class ModelCallRecord:
     submission: int
     provider_id: str
     model_name: str
-    usage: TurnUsage
+    usage: TokenUsage
     estimated_input_tokens: int
     input_truncation_suspected: bool
     stable_prefix_hash: str
@@ -92,9 +92,9 @@ def _plus(total: int | None, more: int | None) -> int | None:
     return (total or 0) + more
 
 
-def add_usage(total: TurnUsage, more: TurnUsage) -> TurnUsage:
+def add_usage(total: TokenUsage, more: TokenUsage) -> TokenUsage:
     """A turn's usage after one more submission (the same rule as the ``turns`` counters)."""
-    return TurnUsage(
+    return TokenUsage(
         input_tokens=_plus(total.input_tokens, more.input_tokens),
         output_tokens=_plus(total.output_tokens, more.output_tokens),
         cached_input_tokens=_plus(total.cached_input_tokens, more.cached_input_tokens),

@@ -3,12 +3,14 @@ fast runner tests with no PostgreSQL (the scripted model, the real tools and Cha
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from openwork_chat_state.messages import user_text
 from openwork_core.agents import AgentControl
 from openwork_core.context.engine import ContextEngine
 from openwork_core.models.adapters.scripted import ScriptedModel
@@ -16,12 +18,15 @@ from openwork_core.models.capabilities import ModelCapabilities
 from openwork_core.session.build import SessionDeps, build_session_handle
 from openwork_core.session.compaction import SummarySettings
 from openwork_core.session.handle import SessionHandle
+from openwork_core.session.input import PreparedTurnInput, input_message
 from openwork_core.session.ownership import SessionLease
-from openwork_core.session.runner import ResolvedModel, SessionServices
+from openwork_core.session.runner import ResolvedModel, SessionServices, TurnSpec
 from openwork_core.session.sub_agent_host import SubAgentHost
 from openwork_core.session.trace import TraceRecorder
 from openwork_core.session.update_streams import GlobalUpdates
-from openwork_core.storage.memory import InMemorySessionStorage
+from openwork_core.session.updates import SessionUpdateEnvelope, TurnFinished
+from openwork_core.storage.memory import InMemorySessionStorage, InMemorySpanSink
+from openwork_core.storage.memory_sessions import InMemorySessions
 from openwork_core.storage.records import (
     ProviderKind,
     ProviderModel,
@@ -61,6 +66,36 @@ class MemorySession:
     storage: InMemorySessionStorage
     services: SessionServices
     model: ResolvedModel
+    workspace: Path
+
+    def spec(self, turn_id: str, text: str) -> TurnSpec:
+        return TurnSpec(
+            session_id=self.storage.session_id,
+            turn_id=turn_id,
+            client_request_id=f"req-{turn_id}",
+            input=PreparedTurnInput(messages=(input_message(user_text(text)),)),
+            model=self.model,
+        )
+
+    async def run_turn(
+        self, text: str, *, timeout: float = 20
+    ) -> tuple[str, list[SessionUpdateEnvelope]]:
+        """Start a turn and collect its updates until ``turn_finished`` (bounded)."""
+        turn_id = f"turn-{len(self.storage.turns) + 1}"
+        _, subscription = await self.handle.subscribe(None)
+        try:
+            await self.handle.start_turn(self.spec(turn_id, text))
+            seen: list[SessionUpdateEnvelope] = []
+            async with asyncio.timeout(timeout):
+                while True:
+                    envelope = await subscription.queue.get()
+                    if envelope.turn_id != turn_id:
+                        continue
+                    seen.append(envelope)
+                    if isinstance(envelope.update, TurnFinished):
+                        return turn_id, seen
+        finally:
+            subscription.close()
 
 
 @asynccontextmanager
@@ -68,7 +103,7 @@ async def memory_session(
     scripted: ScriptedModel, workspace: Path, registry: ToolRegistry | None = None
 ) -> AsyncIterator[MemorySession]:
     """``registry``: the tools to select from (default: the seven built-ins)."""
-    storage = InMemorySessionStorage(SESSION_ID)
+    sessions = InMemorySessions()
     seen: dict[str, SessionServices] = {}
     now = datetime.now(UTC)
     record = SessionRecord(
@@ -83,11 +118,12 @@ async def memory_session(
         created_at=now,
         updated_at=now,
     )
+    storage = sessions.create_session(record)
     deps = SessionDeps(
         storage_for=lambda _sid, _lease: storage,
         engine=ContextEngine(),
         registry=builtin_registry() if registry is None else registry,
-        trace=TraceRecorder(None),  # type: ignore[arg-type]  # never started: spans are dropped
+        trace=TraceRecorder(InMemorySpanSink()),  # never started: spans are dropped
         home=workspace.parent / "home",
         sandbox=SandboxStatus(available=False, reason="not probed in this test"),
         skill_root=None,
@@ -96,7 +132,7 @@ async def memory_session(
         global_updates=GlobalUpdates(),
         observe=seen.__setitem__,
     )
-    host = SubAgentHost(NoDirectory(), storage, AgentControl.restore(SESSION_ID, []))  # type: ignore[arg-type]
+    host = SubAgentHost(NoDirectory(), sessions, AgentControl.restore(SESSION_ID, []))  # type: ignore[arg-type]  # NoDirectory
     lease = SessionLease(session_id=SESSION_ID, daemon_id="in-memory", epoch=1)
     handle = await build_session_handle(deps, record, host, lease)
     model = ResolvedModel(
@@ -106,6 +142,6 @@ async def memory_session(
         port=scripted,
     )
     try:
-        yield MemorySession(handle, storage, seen[SESSION_ID], model)
+        yield MemorySession(handle, storage, seen[SESSION_ID], model, workspace)
     finally:
         await handle.shutdown()

@@ -15,7 +15,6 @@ from openwork_core.daemon.schemas import (
 )
 from openwork_core.daemon.validation import SessionIdPath, ToolCallIdPath, TurnIdPath
 from openwork_core.daemon.views import input_chars, turn_inputs
-from openwork_core.session.approval import PermissionDecision
 from openwork_core.session.errors import TurnNotActive
 
 if TYPE_CHECKING:
@@ -63,7 +62,7 @@ def turns_routes(router: APIRouter, core: OpenWorkCore, *, max_input_chars: int)
         body: PermissionDecisionBody,
     ) -> Response:
         try:
-            await core.resolve_permission(sid, tid, tool_call_id, PermissionDecision(body.decision))
+            await core.resolve_permission(sid, tid, tool_call_id, body.decision)
         except TurnNotActive:
             await core.turn_view(sid, tid)  # an unknown turn is 404 not_found, not 409
             raise

@@ -1,6 +1,7 @@
 """Compaction (compaction.md): summary, runtime state and reminder, the compacted view,
 checkpoints, pruning watermark, rewind and the trigger policy. Storage lives in
-``openwork_core.storage.postgres.compactions``."""
+``openwork_core.storage.compaction_records`` (the PostgreSQL implementation of its storage:
+``openwork_core.storage.postgres.compactions``)."""
 
 from __future__ import annotations
 
@@ -64,11 +65,7 @@ from openwork_core.session.compaction.summary import (
     build_summary_request,
     validate_summary,
 )
-from openwork_core.storage.postgres.compactions import (
-    CheckpointRecord,
-    CompactionStore,
-    TranscriptPage,
-)
+from openwork_core.storage.compaction_records import CheckpointRecord, TranscriptPage
 
 __all__ = [
     "EMPTY_REMINDER",
@@ -87,7 +84,6 @@ __all__ = [
     "CompactionResult",
     "CompactionRuntimeState",
     "CompactionStepFailed",
-    "CompactionStore",
     "CompactionTimings",
     "LoadedConversation",
     "MissingLastUser",

@@ -22,7 +22,7 @@ from openwork_chat_state.item import (
 from openwork_chat_state.messages import Message, Role, user_text
 from openwork_core.ids import MessageId
 from openwork_core.session.compaction.errors import MissingLastUser
-from openwork_core.storage.postgres.compactions import CheckpointRecord
+from openwork_core.storage.compaction_records import CheckpointRecord
 
 SUMMARY_PREFIX = (
     "The earlier Conversation was compacted into the following continuation summary. Treat it "

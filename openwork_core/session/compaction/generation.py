@@ -31,6 +31,7 @@ from openwork_core.models.port import (
 )
 from openwork_core.session.compaction.errors import SummaryInvalid, SummaryRetriesExhausted
 from openwork_core.session.compaction.summary import validate_summary
+from openwork_core.storage.trace_records import SpanStatus
 from openwork_tools.faults import faultpoint
 
 log = structlog.get_logger(__name__)
@@ -190,7 +191,7 @@ async def generate_summary(
         try:
             summary, response = await _attempt(port, request, attempt_id, settings)
         except _AttemptFailed as failed:
-            _log_call(request.model, started, "failed", None, None)
+            _log_call(request.model, started, SpanStatus.FAILED, None, None)
             attempts.append(
                 SummaryAttempt(attempt_id=attempt_id, failure=failed.failure, detail=failed.detail)
             )
@@ -207,7 +208,7 @@ async def generate_summary(
         _log_call(
             request.model,
             started,
-            "succeeded",
+            SpanStatus.SUCCEEDED,
             usage.input_tokens if usage else None,
             usage.output_tokens if usage else None,
         )
@@ -220,14 +221,18 @@ async def generate_summary(
 
 
 def _log_call(
-    model: str, started: float, status: str, input_tokens: int | None, output_tokens: int | None
+    model: str,
+    started: float,
+    status: SpanStatus,
+    input_tokens: int | None,
+    output_tokens: int | None,
 ) -> None:
     """One ``model.call`` line per summary submission, like the turn's model calls."""
     log.info(
         "model.call",
         name="compaction summary",
         model=model,
-        status=status,
+        status=status.value,
         duration_ms=int((time.monotonic() - started) * 1000),
         input_tokens=input_tokens,
         output_tokens=output_tokens,

@@ -19,7 +19,7 @@ from openwork_core.session.compaction.compacted_view import build_compacted_item
 from openwork_core.session.compaction.errors import CheckpointUnreadable
 from openwork_core.session.storage import CompactionStorage
 from openwork_core.storage.codec import decode_message, to_item
-from openwork_core.storage.postgres.compactions import ProjectionRows
+from openwork_core.storage.compaction_records import ProjectionRows
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -20,7 +20,6 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractAsyncContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
 
-import asyncpg
 import structlog
 
 from openwork_chat_state import ChatStateHandle
@@ -60,14 +59,13 @@ from openwork_core.session.compaction.runtime_state import (
 from openwork_core.session.compaction.summary import build_summary_request, validate_summary_text
 from openwork_core.session.storage import CompactionStorage
 from openwork_core.storage.codec import decode_message
-from openwork_core.storage.compaction_records import CompactionKind
-from openwork_core.storage.errors import RecordNotFound, StorageError
-from openwork_core.storage.postgres.compactions import (
+from openwork_core.storage.compaction_records import (
     SUMMARY_FORMAT_VERSION,
-    CheckpointCheckFailed,
     CheckpointRecord,
+    CompactionKind,
     NewCheckpoint,
 )
+from openwork_core.storage.errors import WRITE_FAILURES, RecordNotFound
 from openwork_tools.faults import faultpoint
 
 log = structlog.get_logger(__name__)
@@ -174,14 +172,7 @@ async def _write(deps: CompactionDeps, new: NewCheckpoint) -> CheckpointRecord:
     validate_reminder(new.runtime_reminder)
     try:
         record = await deps.store.insert_checkpoint(new)
-    except (
-        CheckpointCheckFailed,
-        StorageError,
-        asyncpg.PostgresError,
-        asyncpg.InterfaceError,
-        asyncpg.InternalClientError,
-        OSError,
-    ) as exc:  # refused, or the database went away: nothing was installed
+    except WRITE_FAILURES as exc:  # refused, or the database went away: nothing was installed
         raise CheckpointRejected(f"checkpoint not written: {exc}") from exc
     faultpoint("checkpoint_committed")
     return record

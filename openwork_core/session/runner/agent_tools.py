@@ -10,7 +10,7 @@ identical-call doom-loop count never sees ``wait_agent`` (``ToolCallRunner``).""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, assert_never
+from typing import assert_never
 
 import structlog
 
@@ -40,19 +40,19 @@ from openwork_core.agents import (
 from openwork_core.ids import SpanId
 from openwork_core.session.outcome import Cancelled, Failed, FailureCode, TurnCancelled, TurnOutcome
 from openwork_core.session.runner.context import AgentHost, TurnContext
+from openwork_tools import ToolStatus
 
 log = structlog.get_logger(__name__)
 
 WAIT_CANCELLED_TEXT = "wait_agent was interrupted because the turn was cancelled"
 NO_HOST_TEXT = "this session has no sub-agent host"
 
-AgentResultStatus = Literal["succeeded", "failed", "cancelled"]
-
-_STATE: dict[AgentResultStatus, ToolResultState] = {
-    "succeeded": ToolResultState.SUCCESS,
-    "failed": ToolResultState.ERROR,
-    "cancelled": ToolResultState.INTERRUPTED,
+_STATE = {
+    ToolStatus.SUCCEEDED: ToolResultState.SUCCESS,
+    ToolStatus.FAILED: ToolResultState.ERROR,
+    ToolStatus.CANCELLED: ToolResultState.INTERRUPTED,
 }
+"""A control tool's result block state by its status (it is never denied or unknown)."""
 
 _UNEXPECTED: dict[AgentToolName, type[AgentError]] = {
     AgentToolName.SPAWN_AGENT: AgentStartFailed,
@@ -67,7 +67,7 @@ _UNEXPECTED: dict[AgentToolName, type[AgentError]] = {
 @dataclass(frozen=True, slots=True)
 class AgentToolResult:
     text: str
-    status: AgentResultStatus
+    status: ToolStatus
     terminal: TurnOutcome | None = None
 
     @property
@@ -89,7 +89,7 @@ class AgentToolRunner:
     async def run(self, tool: AgentToolName, input_json: str, span: SpanId) -> AgentToolResult:
         args = parse_agent_tool_args(tool, input_json)
         if isinstance(args, str):
-            return AgentToolResult(args, "failed")
+            return AgentToolResult(args, ToolStatus.FAILED)
         if isinstance(args, WaitAgentArgs):
             return await self._wait(args)
         host = self._turn.services.agents
@@ -98,11 +98,11 @@ class AgentToolRunner:
                 raise AgentHostUnavailable(NO_HOST_TEXT)
             body = await _call(host, args, span)
         except AgentError as exc:
-            return AgentToolResult(exc.body, "failed")
+            return AgentToolResult(exc.body, ToolStatus.FAILED)
         except Exception as exc:  # the host classifies what it knows; anything else is logged
             log.exception("agent_tool.failed", tool=tool.value)
-            return AgentToolResult(_UNEXPECTED[tool](str(exc) or repr(exc)).body, "failed")
-        return AgentToolResult(body, "succeeded")
+            return AgentToolResult(_UNEXPECTED[tool](str(exc) or repr(exc)).body, ToolStatus.FAILED)
+        return AgentToolResult(body, ToolStatus.SUCCEEDED)
 
     async def _wait(self, args: WaitAgentArgs) -> AgentToolResult:
         turn = self._turn
@@ -110,12 +110,14 @@ class AgentToolRunner:
             async with turn.cancellation.scope():
                 delivered = await turn.services.mailbox.wait(args.timeout_s)
         except TurnCancelled:
-            return AgentToolResult(WAIT_CANCELLED_TEXT, "cancelled", Cancelled())
+            return AgentToolResult(WAIT_CANCELLED_TEXT, ToolStatus.CANCELLED, Cancelled())
         body = wait_result_body(delivered=delivered)
         if self._waits.record(delivered=delivered):
             message = wait_doom_loop_message(self._waits.threshold)
-            return AgentToolResult(body, "succeeded", Failed(FailureCode.DOOM_LOOP, message))
-        return AgentToolResult(body, "succeeded")
+            return AgentToolResult(
+                body, ToolStatus.SUCCEEDED, Failed(FailureCode.DOOM_LOOP, message)
+            )
+        return AgentToolResult(body, ToolStatus.SUCCEEDED)
 
 
 async def _call(host: AgentHost, args: AgentToolArgs, span: SpanId) -> str:

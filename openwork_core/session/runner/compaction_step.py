@@ -26,6 +26,7 @@ from openwork_core.session.runner.context import ResolvedModel, SessionServices,
 from openwork_core.session.trace import SpanFinish
 from openwork_core.session.updates import PhaseChanged, SessionPhase
 from openwork_core.storage.compaction_records import CompactionKind
+from openwork_core.storage.trace_records import SpanKind, SpanStatus
 
 
 def compaction_deps(
@@ -79,7 +80,7 @@ class CompactionStep:
             raise TurnFailure(FailureCode.COMPACTION_ERROR, INEFFECTIVE_COMPACTION_MESSAGE)
         turn.emit(PhaseChanged(phase=SessionPhase.COMPACTING))
         span = services.trace.open_span(
-            kind="compaction",
+            kind=SpanKind.COMPACTION,
             name=f"{kind.value} compaction",
             trace_id=turn.spec.turn_id,
             session_id=turn.spec.session_id,
@@ -95,21 +96,24 @@ class CompactionStep:
             )
         except CompactionInstallFailed as error:
             history.reload_required = True
-            services.trace.close_span(span, SpanFinish("failed", error_code=error.code))
+            services.trace.close_span(span, SpanFinish(SpanStatus.FAILED, error_code=error.code))
             raise TurnFailure(FailureCode.COMPACTION_ERROR, f"{error.code}: {error}") from error
         except CompactionError as error:
             services.trace.close_span(
-                span, SpanFinish("failed", error_code=error.code, error_message=str(error)[:1000])
+                span,
+                SpanFinish(
+                    SpanStatus.FAILED, error_code=error.code, error_message=str(error)[:1000]
+                ),
             )
             raise TurnFailure(FailureCode.COMPACTION_ERROR, f"{error.code}: {error}") from error
         except TurnCancelled:
-            services.trace.close_span(span, SpanFinish("cancelled"))
+            services.trace.close_span(span, SpanFinish(SpanStatus.CANCELLED))
             raise
         history.record(result)
         services.trace.close_span(
             span,
             SpanFinish(
-                "succeeded",
+                SpanStatus.SUCCEEDED,
                 attributes={
                     "checkpointId": result.compaction_id,
                     "kind": kind.value,

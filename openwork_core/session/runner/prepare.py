@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from openwork_core.context.builder import ResolvedSystemContext, SystemContextBuilder
 from openwork_core.context.engine import PreparedModelCall
-from openwork_core.ids import new_message_id
 from openwork_core.session.runner.context import ResolvedModel, SessionServices, TurnSpec
 from openwork_core.session.runner.guards import in_chat_state
 from openwork_core.session.storage import OutgoingMessage, TurnOpening
@@ -44,10 +43,7 @@ def turn_opening(
 ) -> tuple[TurnOpening, tuple[OutgoingMessage, ...]]:
     """The turn row and its input messages (fresh ids), committed together before the turn is
     accepted (ownership issue: acknowledged = durable)."""
-    rows = tuple(
-        OutgoingMessage(id=new_message_id(), message=m.message, kind=m.kind)
-        for m in spec.input.messages
-    )
+    rows = spec.input.messages
     opening = TurnOpening(
         turn_id=spec.turn_id,
         client_request_id=spec.client_request_id,

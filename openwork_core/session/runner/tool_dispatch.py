@@ -12,14 +12,9 @@ from typing import assert_never
 import orjson
 import structlog
 
-from openwork_chat_state.messages import (
-    Message,
-    Role,
-    ToolCallBlock,
-    ToolResultState,
-)
+from openwork_chat_state.messages import ToolCallBlock, ToolResultState
 from openwork_core.agents import AgentToolName
-from openwork_core.ids import SpanId, ToolCallId, new_message_id, new_tool_call_id
+from openwork_core.ids import SpanId, ToolCallId, new_tool_call_id
 from openwork_core.plan import PlanError, TurnPlan, read_update_plan
 from openwork_core.plan.tool import PLAN_UPDATED_TEXT
 from openwork_core.session.approval import (
@@ -43,11 +38,10 @@ from openwork_core.session.outcome import (
     TurnOutcome,
 )
 from openwork_core.session.runner.agent_tools import AgentToolRunner
-from openwork_core.session.runner.assistant_commit import AssistantCommitter
 from openwork_core.session.runner.context import TurnContext
-from openwork_core.session.runner.guards import in_chat_state, persisted
+from openwork_core.session.runner.step_writer import StepWriter
 from openwork_core.session.runner.tool_progress import forwarded_progress
-from openwork_core.session.runner.tool_results import ToolResultWriter, control_attrs
+from openwork_core.session.runner.tool_results import ToolResults
 from openwork_core.session.runner.tool_step import (
     DoomLoopCounter,
     doom_loop_text,
@@ -56,13 +50,7 @@ from openwork_core.session.runner.tool_step import (
     step_effect_free,
     text_result,
 )
-from openwork_core.session.storage import (
-    OutgoingMessage,
-    StorageError,
-    TranscriptPage,
-    committed,
-    decode_message,
-)
+from openwork_core.session.storage import StorageError, TranscriptPage, decode_message
 from openwork_core.session.toolset import (
     Agent,
     ConversationHistory,
@@ -71,14 +59,13 @@ from openwork_core.session.toolset import (
     UpdatePlan,
     parse_conversation_history,
 )
-from openwork_core.session.trace import SpanFinish
 from openwork_core.session.updates import (
     PermissionRequested,
     PermissionResolved,
     PhaseChanged,
-    PlanUpdated,
     SessionPhase,
 )
+from openwork_core.storage.trace_records import PermissionDecisionSource, SpanKind, SpanPermission
 from openwork_tools import (
     SandboxPolicy,
     ToolCallContext,
@@ -118,42 +105,35 @@ class _Decided:
     who decided (``sandbox`` or ``user``) and how long the card waited."""
 
     ending: RuleDenial | ToolResult
-    source: str = "sandbox"
+    source: PermissionDecisionSource = PermissionDecisionSource.SANDBOX
     wait_ms: int | None = None
 
 
-class ToolCallRunner(ToolResultWriter):
-    """One turn's tool execution state: doom-loop streak, current plan, last sandbox denial."""
+class ToolCallRunner:
+    """One turn's tool execution state: doom-loop streak, current plan, last sandbox denial.
+    Every result goes through the turn's ``StepWriter``."""
 
-    def __init__(self, turn: TurnContext, assistant: AssistantCommitter) -> None:
-        super().__init__(turn, assistant)
+    def __init__(self, turn: TurnContext, writer: StepWriter) -> None:
+        self._turn = turn
+        self._writer = writer
+        self._results = ToolResults(turn, writer)
         self._doom = DoomLoopCounter(turn.services.agent.doom_loop_threshold)
         self._agents = AgentToolRunner(turn)
         self.current_plan: TurnPlan | None = None
         self._previous_denial: str | None = None
 
-    async def run_calls(
-        self, calls: tuple[ToolCallBlock, ...], next_submission: int | None = None
-    ) -> TurnOutcome | None:
-        """Serially, in provider order. After a terminating call, the rest get the fixed
-        ``cancelled`` result (§4). ``next_submission``: the model call that follows, whose
-        submission the last result's write counts (one write instead of two; the runner's
-        closing corrects the count when that call never goes out)."""
+    async def run_calls(self, calls: tuple[ToolCallBlock, ...]) -> TurnOutcome | None:
+        """Serially, in provider order; each call gets exactly one result. After a terminating
+        call, the rest get the fixed ``cancelled`` result (§4)."""
         terminal: TurnOutcome | None = None
-        self.counted_ahead = None
         try:
-            for index, call in enumerate(calls):
-                if index == len(calls) - 1:
-                    self._submission_ahead = next_submission
+            for call in calls:
                 if terminal is not None:
-                    await self._terminated(call, new_tool_call_id(), start=True)
+                    await self._results.terminated(call, new_tool_call_id(), start=True)
                     continue
                 terminal = await self._run(call)
-            submission, self._submission_ahead = self._submission_ahead, None
-            await self.write_deferred(submission)
         finally:
-            self._submission_ahead = None
-            self.drop_deferred()
+            self._writer.step_ended()
         return terminal
 
     def effect_free(self, calls: tuple[ToolCallBlock, ...]) -> bool:
@@ -175,9 +155,9 @@ class ToolCallRunner(ToolResultWriter):
     async def _run(self, call: ToolCallBlock) -> TurnOutcome | None:
         turn = self._turn
         tool_call_id = new_tool_call_id()
-        self._started(call, tool_call_id)
+        self._results.started(call, tool_call_id)
         span = turn.services.trace.open_span(
-            kind="tool_call",
+            kind=SpanKind.TOOL_CALL,
             name=call.name,
             trace_id=turn.spec.turn_id,
             session_id=turn.spec.session_id,
@@ -186,27 +166,31 @@ class ToolCallRunner(ToolResultWriter):
             requested_tool_name=call.name,
         )
         if turn.cancellation.requested:
-            await self._terminated(call, tool_call_id, span=span)
+            await self._results.terminated(call, tool_call_id, span=span)
             return Cancelled()
         normalized = normalized_arguments(call.input)
         if normalized is None:
             self._doom.reset()
             text = invalid_input_text("the arguments are not a JSON object")
-            await self._finish(
-                call, tool_call_id, span, text_result(call, text, ToolResultState.ERROR), "failed"
+            await self._results.finish(
+                call,
+                tool_call_id,
+                span,
+                text_result(call, text, ToolResultState.ERROR),
+                ToolStatus.FAILED,
             )
             return None
         resolved = turn.services.toolset.resolve(call.name)
         if isinstance(resolved, NotFound):
             self._doom.reset()
             block = text_result(call, resolved.text, ToolResultState.ERROR)
-            await self._finish(call, tool_call_id, span, block, "failed")
+            await self._results.finish(call, tool_call_id, span, block, ToolStatus.FAILED)
             return None
         if isinstance(resolved, Agent) and resolved.tool is AgentToolName.WAIT_AGENT:
             self._doom.reset()  # excluded from the identical-call count (multi-agent.md §5)
         elif self._doom.observe(call.name, normalized):
             block = text_result(call, doom_loop_text(call.name), ToolResultState.ERROR)
-            await self._finish(call, tool_call_id, span, block, "failed")
+            await self._results.finish(call, tool_call_id, span, block, ToolStatus.FAILED)
             threshold = turn.services.agent.doom_loop_threshold
             return Failed(
                 FailureCode.DOOM_LOOP,
@@ -220,7 +204,9 @@ class ToolCallRunner(ToolResultWriter):
             case Agent(tool=tool):
                 result = await self._agents.run(tool, call.input, span)
                 block = text_result(call, result.text, result.state)
-                await self._finish(call, tool_call_id, span, block, result.status, control=True)
+                await self._results.finish(
+                    call, tool_call_id, span, block, result.status, control=True
+                )
                 return result.terminal
             case Registered(name=name):
                 return await self._registered(call, name, tool_call_id, span)
@@ -243,20 +229,20 @@ class ToolCallRunner(ToolResultWriter):
             failed = f"{name} failed: {type(exc).__name__}: {str(exc)[:2000]}"
             decided = _Decided(ToolResult.fail(ToolErrorCode.EXECUTION_FAILED, failed))
         if decided is None:
-            await self._terminated(call, tool_call_id, span=span)
+            await self._results.terminated(call, tool_call_id, span=span)
             return Cancelled()
         wait_ms = decided.wait_ms
         verdict = decided.ending
         if isinstance(verdict, RuleDenial):
             block = text_result(call, verdict.text, ToolResultState.DENIED)
-            await self._finish(
+            await self._results.finish(
                 call,
                 tool_call_id,
                 span,
                 block,
-                "denied",
+                ToolStatus.DENIED,
                 attributes={
-                    "permissionDecision": "deny",
+                    "permissionDecision": SpanPermission.DENY,
                     "permissionDecisionSource": verdict.source.value,
                 },
                 permission_wait_ms=wait_ms,
@@ -267,7 +253,7 @@ class ToolCallRunner(ToolResultWriter):
         result = verdict
         if result.sandbox_denied:
             self._previous_denial = result.text.strip().splitlines()[-1] if result.text else None
-        await self._finish_result(call, tool_call_id, span, result, decided.source, wait_ms)
+        await self._results.finish_result(call, tool_call_id, span, result, decided.source, wait_ms)
         if result.status is ToolStatus.CANCELLED or self._turn.cancellation.requested:
             return Cancelled()
         return None
@@ -289,16 +275,16 @@ class ToolCallRunner(ToolResultWriter):
             novelty=session_grant_novelty(registry.session, turn.mode.current),
         )
         wait_ms: int | None = None
-        decision_source = "sandbox"
+        decision_source = PermissionDecisionSource.SANDBOX
         if isinstance(verdict, NeedsCard):
-            await self.write_deferred(None)  # the user sees a card only of a durable call
+            await self._writer.before_card()  # the user sees a card only of a durable call
             started = time.monotonic()
             decision = await self._ask(call, tool_call_id, verdict)
             wait_ms = int((time.monotonic() - started) * 1000)
             if decision is None:
                 return None
             verdict = decide(verdict, decision)
-            decision_source = "user"
+            decision_source = PermissionDecisionSource.USER
         if isinstance(verdict, RuleDenial):
             return _Decided(verdict, decision_source, wait_ms)
         assert isinstance(verdict, Run)
@@ -311,7 +297,7 @@ class ToolCallRunner(ToolResultWriter):
                 cancel=turn.cancellation.token,
                 progress=progress,
             )
-            if self._deferred is not None:
+            if self._writer.deferred:
                 faultpoint("read_only_tool_running")  # nothing of this response is written yet
             result = await registry.call(name, call.input, context)
         return _Decided(result, decision_source, wait_ms)
@@ -339,7 +325,7 @@ class ToolCallRunner(ToolResultWriter):
             return None
         finally:
             turn.permission.close()
-        turn.emit(PermissionResolved(tool_call_id=tool_call_id, decision=decision.value))
+        turn.emit(PermissionResolved(tool_call_id=tool_call_id, decision=decision))
         turn.emit(PhaseChanged(phase=SessionPhase.RUNNING_TOOLS))
         return decision
 
@@ -352,21 +338,15 @@ class ToolCallRunner(ToolResultWriter):
             plan = read_update_plan(turn.spec.turn_id, call.input, datetime.now(UTC))
         except PlanError as error:
             block = text_result(call, str(error), ToolResultState.ERROR)
-            await self._finish(call, tool_call_id, span, block, "failed", control=True)
+            await self._results.finish(
+                call, tool_call_id, span, block, ToolStatus.FAILED, control=True
+            )
             return None
         block = text_result(call, PLAN_UPDATED_TEXT, ToolResultState.SUCCESS)
-        row = OutgoingMessage(
-            id=new_message_id(), message=Message(role=Role.TOOL, content=(block,))
+        await self._results.finish(
+            call, tool_call_id, span, block, ToolStatus.SUCCEEDED, control=True, plan=plan
         )
-        origin = await persisted(
-            turn.services.storage.commit_plan_update(turn.spec.turn_id, plan, row),
-            "a tool result",
-        )
-        await in_chat_state(turn.services.chat.append(committed(row, origin)))
         self.current_plan = plan
-        turn.emit(PlanUpdated.of(plan))
-        self._finished_update(call, tool_call_id, block, "succeeded", ())
-        turn.services.trace.close_span(span, SpanFinish("succeeded", attributes=control_attrs()))
         return None
 
     async def _conversation_history(
@@ -376,7 +356,9 @@ class ToolCallRunner(ToolResultWriter):
         args = parse_conversation_history(call.input)
         if isinstance(args, str):
             block = text_result(call, args, ToolResultState.ERROR)
-            await self._finish(call, tool_call_id, span, block, "failed", control=True)
+            await self._results.finish(
+                call, tool_call_id, span, block, ToolStatus.FAILED, control=True
+            )
             return None
         try:
             page = await turn.services.storage.compactions.read_transcript(
@@ -387,8 +369,12 @@ class ToolCallRunner(ToolResultWriter):
             )
         except StorageError as error:
             block = text_result(call, f"{error.code}: {error}", ToolResultState.ERROR)
-            await self._finish(call, tool_call_id, span, block, "failed", control=True)
+            await self._results.finish(
+                call, tool_call_id, span, block, ToolStatus.FAILED, control=True
+            )
             return None
         block = text_result(call, transcript_text(page), ToolResultState.SUCCESS)
-        await self._finish(call, tool_call_id, span, block, "succeeded", control=True)
+        await self._results.finish(
+            call, tool_call_id, span, block, ToolStatus.SUCCEEDED, control=True
+        )
         return None

@@ -2,8 +2,9 @@
 
 Persist, then advance: the turn row and user messages are committed before any model call, the
 assistant message before any tool that may have an effect runs (a response whose calls are all
-effect-free is written with its results, after they ran: ``assistant_commit``), each tool result
-before the next model call."""
+effect-free is written with its results, after they ran), each tool result before the next model
+call. Every write of a model step goes through the turn's ``StepWriter`` (``step_writer``: its
+state diagram)."""
 
 from __future__ import annotations
 
@@ -42,7 +43,6 @@ from openwork_core.session.outcome import (
     TurnFailure,
     TurnOutcome,
 )
-from openwork_core.session.runner.assistant_commit import AssistantCommitter, CompletedResponse
 from openwork_core.session.runner.compaction_step import CompactionStep
 from openwork_core.session.runner.context import (
     ResolvedModel,
@@ -57,6 +57,7 @@ from openwork_core.session.runner.model_step import (
     stream_response,
 )
 from openwork_core.session.runner.prepare import prepare_call, system_context
+from openwork_core.session.runner.step_writer import CompletedResponse, StepWriter
 from openwork_core.session.runner.tool_dispatch import ToolCallRunner
 from openwork_core.session.runner.usage_step import SubmissionFacts, model_call_record
 from openwork_core.session.runner.world_state_step import WorldStateStep
@@ -64,7 +65,6 @@ from openwork_core.session.storage import (
     OutgoingMessage,
     TurnClosing,
     TurnStatus,
-    TurnUsage,
     committed,
 )
 from openwork_core.session.trace import SpanEnd, SpanFinish
@@ -77,6 +77,8 @@ from openwork_core.session.updates import (
 )
 from openwork_core.storage.compaction_records import CompactionKind
 from openwork_core.storage.errors import database_unavailable
+from openwork_core.storage.trace_records import SpanKind, SpanStatus
+from openwork_core.usage import TokenUsage
 
 __all__ = [
     "ResolvedModel",
@@ -105,15 +107,12 @@ class TurnRunner:
         self._emit = turn.emit
         self._cancellation = turn.cancellation
         self._limits = ModelContextLimits.from_capabilities(turn.spec.model.capabilities)
-        self._assistant = AssistantCommitter(turn)
-        self._tools = ToolCallRunner(turn, self._assistant)
+        self._writer = StepWriter(turn)
+        self._tools = ToolCallRunner(turn, self._writer)
         self.unwritten_closing: TurnClosing | None = None
         """The terminal state a database outage kept from being written (faults issue)."""
         self._compaction = CompactionStep(turn)
         self._warnings = TurnWarnings(turn.spec.turn_id, turn.services.storage, turn.emit)
-        self._model_calls = 0
-        self._submissions = 0
-        """What this turn really submitted (the closing writes them exactly)."""
 
     async def run(self) -> TurnOutcome:
         spec = self._spec
@@ -136,9 +135,9 @@ class TurnRunner:
             return outcome
 
     @property
-    def usage(self) -> TurnUsage:
+    def usage(self) -> TokenUsage:
         """The provider-reported usage of this turn's written submissions (``turn_finished``)."""
-        return self._assistant.usage
+        return self._writer.usage
 
     # -- the loop ----------------------------------------------------------------------------
     async def _loop(self) -> TurnOutcome:
@@ -163,8 +162,7 @@ class TurnRunner:
             if not calls:
                 return Completed(message.text)
             self._emit(PhaseChanged(phase=SessionPhase.RUNNING_TOOLS))
-            more = model_call < services.agent.max_model_calls
-            terminal = await self._tools.run_calls(calls, model_call + 1 if more else None)
+            terminal = await self._tools.run_calls(calls)
             if terminal is not None:
                 return terminal
         limit = services.agent.max_model_calls
@@ -277,14 +275,7 @@ class TurnRunner:
     ) -> Message:
         spec = self._spec
         services = self._services
-        if submission > 1 or self._tools.counted_ahead != model_call:
-            await persisted(
-                services.storage.record_submission(spec.turn_id, model_call),
-                "the turn's progress",
-            )
-        self._tools.counted_ahead = None
-        self._model_calls = max(self._model_calls, model_call)
-        self._submissions += 1
+        await self._writer.submitting(model_call, submission)
         attempt = f"{spec.turn_id}-model-{model_call}"
         if submission > 1:
             attempt = f"{attempt}-submission-{submission}"
@@ -293,7 +284,7 @@ class TurnRunner:
         )
         options = call_options(spec.model.provider.settings, attempt, session_id=spec.session_id)
         span = services.trace.open_span(
-            kind="model_call",
+            kind=SpanKind.MODEL_CALL,
             name=f"model call {model_call}",
             trace_id=spec.turn_id,
             session_id=spec.session_id,
@@ -309,7 +300,8 @@ class TurnRunner:
         except ModelError as exc:
             log.warning("model.failed", kind=exc.kind.value, error=exc.message)
             services.trace.close_span(
-                span, SpanFinish("failed", error_code=exc.kind.value, error_message=exc.message)
+                span,
+                SpanFinish(SpanStatus.FAILED, error_code=exc.kind.value, error_message=exc.message),
             )
             if submission == 1 and overflow_due(exc):
                 raise _Overflow(exc) from exc
@@ -317,11 +309,15 @@ class TurnRunner:
         except ModelProtocolViolation as exc:
             services.trace.close_span(
                 span,
-                SpanFinish("failed", error_code="model_protocol_error", error_message=str(exc)),
+                SpanFinish(
+                    SpanStatus.FAILED,
+                    error_code=FailureCode.MODEL_PROTOCOL_ERROR.value,
+                    error_message=str(exc),
+                ),
             )
             raise TurnFailure(FailureCode.MODEL_PROTOCOL_ERROR, str(exc)) from exc
         except TurnCancelled:
-            services.trace.close_span(span, SpanFinish("cancelled"))
+            services.trace.close_span(span, SpanFinish(SpanStatus.CANCELLED))
             raise
         record, fingerprint = model_call_record(
             services.call_ledger.previous,
@@ -344,10 +340,12 @@ class TurnRunner:
             reported=streamed.response.usage,
             ended=SpanEnd.now(),
         )
-        if message.tool_calls and self._tools.effect_free(message.tool_calls):
-            self._tools.defer(response)  # written with its tool results, after they ran
-        else:
-            await self._assistant.write_ahead(response)
+        more = model_call < services.agent.max_model_calls
+        await self._writer.response(
+            response,
+            effect_free=self._tools.effect_free(message.tool_calls),
+            next_model_call=model_call + 1 if more else None,
+        )
         return message
 
     # -- helpers -----------------------------------------------------------------------------
@@ -378,8 +376,8 @@ class TurnRunner:
             error_code=code,
             error_message=message,
             plan_unfinished_step_count=unfinished_step_count(self._tools.current_plan),
-            model_call_count=self._model_calls,
-            model_submission_count=self._submissions,
+            model_call_count=self._writer.model_calls,
+            model_submission_count=self._writer.submissions,
         )
         try:
             await self._services.storage.finish_turn(self._spec.turn_id, closing)

@@ -21,7 +21,6 @@ from openwork_core.session.prompt_cache import (
 )
 from openwork_core.session.storage import SessionStorage
 from openwork_core.storage.errors import database_unavailable
-from openwork_core.storage.records import TurnUsage
 from openwork_core.storage.usage_records import ModelCallRecord
 from openwork_core.usage import TokenUsage
 
@@ -34,18 +33,6 @@ class CallLedger:
     restart the first call has nothing to compare with)."""
 
     previous: RequestFingerprint | None = None
-
-
-def turn_usage(usage: TokenUsage | None) -> TurnUsage:
-    if usage is None:
-        return TurnUsage()
-    return TurnUsage(
-        input_tokens=usage.input_tokens,
-        output_tokens=usage.output_tokens,
-        cached_input_tokens=usage.cached_input_tokens,
-        reasoning_tokens=usage.reasoning_tokens,
-        cache_write_tokens=usage.cache_write_tokens,
-    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -64,7 +51,7 @@ def model_call_record(
 ) -> tuple[ModelCallRecord, RequestFingerprint]:
     """Pure: the submission's record and the fingerprint the next call compares with."""
     current = fingerprint(facts.provider_id, prepared, facts.at, previous)
-    stored = turn_usage(usage)
+    stored = usage or TokenUsage()
     estimated = prepared.budget.estimated_input_tokens
     shared = None if previous is None else shared_prefix(previous, current)
     miss = (

@@ -23,7 +23,12 @@ from openwork_core.context.world_state import (
 from openwork_core.ids import TurnId
 from openwork_core.session.outcome import TurnFailure
 from openwork_core.session.runner.guards import in_chat_state, persisted
-from openwork_core.session.storage import OutgoingMessage, SessionStorage, committed_all
+from openwork_core.session.storage import (
+    OutgoingMessage,
+    SessionStorage,
+    StepWrite,
+    committed_all,
+)
 from openwork_tools.faults import faultpoint
 
 log = structlog.get_logger(__name__)
@@ -69,7 +74,9 @@ class WorldStateStep:
                 )
                 for u in updates
             ]
-            origins = await persisted(self._storage.append(turn_id, rows), "World State")
+            origins = await persisted(
+                self._storage.append(turn_id, StepWrite(messages=tuple(rows))), "World State"
+            )
             faultpoint("world_state_row_committed")
             await in_chat_state(self._chat.append_all(committed_all(rows, origins)))
             log.info(

@@ -4,7 +4,6 @@ storage.md §2). Row functions take a ``Conn``; ``AgentStore`` runs each in one 
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass
 
 import asyncpg
 
@@ -18,8 +17,13 @@ from openwork_core.agents.reconcile import (
     plan_reconciliation,
 )
 from openwork_core.ids import MessageId, SessionId, SpanId, TurnId, new_session_id
+from openwork_core.storage.agent_records import (
+    ChildSessionRecord,
+    ChildSessionRejected,
+    ChildTaskNameTaken,
+)
 from openwork_core.storage.codec import content_text, encode_content
-from openwork_core.storage.errors import RecordNotFound, StorageError
+from openwork_core.storage.errors import RecordNotFound
 from openwork_core.storage.postgres import sessions as session_rows
 from openwork_core.storage.postgres.connection import Conn
 from openwork_core.storage.postgres.latest_turns import fetch_latest_turns
@@ -31,32 +35,6 @@ from openwork_core.storage.records import SessionRecord, StoredMessage, TurnReco
 from openwork_tools.modes import SandboxMode
 
 UNIQUE_TASK_NAME_INDEX = "uq_sessions_parent_task_name"
-
-
-class ChildSessionRejected(StorageError):
-    """The child row breaks a sessions constraint (format, topology, nesting)."""
-
-    code = "child_session_rejected"
-
-
-class ChildTaskNameTaken(ChildSessionRejected):
-    """``uq_sessions_parent_task_name``: the parent already has a child with this task name."""
-
-    code = "child_task_name_taken"
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ChildSessionRecord:
-    """A child session with its topology columns (``SessionRecord`` does not carry them)."""
-
-    session: SessionRecord
-    task_name: str
-    agent_role: str
-    spawn_span_id: SpanId | None
-
-    @property
-    def id(self) -> SessionId:
-        return self.session.id
 
 
 _CHILD_COLUMNS = """id, working_directory, agent, provider_id, model_name, sandbox_mode,

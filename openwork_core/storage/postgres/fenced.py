@@ -27,7 +27,7 @@ from openwork_core.storage.errors import RecordNotFound
 from openwork_core.storage.postgres.connection import Conn
 from openwork_core.storage.postgres.steady_statements import steady
 from openwork_core.storage.postgres.turns import add_tokens
-from openwork_core.storage.records import NewMessage, TurnUsage
+from openwork_core.storage.records import NewMessage
 from openwork_core.storage.usage_records import ModelCallRecord
 
 SEQUENCE_CONSTRAINT = "messages_session_sequence"
@@ -137,13 +137,13 @@ class TurnCounters:
     """What a write adds to its turn row (storage.md §3): a completed response's tokens and
     tool calls; a submission's logical call index (``GREATEST``) and one more submission."""
 
-    usage: TurnUsage | None = None
+    call: ModelCallRecord | None = None
+    """The submission's usage record, stored with the assistant message (the write's first row;
+    its tool results, when deferred, follow it in the same statement); its tokens are what the
+    turn's counters add."""
     tool_calls: int = 0
     submission: int | None = None
     """The model call about to be submitted, or ``None``."""
-    call: ModelCallRecord | None = None
-    """The submission's usage record, stored with the assistant message: the write's first row
-    (its tool results, when deferred, follow it in the same statement)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,7 +177,8 @@ async def write_fenced(
     """One statement: lease check, ``rows`` numbered after ``after`` and ``counters`` on the
     turn. ``LeaseLost`` (nothing written) when ``lease`` is stale; ``lease=None`` is unfenced.
     ``fresh``: every row's id is new (``_FRESH_ROWS``)."""
-    usage = counters.usage if counters is not None else None
+    call = counters.call if counters is not None else None
+    usage = None if call is None else call.usage
     args: list[object] = [
         session_id,
         None if lease is None else lease.daemon_id,
@@ -202,9 +203,7 @@ async def write_fenced(
             0 if counters.submission is None else 1,
             None if usage is None else usage.cache_write_tokens,
         ]
-    call = counters.call if counters is not None else None
     if call is not None:
-        assert usage == call.usage, "the turn's counters add the recorded submission's tokens"
         message = rows[0]
         miss = call.cache_miss
         args += [

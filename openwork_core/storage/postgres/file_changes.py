@@ -4,24 +4,15 @@ the one in-place update the storage contract allows is an artifact's ``undone`` 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
 import asyncpg
 import orjson
 from pydantic import JsonValue
 
-from openwork_core.ids import MessageId, SessionId
+from openwork_core.ids import SessionId
 from openwork_core.storage.postgres.connection import Conn
 from openwork_core.storage.postgres.sessions import lock_session
-
-FILE_CHANGE_TYPE = "file_change"
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class StoredFileChange:
-    message_id: MessageId
-    sequence: int
-    artifact: dict[str, JsonValue]
+from openwork_core.storage.records import FILE_CHANGE_TYPE, StoredFileChange
 
 
 def _artifacts(content: str) -> list[dict[str, JsonValue]]:

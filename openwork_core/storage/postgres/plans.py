@@ -11,19 +11,13 @@ import asyncpg
 from openwork_chat_state.messages import CONTENT_BLOCKS, Role, ToolResultBlock
 from openwork_core.ids import SessionId, TurnId
 from openwork_core.plan import TurnPlan, steps_from_json, steps_to_json
-from openwork_core.storage.errors import RecordNotFound, StorageError
+from openwork_core.storage.errors import InvalidPlanCommit, RecordNotFound
 from openwork_core.storage.postgres import messages as message_rows
 from openwork_core.storage.postgres.connection import Conn
 from openwork_core.storage.postgres.sessions import lock_session
 from openwork_core.storage.records import NewMessage, StoredMessage
 
 _COLUMNS = "p.turn_id, p.explanation, p.steps::text AS steps, p.updated_at"
-
-
-class InvalidPlanCommit(StorageError):
-    """The commit's inputs do not fit together; nothing was written."""
-
-    code = "invalid_plan_commit"
 
 
 def _plan(row: asyncpg.Record) -> TurnPlan:

@@ -1,9 +1,9 @@
 """The PostgreSQL implementation of the session storage port (``openwork_core.session.storage``):
 one object per session over the shared pool; each write is one transaction.
 
-The steady path of a model call (``append_step``: an effect-free response with its tool results;
-else ``append_assistant`` and ``append`` of tool results; World State; ``record_submission``) is
-one statement each (``fenced.write_fenced``): lease check, rows and turn
+Every ``append`` of a model step (the runner's ``StepWriter``: an effect-free response with its
+tool results and the next submission's counter; else the response, then each result; World
+State; a lone counter) is one statement (``fenced.write_fenced``): lease check, rows and turn
 counters together, outside any explicit transaction. Message sequences are assigned here, by the
 session's owner, from the last sequence this object wrote (docs/architecture.md "Sequences");
 any failed or unknown-outcome write forgets it, and the next write re-reads it in its statement."""
@@ -19,9 +19,8 @@ import asyncpg
 
 from openwork_chat_state.item import RealOrigin
 from openwork_core.ids import ClientRequestId, SessionId, TurnId
-from openwork_core.plan import TurnPlan
 from openwork_core.session.ownership import SessionLease
-from openwork_core.session.storage import OutgoingMessage, TurnClosing, TurnOpening
+from openwork_core.session.storage import OutgoingMessage, StepWrite, TurnClosing, TurnOpening
 from openwork_core.storage.codec import new_message
 from openwork_core.storage.postgres import sessions as session_rows
 from openwork_core.storage.postgres import turn_warnings as warning_rows
@@ -44,10 +43,9 @@ from openwork_core.storage.postgres.fenced import (
 )
 from openwork_core.storage.postgres.file_changes import FileChangeStore, rewrite_undone
 from openwork_core.storage.postgres.ownership import check_lease
-from openwork_core.storage.postgres.plans import check_plan_commit, lock_turn, upsert_turn_plan
-from openwork_core.storage.records import NewMessage, TurnUsage, TurnWarningRecord
+from openwork_core.storage.postgres.plans import lock_turn, upsert_turn_plan
+from openwork_core.storage.records import NewMessage, TurnWarningRecord
 from openwork_core.storage.usage_records import (
-    ModelCallRecord,
     SessionUsageTotals,
     StoredModelCall,
 )
@@ -130,12 +128,6 @@ class PostgresSessionStorage:
                 return _origins(rows, written)
         raise AssertionError("unreachable")  # pragma: no cover
 
-    async def _write_messages_in(
-        self, conn: Conn, sequencing: _Sequencing, turn_id: TurnId, rows: Sequence[NewMessage]
-    ) -> tuple[RealOrigin, ...]:
-        """The same statement inside the caller's transaction (inside ``_sequenced``)."""
-        return _origins(rows, await self._fenced_in(conn, sequencing, turn_id, rows))
-
     async def _fenced_in(
         self,
         conn: Conn,
@@ -196,54 +188,32 @@ class PostgresSessionStorage:
                     model_name=opening.model_name,
                     app_version=opening.app_version,
                 )
-                origins = await self._write_messages_in(
-                    conn, sequencing, opening.turn_id, [_row(m) for m in messages]
-                )
-            return origins
+                rows = [_row(m) for m in messages]
+                written = await self._fenced_in(conn, sequencing, opening.turn_id, rows)
+            return _origins(rows, written)
 
-    async def append(
-        self,
-        turn_id: TurnId,
-        messages: Sequence[OutgoingMessage],
-        *,
-        submission: int | None = None,
-    ) -> tuple[RealOrigin, ...]:
-        counters = None if submission is None else TurnCounters(submission=submission)
-        return await self._write_messages(turn_id, [_row(m) for m in messages], counters)
-
-    async def append_assistant(
-        self,
-        turn_id: TurnId,
-        message: OutgoingMessage,
-        *,
-        usage: TurnUsage,
-        tool_calls: int,
-        call: ModelCallRecord | None = None,
-    ) -> RealOrigin:
-        (origin,) = await self._write_messages(
-            turn_id,
-            (_row(message),),
-            TurnCounters(usage=usage, tool_calls=tool_calls, call=call),
-            fresh=True,
+    async def append(self, turn_id: TurnId, step: StepWrite) -> tuple[RealOrigin, ...]:
+        """One fenced statement; a step with a plan is one transaction in the lock order of
+        every message write (session, then turn)."""
+        step.check_turn(turn_id)
+        rows = [_row(m) for m in step.messages]
+        counters = (
+            None
+            if step.response is None and step.submission is None
+            else TurnCounters(
+                call=step.response, tool_calls=step.tool_calls, submission=step.submission
+            )
         )
-        return origin
-
-    async def append_step(
-        self,
-        turn_id: TurnId,
-        message: OutgoingMessage,
-        results: Sequence[OutgoingMessage],
-        *,
-        usage: TurnUsage,
-        call: ModelCallRecord,
-        submission: int | None = None,
-    ) -> tuple[RealOrigin, ...]:
-        tool_calls = len(message.message.tool_calls)
-        counters = TurnCounters(
-            usage=usage, tool_calls=tool_calls, submission=submission, call=call
-        )
-        rows = [_row(message), *(_row(r) for r in results)]
-        return await self._write_messages(turn_id, rows, counters, fresh=True)
+        if step.plan is None:
+            fresh = step.response is not None
+            return await self._write_messages(turn_id, rows, counters, fresh=fresh)
+        async with self._sequenced() as sequencing:
+            async with self._write() as conn:
+                await session_rows.lock_session(conn, self._session_id)
+                await lock_turn(conn, self._session_id, turn_id)
+                await upsert_turn_plan(conn, step.plan)
+                written = await self._fenced_in(conn, sequencing, turn_id, rows, counters)
+            return _origins(rows, written)
 
     async def last_model_call(self) -> StoredModelCall | None:
         async with self._pool.acquire() as conn:
@@ -256,19 +226,6 @@ class PostgresSessionStorage:
     async def usage_totals(self) -> SessionUsageTotals:
         async with self._pool.acquire() as conn:
             return await usage_rows.session_usage_totals(conn, self._session_id)
-
-    async def commit_plan_update(
-        self, turn_id: TurnId, plan: TurnPlan, message: OutgoingMessage
-    ) -> RealOrigin:
-        row = _row(message)
-        check_plan_commit(turn_id, plan, row)
-        async with self._sequenced() as sequencing:
-            async with self._write() as conn:
-                await session_rows.lock_session(conn, self._session_id)  # every write's lock order
-                await lock_turn(conn, self._session_id, turn_id)
-                await upsert_turn_plan(conn, plan)
-                (origin,) = await self._write_messages_in(conn, sequencing, turn_id, (row,))
-            return origin
 
     async def append_agent_messages(
         self, turn_id: TurnId, messages: Sequence[OutgoingMessage]
@@ -285,9 +242,6 @@ class PostgresSessionStorage:
             if r.id in written.inserted
         }
         return tuple(origins.get(m.id) for m in messages)
-
-    async def record_submission(self, turn_id: TurnId, model_call_index: int) -> None:
-        await self._write_messages(turn_id, (), TurnCounters(submission=model_call_index))
 
     async def record_turn_warning(self, turn_id: TurnId, warning: TurnWarningRecord) -> None:
         async with self._write() as conn:

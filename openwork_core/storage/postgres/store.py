@@ -22,9 +22,9 @@ from openwork_core.storage.records import (
     StoredMessage,
     TurnRecord,
     TurnStatus,
-    TurnUsage,
     TurnWarningRecord,
 )
+from openwork_core.usage import TokenUsage
 from openwork_tools.modes import SandboxMode
 
 
@@ -162,7 +162,7 @@ class PostgresStore:
         turn_id: TurnId,
         message: NewMessage,
         *,
-        usage: TurnUsage,
+        usage: TokenUsage,
         tool_calls: int,
     ) -> StoredMessage:
         """The completed response and the turn's token and tool-call counters, together."""

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from datetime import datetime
 
+import asyncpg
 import orjson
-from pydantic import JsonValue
 
-from openwork_core.ids import MessageId, SessionId, SpanId, TurnId
 from openwork_core.storage.postgres.connection import Conn
 from openwork_core.storage.postgres.steady_statements import steady
+from openwork_core.storage.trace_records import SpanClosed, SpanOpened
 
 
 async def mark_running_spans_unknown(conn: Conn, error_code: str) -> int:
@@ -22,41 +20,6 @@ async def mark_running_spans_unknown(conn: Conn, error_code: str) -> int:
         error_code,
     )
     return int(result.split()[-1])
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SpanOpened:
-    """A span's row as opened (``status='running'``)."""
-
-    span_id: SpanId
-    trace_id: str
-    session_id: SessionId
-    turn_id: TurnId | None
-    parent_span_id: SpanId | None
-    kind: str
-    name: str
-    started_at: datetime
-    model_id: str | None = None
-    resolved_model_name: str | None = None
-    provider_call_id: str | None = None
-    requested_tool_name: str | None = None
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SpanClosed:
-    """A span's terminal columns."""
-
-    span_id: SpanId
-    status: str
-    ended_at: datetime
-    error_code: str | None = None
-    error_message: str | None = None
-    attributes: dict[str, JsonValue] = field(default_factory=dict)
-    input_tokens: int | None = None
-    output_tokens: int | None = None
-    resolved_tool_name: str | None = None
-    response_message_id: MessageId | None = None
-    permission_wait_ms: int | None = None
 
 
 SPAN_BATCH = steady("""
@@ -139,3 +102,18 @@ async def write_span_batch(
         [c.span_id for c in closed],
         *_closing_columns(closed),
     )
+
+
+class PostgresSpanSink:
+    """The trace writer's ``SpanSink``: each batch one statement on a pool connection."""
+
+    def __init__(self, pool: asyncpg.Pool) -> None:
+        self._pool = pool
+
+    async def write_span_batch(
+        self,
+        opened: Sequence[tuple[SpanOpened, SpanClosed | None]],
+        closed: Sequence[SpanClosed],
+    ) -> None:
+        async with self._pool.acquire() as conn:
+            await write_span_batch(conn, opened, closed)

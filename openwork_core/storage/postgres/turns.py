@@ -8,7 +8,8 @@ from openwork_core.ids import ClientRequestId, SessionId, TurnId
 from openwork_core.storage.errors import RecordNotFound
 from openwork_core.storage.postgres.connection import Conn
 from openwork_core.storage.postgres.steady_statements import steady
-from openwork_core.storage.records import TurnRecord, TurnStatus, TurnUsage
+from openwork_core.storage.records import TurnRecord, TurnStatus
+from openwork_core.usage import TokenUsage
 
 RESTART_ERROR_CODE = "process_restart"
 RESTART_ERROR_MESSAGE = "the daemon restarted while this turn was running"
@@ -134,7 +135,7 @@ def add_tokens(*params: int) -> str:
 
 
 async def add_response_counters(
-    conn: Conn, turn_id: TurnId, usage: TurnUsage, tool_calls: int
+    conn: Conn, turn_id: TurnId, usage: TokenUsage, tool_calls: int
 ) -> None:
     await conn.execute(
         f"""UPDATE turns SET {add_tokens(2, 3, 4, 5, 7)},

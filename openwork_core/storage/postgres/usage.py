@@ -8,7 +8,6 @@ import asyncpg
 
 from openwork_core.ids import SessionId, TurnId
 from openwork_core.storage.postgres.connection import Conn
-from openwork_core.storage.records import TurnUsage
 from openwork_core.storage.usage_records import (
     CacheMiss,
     CacheMissCause,
@@ -16,6 +15,7 @@ from openwork_core.storage.usage_records import (
     SessionUsageTotals,
     StoredModelCall,
 )
+from openwork_core.usage import TokenUsage
 
 _COLUMNS = """turn_id, model_call, submission, message_id, provider_id, model_name,
     input_tokens, cached_input_tokens, cache_write_tokens, output_tokens, reasoning_tokens,
@@ -34,7 +34,7 @@ def _stored(row: asyncpg.Record) -> StoredModelCall:
             submission=row["submission"],
             provider_id=row["provider_id"],
             model_name=row["model_name"],
-            usage=TurnUsage(
+            usage=TokenUsage(
                 input_tokens=row["input_tokens"],
                 output_tokens=row["output_tokens"],
                 cached_input_tokens=row["cached_input_tokens"],

@@ -25,7 +25,8 @@ from openwork_core.storage.postgres.agents import (
     ChildSessionRejected,
     ChildTaskNameTaken,
 )
-from openwork_core.storage.records import TurnStatus, TurnUsage
+from openwork_core.storage.records import TurnStatus
+from openwork_core.usage import TokenUsage
 from openwork_tools.modes import SandboxMode
 
 
@@ -72,7 +73,7 @@ async def _turn(store: PostgresStore, sid: str, tid: str, answer: str | None = N
             sid,
             tid,
             new_message(f"{tid}-answer", assistant, MessageKind.NORMAL),
-            usage=TurnUsage(),
+            usage=TokenUsage(),
             tool_calls=0,
         )
 
@@ -227,7 +228,7 @@ async def test_child_terminal_turns_carry_status_error_and_last_assistant_text(
         done,
         "t_done",
         new_message("t_done-final", assistant, MessageKind.NORMAL),
-        usage=TurnUsage(),
+        usage=TokenUsage(),
         tool_calls=0,
     )
     await store.finish_turn("t_done", TurnStatus.COMPLETED)

@@ -21,7 +21,6 @@ from openwork_core.session.compaction import (
     CheckpointRejected,
     CompactionDeps,
     CompactionInstallFailed,
-    CompactionStore,
     MissingLastUser,
     RewindRejected,
     SummaryRetriesExhausted,
@@ -34,6 +33,7 @@ from openwork_core.session.compaction import (
 from openwork_core.storage import PostgresStore
 from openwork_core.storage.codec import decode_message, to_item
 from openwork_core.storage.compaction_records import CompactionKind
+from openwork_core.storage.postgres.compactions import CompactionStore
 from openwork_core.usage import TokenUsage
 from openwork_tools.results import FileChange
 from tests.integration.compaction.pg_support import new_session, row, turn

@@ -19,8 +19,8 @@ from openwork_chat_state.messages import (
 from openwork_core.plan import PLAN_UPDATED_TEXT, TurnPlan, read_update_plan
 from openwork_core.storage import PostgresStore
 from openwork_core.storage.codec import new_message
-from openwork_core.storage.errors import RecordNotFound
-from openwork_core.storage.postgres.plans import InvalidPlanCommit, PlanStore
+from openwork_core.storage.errors import InvalidPlanCommit, RecordNotFound
+from openwork_core.storage.postgres.plans import PlanStore
 from openwork_core.storage.records import NewMessage, TurnStatus
 from openwork_tools.modes import SandboxMode
 

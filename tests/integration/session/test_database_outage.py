@@ -19,6 +19,7 @@ from openwork_chat_state.messages import Role
 from openwork_core.models.adapters.scripted import ScriptedModel, ScriptedResponse
 from openwork_core.session.compaction import CheckpointRejected
 from openwork_core.session.input import TextInput
+from openwork_core.session.storage import StepWrite
 from openwork_core.session.updates import TurnFinished
 from openwork_core.storage import PostgresStore
 from openwork_core.storage.records import TurnStatus
@@ -41,8 +42,8 @@ def _cut_on(outage: Outage, write: Callable[..., Awaitable[Any]], when: Callable
     return wrapped
 
 
-def _kinds(messages: Any) -> set[tuple[Role, MessageKind]]:
-    return {(m.message.role, m.kind) for m in messages}
+def _kinds(step: StepWrite) -> set[tuple[Role, MessageKind]]:
+    return {(m.message.role, m.kind) for m in step.messages}
 
 
 async def _outcome_of(rt: Runtime, sid: str, start: Callable[[], Awaitable[str]]) -> TurnFinished:
@@ -82,24 +83,15 @@ async def test_an_outage_at_a_turn_write_fails_the_turn_and_the_end_is_written_o
         sid = await rt.new_session()
         await rt.core.sessions.load(sid)
         storage = rt.services[sid].storage
-        if where == "assistant":
-            storage.append_assistant = _cut_on(  # type: ignore[method-assign]
-                outage, storage.append_assistant, lambda *a, **k: True
-            )
-        elif where == "deferred_step":
-            storage.append_step = _cut_on(  # type: ignore[method-assign]
-                outage, storage.append_step, lambda *a, **k: True
-            )
-        else:
-            role_kind = {
-                "world_state": (Role.USER, MessageKind.WORLD_STATE),
-                "tool_result": (Role.TOOL, MessageKind.NORMAL),
-            }[where]
-            storage.append = _cut_on(  # type: ignore[method-assign]
-                outage,
-                storage.append,
-                lambda _turn, messages: role_kind in _kinds(messages),
-            )
+        cut: dict[str, Callable[[StepWrite], bool]] = {
+            "world_state": lambda step: (Role.USER, MessageKind.WORLD_STATE) in _kinds(step),
+            "assistant": lambda step: step.response is not None,
+            "tool_result": lambda step: (Role.TOOL, MessageKind.NORMAL) in _kinds(step),
+            "deferred_step": lambda step: step.response is not None and len(step.messages) > 1,
+        }
+        storage.append = _cut_on(  # type: ignore[method-assign]
+            outage, storage.append, lambda _turn, step: cut[where](step)
+        )
         try:
             finished = await _outcome_of(
                 rt,

@@ -7,7 +7,6 @@ durable and in Chat State"."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ from openwork_chat_state.item import MessageKind
 from openwork_core.models.adapters.scripted import ScriptedModel, ScriptedResponse, ToolCallLike
 from openwork_core.session.input import TextInput
 from openwork_core.session.runner.tool_step import TERMINATED_TEXT
+from openwork_core.session.storage import StepWrite
 from openwork_core.session.updates import (
     DraftCleared,
     ToolCallFinished,
@@ -42,26 +42,21 @@ async def _stored_calls(store: PostgresStore, sid: str) -> set[str]:
 
 class _Writes:
     """The storage port's writes of one session's responses and tool results, in order (World
-    State rows are not counted)."""
+    State rows and a lone submission counter are not counted)."""
 
     def __init__(self, rt: Runtime, sid: str) -> None:
         self.calls: list[str] = []
         storage = rt.services[sid].storage
-        for name in ("append", "append_assistant", "append_step"):
-            setattr(storage, name, self._counted(name, getattr(storage, name)))
+        write = storage.append
 
-    def _counted(
-        self, name: str, write: Callable[..., Awaitable[Any]]
-    ) -> Callable[..., Awaitable[Any]]:
-        async def counted(*args: Any, **kwargs: Any) -> Any:
-            world_state = name == "append" and all(
-                m.kind is MessageKind.WORLD_STATE for m in args[1]
-            )
-            if not world_state:
-                self.calls.append(name)
-            return await write(*args, **kwargs)
+        async def counted(turn_id: str, step: StepWrite) -> Any:
+            if step.response is not None:
+                self.calls.append("response with results" if len(step.messages) > 1 else "response")
+            elif any(m.kind is not MessageKind.WORLD_STATE for m in step.messages):
+                self.calls.append("result")
+            return await write(turn_id, step)
 
-        return counted
+        storage.append = counted  # type: ignore[method-assign]
 
 
 class _StoredAtRun:
@@ -133,7 +128,7 @@ async def test_a_response_of_read_only_calls_is_written_with_its_results_after_t
     # while the effect-free tools ran, nothing of their response was durable …
     assert stored_at_run.seen == [set(), set()]  # read and grep (the unknown tool runs nothing)
     # … then the response and its three results were one write, the final answer another
-    assert turn.writes == ["append_step", "append_assistant"]
+    assert turn.writes == ["response with results", "response"]
     rows = [m for m in turn.stored if m.turn_id == turn.turn_id and m.role.value != "user"]
     assert [(m.role.value, m.provider_call_id) for m in rows] == [
         ("assistant", None),
@@ -175,7 +170,7 @@ async def test_a_response_that_may_have_an_effect_is_written_before_any_of_its_t
     )
     assert (tmp_path / "workspace" / "b.txt").read_text() == "beta\n"
     assert stored_at_run.seen == [{"c-read", "c-write"}, {"c-read", "c-write"}]
-    assert turn.writes == ["append_assistant", "append", "append", "append_assistant"]
+    assert turn.writes == ["response", "result", "result", "response"]
     assert turn.kinds.index(DraftCleared) < turn.kinds.index(ToolCallStarted)
 
 
@@ -225,7 +220,7 @@ async def test_a_cancel_while_a_read_only_tool_runs_writes_the_step_whole_and_ca
         view = await rt.core.turn_view(sid, accepted.turn_id)
         stored = await store.load_session_messages(sid)
     assert view.status is TurnStatus.CANCELLED
-    assert writes.calls == ["append_step"]
+    assert writes.calls == ["response with results"]
     assert len(model.requests) == 1
     results = [m for m in stored if m.turn_id == accepted.turn_id and m.role.value == "tool"]
     assert [m.provider_call_id for m in results] == ["c-read", "c-list"]

@@ -15,7 +15,8 @@ from openwork_core.session.trace import SpanFinish, TraceRecorder
 from openwork_core.storage import PostgresStore
 from openwork_core.storage.postgres import traces
 from openwork_core.storage.postgres.connection import Conn
-from openwork_core.storage.postgres.traces import SpanClosed
+from openwork_core.storage.postgres.traces import PostgresSpanSink
+from openwork_core.storage.trace_records import SpanClosed, SpanKind, SpanStatus
 from openwork_tools import SandboxMode
 
 SID = SessionId("ses_trace_batches")
@@ -43,7 +44,7 @@ async def _spans(store: PostgresStore) -> list[tuple[str, str, str | None]]:
 
 def _open(recorder: TraceRecorder, name: str, session_id: SessionId = SID) -> str:
     return recorder.open_span(
-        kind="tool_call", name=name, trace_id="trace-1", session_id=session_id, turn_id=None
+        kind=SpanKind.TOOL_CALL, name=name, trace_id="trace-1", session_id=session_id, turn_id=None
     )
 
 
@@ -52,11 +53,11 @@ async def test_spans_queued_before_a_clean_shutdown_reach_the_database(
     store: PostgresStore,
 ) -> None:
     """A linger far longer than the test: only ``close`` can have written them."""
-    recorder = TraceRecorder(store.pool, linger_s=3600)
+    recorder = TraceRecorder(PostgresSpanSink(store.pool), linger_s=3600)
     recorder.start()
     first = _open(recorder, "a")
     _open(recorder, "b")
-    recorder.close_span(first, SpanFinish("succeeded"))
+    recorder.close_span(first, SpanFinish(SpanStatus.SUCCEEDED))
     await recorder.close()
     assert await _spans(store) == [("a", "succeeded", None), ("b", "running", None)]
     assert (recorder.batches_written, recorder.dropped_signals) == (1, 0)
@@ -66,10 +67,10 @@ async def test_spans_queued_before_a_clean_shutdown_reach_the_database(
 async def test_a_span_opened_and_closed_in_one_batch_is_one_finished_row(
     store: PostgresStore,
 ) -> None:
-    recorder = TraceRecorder(store.pool, linger_s=3600)
+    recorder = TraceRecorder(PostgresSpanSink(store.pool), linger_s=3600)
     recorder.start()
     span = _open(recorder, "tool")
-    recorder.close_span(span, SpanFinish("failed", error_code="tool_failed"))
+    recorder.close_span(span, SpanFinish(SpanStatus.FAILED, error_code="tool_failed"))
     await recorder.flushed()
     assert await _spans(store) == [("tool", "failed", "tool_failed")]
     assert recorder.batches_written == 1
@@ -78,13 +79,13 @@ async def test_a_span_opened_and_closed_in_one_batch_is_one_finished_row(
 
 @pytest.mark.usefixtures("session")
 async def test_a_span_closed_in_a_later_batch_is_updated_in_place(store: PostgresStore) -> None:
-    recorder = TraceRecorder(store.pool, linger_s=0)
+    recorder = TraceRecorder(PostgresSpanSink(store.pool), linger_s=0)
     recorder.start()
     spans = [_open(recorder, f"span-{i}") for i in range(3)]
     await recorder.flushed()
     assert [s[1] for s in await _spans(store)] == ["running"] * 3
     for span in spans:
-        recorder.close_span(span, SpanFinish("cancelled"))
+        recorder.close_span(span, SpanFinish(SpanStatus.CANCELLED))
     await recorder.close()
     assert await _spans(store) == [(f"span-{i}", "cancelled", None) for i in range(3)]
 
@@ -95,7 +96,7 @@ async def test_a_failing_batch_is_dropped_and_counted_and_the_next_one_is_writte
 ) -> None:
     """A span of an unknown session (a foreign key) fails its batch: counted as dropped, the
     writer goes on (trace writes are best effort, storage.md §4)."""
-    recorder = TraceRecorder(store.pool, linger_s=0)
+    recorder = TraceRecorder(PostgresSpanSink(store.pool), linger_s=0)
     recorder.start()
     _open(recorder, "orphan", SessionId("ses_unknown"))
     await recorder.flushed()
@@ -135,14 +136,14 @@ async def test_a_span_still_open_at_its_windows_end_and_closed_in_the_next_is_on
     window's statement and written once, finished, by the second."""
     monkeypatch.setattr(trace, "BATCH_LIMIT", 3)
     batches = _Batches(monkeypatch)
-    recorder = TraceRecorder(store.pool, linger_s=3600)
+    recorder = TraceRecorder(PostgresSpanSink(store.pool), linger_s=3600)
     recorder.start()
     held = _open(recorder, "held")
     quick = _open(recorder, "quick")
-    recorder.close_span(quick, SpanFinish("succeeded"))
+    recorder.close_span(quick, SpanFinish(SpanStatus.SUCCEEDED))
     await batches.count(1)
     assert await _spans(store) == [("quick", "succeeded", None)]
-    recorder.close_span(held, SpanFinish("succeeded"))
+    recorder.close_span(held, SpanFinish(SpanStatus.SUCCEEDED))
     _open(recorder, "next")
     await batches.count(2)
     assert await _spans(store) == [("held", "succeeded", None), ("quick", "succeeded", None)]
@@ -162,12 +163,12 @@ async def test_a_span_still_open_after_a_second_window_is_written_running_withou
     """A long tool call: held for one window, then written as running by the carried window's
     own timer (no later event needed), and its closing is an update."""
     batches = _Batches(monkeypatch)
-    recorder = TraceRecorder(store.pool, linger_s=0)
+    recorder = TraceRecorder(PostgresSpanSink(store.pool), linger_s=0)
     recorder.start()
     span = _open(recorder, "long")
     await batches.count(1)
     assert await _spans(store) == [("long", "running", None)]
-    recorder.close_span(span, SpanFinish("cancelled"))
+    recorder.close_span(span, SpanFinish(SpanStatus.CANCELLED))
     await recorder.close()
     assert await _spans(store) == [("long", "cancelled", None)]
     assert recorder.late_closings_written == 1

@@ -27,16 +27,17 @@ from openwork_core.session.ownership import LeaseLost, SessionLease, daemon_iden
 from openwork_core.session.storage import (
     OutgoingMessage,
     RecordNotFound,
+    StepWrite,
     TurnClosing,
     TurnOpening,
     TurnStatus,
-    TurnUsage,
 )
 from openwork_core.storage import PostgresStore, create_pool
 from openwork_core.storage.postgres import fenced, session_storage
 from openwork_core.storage.postgres.ownership import PostgresOwnership
 from openwork_core.storage.postgres.session_storage import PostgresSessionStorage
 from openwork_core.storage.usage_records import ModelCallRecord
+from openwork_core.usage import TokenUsage
 from openwork_tools import SandboxMode
 
 SID = SessionId("ses_fenced")
@@ -110,11 +111,9 @@ async def test_a_fenced_write_after_a_takeover_is_refused_and_writes_nothing(
     await _expire(store)  # the old owner stalled past its lease …
     await _owned(store, tmp_path / "b", "b")  # … and another daemon took the session over
     with pytest.raises(LeaseLost, match="no longer owns"):
-        await storage.append_assistant(
-            TURN, _message("late"), usage=TurnUsage(input_tokens=5), tool_calls=3
-        )
+        await storage.append(TURN, _answer(_record(1, TokenUsage(input_tokens=5)), calls=3))
     with pytest.raises(LeaseLost):
-        await storage.record_submission(TURN, 2)
+        await storage.append(TURN, StepWrite(submission=2))
     assert await _sequences(store) == [1]
     turn = await store.get_turn(SID, TURN)
     assert (turn.input_tokens, turn.tool_call_count, turn.model_submission_count) == (None, 0, 0)
@@ -128,7 +127,7 @@ async def test_a_fenced_write_with_an_expired_lease_is_refused(
     storage = await _started(store, lease)
     await _expire(store)
     with pytest.raises(LeaseLost, match="expired"):
-        await storage.append(TURN, [_message("late")])
+        await storage.append(TURN, _messages(_message("late")))
     assert await _sequences(store) == [1]
 
 
@@ -147,9 +146,9 @@ async def test_after_a_write_whose_outcome_is_unknown_the_next_write_rereads_the
 
     monkeypatch.setattr(session_storage, "write_fenced", committed_then_lost)
     with pytest.raises(ConnectionResetError):
-        await storage.append(TURN, [_message("committed, unknown to the caller")])
+        await storage.append(TURN, _messages(_message("committed, unknown to the caller")))
     monkeypatch.setattr(session_storage, "write_fenced", real)
-    (origin,) = await storage.append(TURN, [_message("next")])
+    (origin,) = await storage.append(TURN, _messages(_message("next")))
     assert origin.sequence == 3
     assert await _sequences(store) == [1, 2, 3]
 
@@ -166,7 +165,7 @@ async def test_a_sequence_taken_by_another_writer_is_reread_and_the_write_retrie
         TURN,
         [session_storage.new_message(MessageId("m-other"), user_text("x"), MessageKind.NORMAL)],
     )
-    (origin,) = await storage.append(TURN, [_message("mine")])
+    (origin,) = await storage.append(TURN, _messages(_message("mine")))
     assert origin.sequence == 3
     assert await _sequences(store) == [1, 2, 3]
 
@@ -176,8 +175,10 @@ async def test_a_deterministic_id_already_stored_takes_no_sequence(store: Postgr
     """storage.md §4: World State ids are idempotent; the repeated row answers its stored
     origin and the next new row gets the next sequence (gapless)."""
     storage = await _started(store, None)
-    first = await storage.append(TURN, [_message("ws", "world-state:t:1:1:env")])
-    again = await storage.append(TURN, [_message("ws", "world-state:t:1:1:env"), _message("new")])
+    first = await storage.append(TURN, _messages(_message("ws", "world-state:t:1:1:env")))
+    again = await storage.append(
+        TURN, _messages(_message("ws", "world-state:t:1:1:env"), _message("new"))
+    )
     assert again[0] == first[0]
     assert again[1].sequence == first[0].sequence + 1
     assert await _sequences(store) == [1, 2, 3]
@@ -190,8 +191,8 @@ async def test_a_tool_result_counts_the_next_submission_in_the_same_write(
     """storage.md §3 "before each provider submission": the counter rides on the write that
     precedes it; the closing's exact counts take a never-sent submission back."""
     storage = await _started(store, None)
-    await storage.record_submission(TURN, 1)
-    (origin,) = await storage.append(TURN, [_message("result")], submission=2)
+    await storage.append(TURN, StepWrite(submission=1))
+    (origin,) = await storage.append(TURN, StepWrite(messages=(_message("result"),), submission=2))
     turn = await store.get_turn(SID, TURN)
     assert (turn.model_call_count, turn.model_submission_count) == (2, 2)
     assert origin.sequence == 2
@@ -204,11 +205,19 @@ async def test_the_one_statement_writes_messages_and_counters_atomically(
     message nor the counters."""
     storage = PostgresSessionStorage(store.pool, SessionId("ses_missing"))
     with pytest.raises(asyncpg.ForeignKeyViolationError):
-        await storage.append_assistant(
-            TURN, _message("orphan"), usage=TurnUsage(input_tokens=1), tool_calls=1
-        )
+        await storage.append(TURN, _answer(_record(1, TokenUsage(input_tokens=1)), calls=1))
     async with store.pool.acquire() as conn:
         assert await conn.fetchval("SELECT count(*) FROM messages") == 0
+
+
+def _messages(*messages: OutgoingMessage) -> StepWrite:
+    return StepWrite(messages=messages)
+
+
+def _answer(call: ModelCallRecord, *, calls: int) -> StepWrite:
+    """A response of ``calls`` tool calls, as the step writer writes it ahead."""
+    response, _ = _step([f"c{i}" for i in range(calls)])
+    return StepWrite(messages=(response,), response=call)
 
 
 def _step(call_ids: list[str]) -> tuple[OutgoingMessage, list[OutgoingMessage]]:
@@ -239,7 +248,7 @@ def _step(call_ids: list[str]) -> tuple[OutgoingMessage, list[OutgoingMessage]]:
     return response, results
 
 
-def _record(model_call: int, usage: TurnUsage) -> ModelCallRecord:
+def _record(model_call: int, usage: TokenUsage) -> ModelCallRecord:
     return ModelCallRecord(
         model_call=model_call,
         submission=1,
@@ -264,18 +273,19 @@ async def test_a_deferred_step_is_one_statement_with_its_results_and_every_count
     submission's usage row, its tokens and tool calls and the next submission's counter are
     one round trip to the server (no BEGIN/COMMIT), fenced by the lease."""
     lease = await _owned(store, tmp_path, "a")
-    await (await _started(store, lease)).record_submission(TURN, 1)
+    await (await _started(store, lease)).append(TURN, StepWrite(submission=1))
     pool = await create_pool(database_url, min_size=1, max_size=1)  # one logged connection
     try:
         storage = PostgresSessionStorage(pool, SID, lease)
         response, results = _step(["c1", "c2"])
-        usage = TurnUsage(input_tokens=50, output_tokens=4)
+        usage = TokenUsage(input_tokens=50, output_tokens=4)
         queries: list[str] = []
         (holder,) = pool._holders
         assert holder._con is not None
         holder._con.add_query_logger(lambda logged: queries.append(logged.query))
-        origins = await storage.append_step(
-            TURN, response, results, usage=usage, call=_record(1, usage), submission=2
+        origins = await storage.append(
+            TURN,
+            StepWrite(messages=(response, *results), response=_record(1, usage), submission=2),
         )
         await asyncio.sleep(0)  # asyncpg calls the loggers with call_soon
     finally:
@@ -300,14 +310,15 @@ async def test_a_deferred_step_after_a_takeover_is_refused_and_writes_nothing(
 ) -> None:
     """The stale owner's response, results, usage row and counters are refused together."""
     storage = await _started(store, await _owned(store, tmp_path / "a", "a"))
-    await storage.record_submission(TURN, 1)
+    await storage.append(TURN, StepWrite(submission=1))
     await _expire(store)
     await _owned(store, tmp_path / "b", "b")
     response, results = _step(["c1"])
-    usage = TurnUsage(input_tokens=5)
+    usage = TokenUsage(input_tokens=5)
     with pytest.raises(LeaseLost, match="no longer owns"):
-        await storage.append_step(
-            TURN, response, results, usage=usage, call=_record(1, usage), submission=2
+        await storage.append(
+            TURN,
+            StepWrite(messages=(response, *results), response=_record(1, usage), submission=2),
         )
     assert await _sequences(store) == [1]
     turn = await store.get_turn(SID, TURN)
@@ -322,14 +333,16 @@ async def test_a_fresh_row_whose_id_is_already_stored_fails_the_write_whole(
     """A response's ids are new (``new_message_id``), so its write does not look them up: an id
     already stored is a primary-key violation — never a silent skip — and the counters stay."""
     storage = await _started(store, None)
-    (stored,) = await storage.append(TURN, [_message("first")])
+    (stored,) = await storage.append(TURN, _messages(_message("first")))
     response, _ = _step(["c1"])
     taken = OutgoingMessage(id=stored.message_id, message=response.message)
     with pytest.raises(asyncpg.UniqueViolationError):
-        await storage.append_assistant(TURN, taken, usage=TurnUsage(input_tokens=3), tool_calls=1)
+        await storage.append(
+            TURN, StepWrite(messages=(taken,), response=_record(1, TokenUsage(input_tokens=3)))
+        )
     turn = await store.get_turn(SID, TURN)
     assert (turn.input_tokens, turn.tool_call_count) == (None, 0)
-    (after,) = await storage.append(TURN, [_message("next")])
+    (after,) = await storage.append(TURN, _messages(_message("next")))
     assert after.sequence == 3
     assert await _sequences(store) == [1, 2, 3]
 

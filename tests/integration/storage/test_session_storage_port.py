@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from openwork_chat_state.item import MessageKind
+from openwork_chat_state.item import MessageKind, RealOrigin
 from openwork_chat_state.messages import (
     Message,
     Role,
@@ -26,10 +26,10 @@ from openwork_core.plan import read_update_plan
 from openwork_core.session.storage import (
     OutgoingMessage,
     SessionStorage,
+    StepWrite,
     TurnClosing,
     TurnOpening,
     TurnStatus,
-    TurnUsage,
 )
 from openwork_core.storage import PostgresStore
 from openwork_core.storage.memory import InMemorySessionStorage
@@ -45,6 +45,7 @@ from openwork_core.storage.usage_records import (
     ModelCallRecord,
     SessionUsageTotals,
 )
+from openwork_core.usage import TokenUsage
 from openwork_tools import SandboxMode
 
 SID = "ses_port"
@@ -82,17 +83,16 @@ def _user(message_id: str, text: str) -> OutgoingMessage:
     return OutgoingMessage(id=message_id, message=user_text(text))
 
 
+def _messages(*messages: OutgoingMessage) -> StepWrite:
+    return StepWrite(messages=messages)
+
+
 async def test_writes_answer_gapless_origins_in_order(storage: SessionStorage) -> None:
     """storage.md §2: per-session sequences 1, 2, 3 … in write order; the origin names the row."""
     first = await storage.start_turn(_opening("t1"), [_user("m1", "a"), _user("m2", "b")])
-    more = await storage.append("t1", [_user("m3", "c")])
-    assistant = await storage.append_assistant(
-        "t1",
-        OutgoingMessage(id="m4", message=Message(role=Role.ASSISTANT, content=())),
-        usage=TurnUsage(input_tokens=5, output_tokens=1),
-        tool_calls=0,
-    )
-    assert [(o.message_id, o.sequence) for o in (*first, *more, assistant)] == [
+    more = await storage.append("t1", _messages(_user("m3", "c")))
+    assistant = await _answer(storage, "m4", _call(1, input_tokens=5, output_tokens=1))
+    assert [(o.message_id, o.sequence) for o in (*first, *more, *assistant)] == [
         ("m1", 1),
         ("m2", 2),
         ("m3", 3),
@@ -106,10 +106,10 @@ async def test_a_deterministic_id_written_twice_answers_the_first_origin(
     """context-window.md §3: World State ids are deterministic, so a rewrite is a no-op."""
     await storage.start_turn(_opening("t1"), [_user("m1", "a")])
     world = OutgoingMessage(id="ws-1", message=user_text("<x/>"), kind=MessageKind.WORLD_STATE)
-    (once,) = await storage.append("t1", [world])
-    (twice,) = await storage.append("t1", [world])
+    (once,) = await storage.append("t1", _messages(world))
+    (twice,) = await storage.append("t1", _messages(world))
     assert once == twice
-    (after,) = await storage.append("t1", [_user("m2", "b")])
+    (after,) = await storage.append("t1", _messages(_user("m2", "b")))
     assert after.sequence == once.sequence + 1
 
 
@@ -140,14 +140,16 @@ async def test_the_plan_and_its_tool_result_commit_together(storage: SessionStor
             ),
         ),
     )
-    origin = await storage.commit_plan_update("t1", plan, OutgoingMessage(id="m2", message=result))
+    (origin,) = await storage.append(
+        "t1", StepWrite(messages=(OutgoingMessage(id="m2", message=result),), plan=plan)
+    )
     assert (origin.message_id, origin.sequence) == ("m2", 2)
 
 
 async def test_idempotency_and_the_terminal_state_are_read_back(storage: SessionStorage) -> None:
     """session-runtime.md §2: a client request id names its turn; a turn ends once."""
     await storage.start_turn(_opening("t1"), [_user("m1", "a")])
-    await storage.record_submission("t1", 1)
+    await storage.append("t1", StepWrite(submission=1))
     assert await storage.turn_for_client_request("req-t1") == "t1"
     assert await storage.turn_for_client_request("req-other") is None
     await storage.finish_turn("t1", TurnClosing(status=TurnStatus.COMPLETED))
@@ -190,7 +192,7 @@ def _call(model_call: int, submission: int = 1, **usage: int) -> ModelCallRecord
         submission=submission,
         provider_id="p",
         model_name="m",
-        usage=TurnUsage(**usage),
+        usage=TokenUsage(**usage),
         estimated_input_tokens=400,
         input_truncation_suspected=model_call == 2,
         stable_prefix_hash="abc",
@@ -203,14 +205,11 @@ def _call(model_call: int, submission: int = 1, **usage: int) -> ModelCallRecord
     )
 
 
-async def _answer(storage: SessionStorage, message_id: str, call: ModelCallRecord) -> None:
-    await storage.append_assistant(
-        "t1",
-        OutgoingMessage(id=message_id, message=Message(role=Role.ASSISTANT, content=())),
-        usage=call.usage,
-        tool_calls=0,
-        call=call,
-    )
+async def _answer(
+    storage: SessionStorage, message_id: str, call: ModelCallRecord
+) -> tuple[RealOrigin, ...]:
+    response = OutgoingMessage(id=message_id, message=Message(role=Role.ASSISTANT, content=()))
+    return await storage.append("t1", StepWrite(messages=(response,), response=call))
 
 
 async def test_each_submission_is_stored_with_its_assistant_message(
@@ -278,22 +277,23 @@ async def test_a_deferred_step_writes_the_response_then_its_results_in_order(
     """docs/performance.md "One transaction per steady call": the response, its results and
     its submission's usage row in one write; the origins are the response's, then the results'."""
     await storage.start_turn(_opening("t1"), [_user("m1", "a")])
-    await storage.record_submission("t1", 1)
+    await storage.append("t1", StepWrite(submission=1))
     response = Message(role=Role.ASSISTANT, content=(_read_call("c1"), _read_call("c2")))
     call = _call(1, input_tokens=10, output_tokens=2)
-    origins = await storage.append_step(
+    origins = await storage.append(
         "t1",
-        OutgoingMessage(id="m2", message=response),
-        [
-            OutgoingMessage(id="m3", message=_read_result("c1")),
-            OutgoingMessage(id="m4", message=_read_result("c2")),
-        ],
-        usage=call.usage,
-        call=call,
-        submission=2,
+        StepWrite(
+            messages=(
+                OutgoingMessage(id="m2", message=response),
+                OutgoingMessage(id="m3", message=_read_result("c1")),
+                OutgoingMessage(id="m4", message=_read_result("c2")),
+            ),
+            response=call,
+            submission=2,
+        ),
     )
     assert [(o.message_id, o.sequence) for o in origins] == [("m2", 2), ("m3", 3), ("m4", 4)]
     (recorded,) = await storage.turn_model_calls("t1")
     assert (recorded.message_id, recorded.call) == ("m2", call)
-    (after,) = await storage.append("t1", [_user("m5", "b")])
+    (after,) = await storage.append("t1", _messages(_user("m5", "b")))
     assert after.sequence == 5

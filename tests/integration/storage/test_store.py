@@ -18,7 +18,8 @@ from openwork_chat_state.messages import (
 )
 from openwork_core.storage import PostgresStore
 from openwork_core.storage.codec import new_message, to_item
-from openwork_core.storage.records import TurnStatus, TurnUsage
+from openwork_core.storage.records import TurnStatus
+from openwork_core.usage import TokenUsage
 from openwork_tools.modes import SandboxMode
 
 
@@ -128,7 +129,7 @@ async def test_one_tool_result_per_provider_call_per_turn(store: PostgresStore) 
         "s1",
         "t1",
         new_message("a1", Message(role=Role.ASSISTANT, content=(call,)), MessageKind.NORMAL),
-        usage=TurnUsage(input_tokens=10, output_tokens=5),
+        usage=TokenUsage(input_tokens=10, output_tokens=5),
         tool_calls=1,
     )
     result = Message(
@@ -165,7 +166,7 @@ async def test_artifacts_are_stored_beside_the_result_and_never_reach_the_item(
             ),
             MessageKind.NORMAL,
         ),
-        usage=TurnUsage(),
+        usage=TokenUsage(),
         tool_calls=1,
     )
     result = Message(

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from openwork_core.storage.agent_records import ChildSessionRejected, ChildTaskNameTaken
 from openwork_core.storage.errors import StorageError
-from openwork_core.storage.postgres.agents import ChildSessionRejected, ChildTaskNameTaken
 
 
 def _all(base: type[StorageError]) -> list[type[StorageError]]:

@@ -14,7 +14,6 @@ from openwork_chat_state.item import MessageKind
 from openwork_core.context import ModelContextLimits, build_context_inspection
 from openwork_core.context.inspection import ContextInspection, InspectionUsage
 from openwork_core.desktop.context_overview import ContextOverview, Region, context_overview
-from openwork_core.storage.records import TurnUsage
 from openwork_core.storage.usage_records import (
     CacheMiss,
     CacheMissCause,
@@ -22,6 +21,7 @@ from openwork_core.storage.usage_records import (
     SessionUsageTotals,
     StoredModelCall,
 )
+from openwork_core.usage import TokenUsage
 
 POLICY_1 = "<sandbox_policy>\nmode: auto\n</sandbox_policy>"
 POLICY_2 = "<sandbox_policy>\nmode: accept_edits and a longer body\n</sandbox_policy>"
@@ -122,7 +122,7 @@ def _call(**changes: object) -> ModelCallRecord:
         submission=1,
         provider_id="local",
         model_name="qwen3",
-        usage=TurnUsage(input_tokens=1000, output_tokens=20, cached_input_tokens=800),
+        usage=TokenUsage(input_tokens=1000, output_tokens=20, cached_input_tokens=800),
         estimated_input_tokens=1100,
         input_truncation_suspected=False,
         stable_prefix_hash="h",
@@ -149,7 +149,7 @@ def test_usage_carries_the_session_totals_the_cache_hit_ratio_and_the_last_call(
 
 def test_a_suspected_truncation_and_a_cache_miss_are_warnings() -> None:
     call = _call(
-        usage=TurnUsage(input_tokens=300, output_tokens=5),
+        usage=TokenUsage(input_tokens=300, output_tokens=5),
         input_truncation_suspected=True,
         cache_miss=CacheMiss(cause=CacheMissCause.PREFIX_CHANGED, item=0),
     )

@@ -13,7 +13,7 @@ from openwork_chat_state.item import MessageKind
 from openwork_chat_state.messages import Role, user_text
 from openwork_core.models.adapters.scripted import ScriptedModel, ScriptedResponse
 from openwork_core.session.errors import ActorStopped, Busy
-from openwork_core.session.input import InputMessage, PreparedTurnInput
+from openwork_core.session.input import PreparedTurnInput, input_message
 from openwork_core.session.outcome import Completed
 from openwork_core.session.runner import TurnSpec
 from openwork_core.session.storage import TurnStatus
@@ -26,9 +26,7 @@ def _spec(session: MemorySession, turn_id: str, text: str) -> TurnSpec:
         session_id=session.storage.session_id,
         turn_id=turn_id,
         client_request_id=f"req-{turn_id}",
-        input=PreparedTurnInput(
-            messages=(InputMessage(message=user_text(text), kind=MessageKind.NORMAL),)
-        ),
+        input=PreparedTurnInput(messages=(input_message(user_text(text)),)),
         model=session.model,
     )
 

@@ -1,4 +1,6 @@
-"""Loop semantics and the streaming draft (session-runtime.md §4–§6, §13)."""
+"""Loop semantics and the streaming draft (session-runtime.md §4–§6, §13), run by the real
+session actor and turn runner on the in-memory storage (issue 23 point 6: runner behaviour
+needs no PostgreSQL)."""
 
 from __future__ import annotations
 
@@ -16,11 +18,11 @@ from openwork_core.models.port import (
     ModelEvent,
     ModelRequest,
 )
-from openwork_core.session.input import TextInput
 from openwork_core.session.outcome import Cancelled
-from openwork_core.storage import PostgresStore
+from openwork_core.storage.codec import decode_message
 from openwork_core.storage.records import TurnStatus
-from tests.support.runtime import Runtime, runtime
+from openwork_core.usage import TokenUsage
+from tests.support.memory_session import MemorySession, memory_session
 
 
 def _results(request: ModelRequest) -> list[ToolResultBlock]:
@@ -37,14 +39,20 @@ def _text(result: ToolResultBlock) -> str:
     return "".join(b.text for b in result.output if isinstance(b, TextBlock))
 
 
-async def _outcome(rt: Runtime, sid: str, text: str) -> tuple[str, TurnStatus, str | None]:
-    turn_id, _ = await rt.run_turn(sid, text)
-    view = await rt.core.turn_view(sid, turn_id)
-    return turn_id, view.status, view.error_code
+async def _outcome(session: MemorySession, text: str) -> tuple[str, TurnStatus, str | None]:
+    turn_id, _ = await session.run_turn(text)
+    turn = session.storage.turns[turn_id]
+    return turn_id, turn.status, turn.error_code
+
+
+def _workspace(tmp_path: Path) -> Path:
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    return workspace
 
 
 async def test_multiple_tool_results_keep_provider_order_in_the_next_request(
-    store: PostgresStore, tmp_path: Path
+    tmp_path: Path,
 ) -> None:
     """§5: calls of one response run serially; results follow in provider order."""
     model = ScriptedModel(
@@ -59,18 +67,17 @@ async def test_multiple_tool_results_keep_provider_order_in_the_next_request(
             ScriptedResponse(text="ok"),
         ]
     )
-    async with runtime(store, tmp_path, model) as rt:
-        (rt.workspace / "a.txt").write_text("A\n")
-        (rt.workspace / "b.txt").write_text("B\n")
-        sid = await rt.new_session()
-        _, status, _ = await _outcome(rt, sid, "read both")
+    async with memory_session(model, _workspace(tmp_path)) as session:
+        (session.workspace / "a.txt").write_text("A\n")
+        (session.workspace / "b.txt").write_text("B\n")
+        _, status, _ = await _outcome(session, "read both")
         assert status is TurnStatus.COMPLETED
     assert [r.id for r in _results(model.requests[1])] == ["c-b", "c-a", "c-l"]
     model.assert_invariants(check_prefix=True)
 
 
 async def test_tool_errors_unknown_tools_and_invalid_arguments_go_back_to_the_model(
-    store: PostgresStore, tmp_path: Path
+    tmp_path: Path,
 ) -> None:
     """§4 invariant 4, §5: errors are results; the loop continues."""
     model = ScriptedModel(
@@ -86,9 +93,8 @@ async def test_tool_errors_unknown_tools_and_invalid_arguments_go_back_to_the_mo
             ScriptedResponse(text="recovered"),
         ]
     )
-    async with runtime(store, tmp_path, model) as rt:
-        sid = await rt.new_session()
-        _, status, _ = await _outcome(rt, sid, "try things")
+    async with memory_session(model, _workspace(tmp_path)) as session:
+        _, status, _ = await _outcome(session, "try things")
         assert status is TurnStatus.COMPLETED
     missing, unknown, invalid, not_object = _results(model.requests[1])
     assert missing.state is ToolResultState.ERROR
@@ -99,7 +105,7 @@ async def test_tool_errors_unknown_tools_and_invalid_arguments_go_back_to_the_mo
 
 
 async def test_three_identical_consecutive_calls_end_the_turn_as_a_doom_loop(
-    store: PostgresStore, tmp_path: Path
+    tmp_path: Path,
 ) -> None:
     """§4: the third identical call is not run; the turn fails doom_loop; later calls of that
     response get the fixed cancelled result (untested in the original)."""
@@ -111,13 +117,10 @@ async def test_three_identical_consecutive_calls_end_the_turn_as_a_doom_loop(
             ScriptedResponse(tool_calls=(("c3", *same), ("c4", "read", {"path": "x"}))),
         ]
     )
-    async with runtime(store, tmp_path, model) as rt:
-        sid = await rt.new_session()
-        turn_id, status, code = await _outcome(rt, sid, "loop")
+    async with memory_session(model, _workspace(tmp_path)) as session:
+        turn_id, status, code = await _outcome(session, "loop")
         assert (status, code) == (TurnStatus.FAILED, "doom_loop")
-        stored = await store.load_session_messages(sid)
-    from openwork_core.storage.codec import decode_message
-
+        stored = session.storage.messages
     results = [b for m in stored for b in decode_message(m).tool_results]
     assert [(r.id, _text(r)) for r in results[-2:]] == [
         ("c3", "doom loop detected for tool 'list'"),
@@ -128,21 +131,20 @@ async def test_three_identical_consecutive_calls_end_the_turn_as_a_doom_loop(
 
 
 async def test_reaching_max_model_calls_fails_the_turn(
-    store: PostgresStore, tmp_path: Path
+    tmp_path: Path,
 ) -> None:
     """§4 step 4 (untested in the original): the default agent stops after 20 model calls."""
     model = ScriptedModel(
         [ScriptedResponse(tool_calls=((f"c{i}", "list", {"offset": i}),)) for i in range(20)]
     )
-    async with runtime(store, tmp_path, model) as rt:
-        sid = await rt.new_session()
-        _, status, code = await _outcome(rt, sid, "forever")
+    async with memory_session(model, _workspace(tmp_path)) as session:
+        _, status, code = await _outcome(session, "forever")
         assert (status, code) == (TurnStatus.FAILED, "max_model_calls")
     assert len(model.requests) == 20
 
 
 async def test_a_broken_stream_discards_the_draft_and_fails_model_error(
-    store: PostgresStore, tmp_path: Path
+    tmp_path: Path,
 ) -> None:
     """§6: deltas went out live, nothing of the draft is written; an incomplete tool call never runs."""
     broken = ModelError(
@@ -160,23 +162,22 @@ async def test_a_broken_stream_discards_the_draft_and_fails_model_error(
             )
         ]
     )
-    async with runtime(store, tmp_path, model) as rt:
-        sid = await rt.new_session()
-        turn_id, updates = await rt.run_turn(sid, "go")
-        view = await rt.core.turn_view(sid, turn_id)
-        assert (view.status, view.error_code) == (TurnStatus.FAILED, "model_error")
+    async with memory_session(model, _workspace(tmp_path)) as session:
+        turn_id, updates = await session.run_turn("go")
+        turn = session.storage.turns[turn_id]
+        assert (turn.status, turn.error_code) == (TurnStatus.FAILED, "model_error")
         kinds = [u.update.type for u in updates]
         assert "text_delta" in kinds
         assert "draft_cleared" in kinds
-        stored = await store.load_session_messages(sid)
+        stored = session.storage.messages
         assert [m.role for m in stored if m.role is Role.ASSISTANT] == []
-        assert not (rt.workspace / "never.txt").exists()
-        snapshot = await rt.core.snapshot(sid)
+        assert not (session.workspace / "never.txt").exists()
+        snapshot = await session.handle.snapshot()
         assert snapshot.runtime.state == "terminal"
 
 
 async def test_no_completion_or_two_completions_is_a_model_protocol_error(
-    store: PostgresStore, tmp_path: Path
+    tmp_path: Path,
 ) -> None:
     """§6: no completed response, or two, fails model_protocol_error and writes nothing."""
     model = ScriptedModel(
@@ -185,17 +186,16 @@ async def test_no_completion_or_two_completions_is_a_model_protocol_error(
             ScriptedResponse(text="b", ending="two_completions"),
         ]
     )
-    async with runtime(store, tmp_path, model) as rt:
-        sid = await rt.new_session()
+    async with memory_session(model, _workspace(tmp_path)) as session:
         for text in ("first", "second"):
-            _, status, code = await _outcome(rt, sid, text)
+            _, status, code = await _outcome(session, text)
             assert (status, code) == (TurnStatus.FAILED, "model_protocol_error")
-        stored = await store.load_session_messages(sid)
+        stored = session.storage.messages
         assert not any(m.role is Role.ASSISTANT for m in stored)
 
 
 async def test_cancel_while_waiting_for_the_model_cancels_the_turn(
-    store: PostgresStore, tmp_path: Path
+    tmp_path: Path,
 ) -> None:
     """§2 CancelTurn while the model has not answered (the original tested only the tool case)."""
     started = asyncio.Event()
@@ -207,17 +207,14 @@ async def test_cancel_while_waiting_for_the_model_cancels_the_turn(
             yield event
 
     model = ScriptedModel([never_answers])
-    async with runtime(store, tmp_path, model) as rt:
-        sid = await rt.new_session()
-        _, subscription = await rt.core.subscribe(sid, None)
-        accepted = await rt.core.start_turn(
-            sid, client_request_id="r", inputs=[TextInput(text="x")]
-        )
+    async with memory_session(model, _workspace(tmp_path)) as session:
+        _, subscription = await session.handle.subscribe(None)
+        accepted = await session.handle.start_turn(session.spec("turn-1", "x"))
         async with asyncio.timeout(10):
             await started.wait()
-        draft_snapshot = await rt.core.snapshot(sid)
+        draft_snapshot = await session.handle.snapshot()
         assert draft_snapshot.runtime.state == "running"
-        await rt.core.cancel_turn(sid, accepted.turn_id)
+        await session.handle.cancel_turn(accepted.turn_id)
         async with asyncio.timeout(10):
             while True:
                 envelope = await subscription.queue.get()
@@ -225,14 +222,11 @@ async def test_cancel_while_waiting_for_the_model_cancels_the_turn(
                     assert envelope.update.outcome == Cancelled()  # type: ignore[union-attr]
                     break
         subscription.close()
-        view = await rt.core.turn_view(sid, accepted.turn_id)
-        assert view.status is TurnStatus.CANCELLED
+        assert session.storage.turns[accepted.turn_id].status is TurnStatus.CANCELLED
 
 
-async def test_turn_counters_and_usage_are_recorded(store: PostgresStore, tmp_path: Path) -> None:
+async def test_turn_counters_and_usage_are_recorded(tmp_path: Path) -> None:
     """storage.md §3: model_call_count, model_submission_count, tool_call_count, tokens."""
-    from openwork_core.usage import TokenUsage
-
     model = ScriptedModel(
         [
             ScriptedResponse(
@@ -242,60 +236,53 @@ async def test_turn_counters_and_usage_are_recorded(store: PostgresStore, tmp_pa
             ScriptedResponse(text="done", usage=TokenUsage(input_tokens=150, output_tokens=5)),
         ]
     )
-    async with runtime(store, tmp_path, model) as rt:
-        sid = await rt.new_session()
-        turn_id, _, _ = await _outcome(rt, sid, "count")
-    row = await store.get_turn(sid, turn_id)
+    async with memory_session(model, _workspace(tmp_path)) as session:
+        turn_id, _, _ = await _outcome(session, "count")
+        row = session.storage.turns[turn_id].record(session.storage.session_id)
     assert (row.model_call_count, row.model_submission_count, row.tool_call_count) == (2, 2, 2)
     assert (row.input_tokens, row.output_tokens) == (250, 15)
     assert row.ended_at is not None
 
 
 async def test_a_response_with_duplicate_tool_call_ids_is_a_protocol_error_and_is_not_stored(
-    store: PostgresStore, tmp_path: Path
+    tmp_path: Path,
 ) -> None:
     """context-window.md §4.1: the same Tool Call id cannot occur twice; such a response is
     refused before it is written, so the session stays loadable."""
     model = ScriptedModel(
         [ScriptedResponse(tool_calls=(("dup", "list", {}), ("dup", "list", {"path": "."})))]
     )
-    async with runtime(store, tmp_path, model) as rt:
-        sid = await rt.new_session()
-        _, status, code = await _outcome(rt, sid, "go")
+    async with memory_session(model, _workspace(tmp_path)) as session:
+        _, status, code = await _outcome(session, "go")
         assert (status, code) == (TurnStatus.FAILED, "model_protocol_error")
-        assert not any(m.role is Role.ASSISTANT for m in await store.load_session_messages(sid))
+        assert not any(m.role is Role.ASSISTANT for m in session.storage.messages)
 
 
 async def test_a_chat_state_that_stops_mid_turn_fails_the_turn_chat_state_error(
-    store: PostgresStore, tmp_path: Path
+    tmp_path: Path,
 ) -> None:
     """session-runtime.md §3: chat_state_error when the Conversation cannot take the response."""
-    box: list[Runtime] = []
-    sessions: list[str] = []
+    box: list[MemorySession] = []
 
     async def stop_the_chat_state_then_answer(_request: ModelRequest) -> AsyncIterator[ModelEvent]:
-        await box[0].core.sessions.load(sessions[0])
-        await box[0].services[sessions[0]].chat.stop()
+        await box[0].services.chat.stop()
         for event in scripted_events(ScriptedResponse(text="late")):
             yield event
 
     model = ScriptedModel([stop_the_chat_state_then_answer])
-    async with runtime(store, tmp_path, model) as rt:
-        box.append(rt)
-        sid = await rt.new_session()
-        sessions.append(sid)
-        _, status, code = await _outcome(rt, sid, "go")
+    async with memory_session(model, _workspace(tmp_path)) as session:
+        box.append(session)
+        _, status, code = await _outcome(session, "go")
         assert (status, code) == (TurnStatus.FAILED, "chat_state_error")
 
 
 async def test_a_workspace_that_disappeared_fails_user_project_context_error(
-    store: PostgresStore, tmp_path: Path
+    tmp_path: Path,
 ) -> None:
     """context-window.md §3: a failing source fails the turn before any model call."""
     model = ScriptedModel()
-    async with runtime(store, tmp_path, model) as rt:
-        sid = await rt.new_session()
-        rt.workspace.rename(tmp_path / "moved-away")
-        _, status, code = await _outcome(rt, sid, "go")
+    async with memory_session(model, _workspace(tmp_path)) as session:
+        session.workspace.rename(tmp_path / "moved-away")
+        _, status, code = await _outcome(session, "go")
         assert (status, code) == (TurnStatus.FAILED, "user_project_context_error")
     assert model.requests == []
