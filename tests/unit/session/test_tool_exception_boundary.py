@@ -16,7 +16,7 @@ from openwork_chat_state.messages import (
     user_text,
 )
 from openwork_core.models.adapters.scripted import ScriptedModel, ScriptedResponse
-from openwork_core.session.input import InputMessage, PreparedTurnInput
+from openwork_core.session.input import PreparedTurnInput, input_message
 from openwork_core.session.outcome import Completed
 from openwork_core.session.runner import TurnSpec
 from openwork_core.session.updates import TurnFinished
@@ -64,9 +64,7 @@ def _spec(session: MemorySession, turn_id: str, text: str) -> TurnSpec:
         session_id=session.storage.session_id,
         turn_id=turn_id,
         client_request_id=f"req-{turn_id}",
-        input=PreparedTurnInput(
-            messages=(InputMessage(message=user_text(text), kind=MessageKind.NORMAL),)
-        ),
+        input=PreparedTurnInput(messages=(input_message(user_text(text), MessageKind.NORMAL),)),
         model=session.model,
     )
 
