@@ -14,16 +14,6 @@ from openwork_core.storage.postgres.connection import Conn
 from openwork_core.storage.postgres.steady_statements import steady
 
 
-async def mark_running_spans_unknown(conn: Conn, error_code: str) -> int:
-    result: str = await conn.execute(
-        """UPDATE trace_spans SET status = 'outcome_unknown', error_code = $1,
-               ended_at = GREATEST(now(), started_at)
-           WHERE status = 'running'""",
-        error_code,
-    )
-    return int(result.split()[-1])
-
-
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SpanOpened:
     """A span's row as opened (``status='running'``)."""

@@ -20,6 +20,7 @@ from openwork_core.session.input import TextInput
 from openwork_core.session.outcome import Cancelled
 from openwork_core.storage import PostgresStore
 from openwork_core.storage.records import TurnStatus
+from tests.support import store_rows
 from tests.support.runtime import Runtime, runtime
 
 
@@ -115,7 +116,7 @@ async def test_three_identical_consecutive_calls_end_the_turn_as_a_doom_loop(
         sid = await rt.new_session()
         turn_id, status, code = await _outcome(rt, sid, "loop")
         assert (status, code) == (TurnStatus.FAILED, "doom_loop")
-        stored = await store.load_session_messages(sid)
+        stored = await store_rows.session_messages(store.pool, sid)
     from openwork_core.storage.codec import decode_message
 
     results = [b for m in stored for b in decode_message(m).tool_results]
@@ -168,7 +169,7 @@ async def test_a_broken_stream_discards_the_draft_and_fails_model_error(
         kinds = [u.update.type for u in updates]
         assert "text_delta" in kinds
         assert "draft_cleared" in kinds
-        stored = await store.load_session_messages(sid)
+        stored = await store_rows.session_messages(store.pool, sid)
         assert [m.role for m in stored if m.role is Role.ASSISTANT] == []
         assert not (rt.workspace / "never.txt").exists()
         snapshot = await rt.core.snapshot(sid)
@@ -190,7 +191,7 @@ async def test_no_completion_or_two_completions_is_a_model_protocol_error(
         for text in ("first", "second"):
             _, status, code = await _outcome(rt, sid, text)
             assert (status, code) == (TurnStatus.FAILED, "model_protocol_error")
-        stored = await store.load_session_messages(sid)
+        stored = await store_rows.session_messages(store.pool, sid)
         assert not any(m.role is Role.ASSISTANT for m in stored)
 
 
@@ -263,7 +264,9 @@ async def test_a_response_with_duplicate_tool_call_ids_is_a_protocol_error_and_i
         sid = await rt.new_session()
         _, status, code = await _outcome(rt, sid, "go")
         assert (status, code) == (TurnStatus.FAILED, "model_protocol_error")
-        assert not any(m.role is Role.ASSISTANT for m in await store.load_session_messages(sid))
+        assert not any(
+            m.role is Role.ASSISTANT for m in await store_rows.session_messages(store.pool, sid)
+        )
 
 
 async def test_a_chat_state_that_stops_mid_turn_fails_the_turn_chat_state_error(
