@@ -31,7 +31,6 @@ def test_importing_the_daemon_imports_no_provider_sdk() -> None:
     assert loaded == dict.fromkeys(SDKS, False)
 
 
-
 def test_the_warm_up_runs_one_canned_call_per_kind_over_loopback() -> None:
     """Every kind's adapter completes a streaming call against the private loopback server
     (the SDK's connection backend and stream-event models are then ready); nothing fails."""
