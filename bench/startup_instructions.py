@@ -72,7 +72,6 @@ async def main() -> None:
             store=store,
             home=settings.home,
             sandbox=sandbox,
-            model_ports=s._model_port_for,
             app_version=s.app_version(),
             skill_root=s.default_skill_root(),
             identity=s.daemon_identity("http://127.0.0.1:1", settings.home),

@@ -1,9 +1,10 @@
 """OpenWorkCore: the service facade — a registry of session handles, restart correction,
 provider resolution, and every operation the daemon exposes (session-runtime.md §1, §10).
 
-The session runtime (the registry and what it builds: actor, runner, context engine, tools) is not
-imported with this module: ``LazyRegistry`` imports it in a thread at the first operation that
-needs a session, or when the daemon's warm-up does (docs/performance.md "Start").
+The session runtime (``session/runtime.py``: the registry and what it builds, the model adapters
+and their SDKs) is not imported with this module: ``LazyRegistry`` imports it in a thread at the
+first operation that needs a session, or when the daemon's warm-up does; the few names used here
+are imported from it after that (docs/performance.md "Start").
 
 Over the 400-line soft limit on purpose: it is the one facade the routes call, a thin method
 per daemon operation (docs/architecture.md "Daemon routes")."""
@@ -23,6 +24,7 @@ import structlog
 from openwork_chat_state.item import MessageKind
 from openwork_chat_state.messages import user_text
 from openwork_core.agents.definitions import AGENTS
+from openwork_core.context.engine import ContextEngine
 from openwork_core.desktop.queries import DesktopQueries
 from openwork_core.ids import (
     ClientRequestId,
@@ -38,6 +40,7 @@ from openwork_core.mcp.runtime import McpRuntime
 from openwork_core.mcp.store import McpSecretsFile, secrets_path
 from openwork_core.models.warnings import ModelWarning, WarningCode
 from openwork_core.provider_runtime import KeyUpdate, ProviderRuntime
+from openwork_core.session.compaction.generation import SummarySettings
 from openwork_core.session.errors import InvalidWorkspace, UnknownAgent
 from openwork_core.session.input import (
     PreparedTurnInput,
@@ -54,6 +57,7 @@ from openwork_core.session.ownership import (
     in_process_identity,
 )
 from openwork_core.session.registry_settings import LoadLimits, ModelPortFactory
+from openwork_core.session.runner.context import ResolvedModel, SessionServices, TurnSpec
 from openwork_core.session.snapshot import SessionSnapshot, sandbox_view, stored_snapshot
 from openwork_core.session.trace import TraceRecorder
 from openwork_core.session.turn_accepted import TurnAccepted
@@ -78,6 +82,7 @@ from openwork_core.storage.postgres.traces import PostgresSpanSink
 from openwork_core.storage.provider_keys import ProviderKeys, keys_path
 from openwork_core.storage.records import ProviderRecord, SessionRecord, StoredMessage
 from openwork_core.storage.spill_retention import sweep_spill_dirs
+from openwork_tools.builtin.registry import builtin_registry
 from openwork_tools.modes import SandboxMode, SandboxStatus
 from openwork_tools.policy import SandboxSettings
 
@@ -85,10 +90,9 @@ if TYPE_CHECKING:
     from openwork_core.context.inspection import ContextInspection
     from openwork_core.desktop.context_overview import ContextOverview
     from openwork_core.session.approval import PermissionDecision
-    from openwork_core.session.compaction import CompactionResult, SummarySettings
+    from openwork_core.session.compaction import CompactionResult
     from openwork_core.session.handle import SessionHandle
     from openwork_core.session.registry import SessionRegistry
-    from openwork_core.session.runner import ResolvedModel, SessionServices
     from openwork_core.storage.postgres.session_storage import PostgresSessionStorage
     from openwork_tools.results import FileChange
     from openwork_tools.undo import ChangeDirection
@@ -112,7 +116,7 @@ class OpenWorkCore:
         store: PostgresStore,
         home: Path,
         sandbox: SandboxStatus,
-        model_ports: ModelPortFactory,
+        model_ports: ModelPortFactory | None = None,
         app_version: str,
         skill_root: Path | None = None,
         summary_settings: SummarySettings | None = None,
@@ -161,12 +165,8 @@ class OpenWorkCore:
         self._idle_check_s = max(1.0, min(30.0, (load_limits or LoadLimits()).idle_seconds / 4))
 
     def _build_registry(self) -> SessionRegistry:
-        """Called by ``LazyRegistry`` once the runtime is imported: these imports are lookups."""
-        from openwork_core.context.engine import ContextEngine
-        from openwork_core.session.build import SessionDeps
-        from openwork_core.session.compaction import SummarySettings
-        from openwork_core.session.registry import SessionRegistry
-        from openwork_tools.builtin.registry import builtin_registry
+        """Called by ``LazyRegistry`` once the runtime is imported (the one deferred import)."""
+        from openwork_core.session.runtime import SessionDeps, SessionRegistry, model_port_for
 
         return SessionRegistry(
             deps=SessionDeps(
@@ -186,7 +186,7 @@ class OpenWorkCore:
             ),
             children=self._agent_store,
             get_provider=self._store.get_provider,
-            model_ports=self._model_ports,
+            model_ports=self._model_ports or model_port_for,
             ownership=self._ownership,
             limits=self._load_limits,
             api_key=self.providers.api_key,
@@ -196,7 +196,7 @@ class OpenWorkCore:
     def _session_storage(
         self, session_id: SessionId, lease: SessionLease
     ) -> PostgresSessionStorage:
-        from openwork_core.storage.postgres.session_storage import PostgresSessionStorage
+        from openwork_core.session.runtime import PostgresSessionStorage  # the registry's
 
         return PostgresSessionStorage(self._store.pool, session_id, lease)
 
@@ -387,8 +387,6 @@ class OpenWorkCore:
         )
         prepared = PreparedTurnInput(messages=(*snapshots, visible))
         sessions = await self._sessions.registry()
-        from openwork_core.session.runner import TurnSpec  # imported with the registry
-
         model = await sessions.resolve_model(record)
         handle = await sessions.load_for_turn(session_id)
         if record.parent_session_id is None:  # multi-agent.md §8, before the user Turn
@@ -428,7 +426,7 @@ class OpenWorkCore:
         record = await self._store.get_session(session_id)
         sessions = await self._sessions.registry()
         if record.parent_session_id is not None:
-            from openwork_core.session.sub_agent_host import SubAgentModeFixed  # with the registry
+            from openwork_core.session.runtime import SubAgentModeFixed  # the registry's
 
             raise SubAgentModeFixed(session_id)
         await (await sessions.load(session_id)).set_permission_mode(mode)
@@ -540,7 +538,7 @@ class OpenWorkCore:
 
     async def context_overview(self, session_id: SessionId) -> ContextOverview:
         """The context page's view of the inspection (issue 16 point 4)."""
-        from openwork_core.desktop.context_overview import context_overview  # with the registry
+        from openwork_core.session.runtime import context_overview  # the registry's
 
         record = await self._store.get_session(session_id)
         model = await self.resolve_model(record)

@@ -15,6 +15,7 @@ import httpx
 from pydantic import JsonValue
 
 from openwork_core.cli.errors import CliError, ExitStatus
+from openwork_core.config import load_settings
 from openwork_core.daemon.home import discovery_path
 
 TIMEOUT_S = 30.0
@@ -215,8 +216,6 @@ class EventStream:
 
 def home() -> Path:
     """OPENWORK_HOME as the daemon sees it (environment, then the config file)."""
-    from openwork_core.config import load_settings
-
     return load_settings().home
 
 

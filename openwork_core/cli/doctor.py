@@ -31,10 +31,16 @@ from openwork_core.config import (
     masked_settings,
     unknown_settings,
 )
+from openwork_core.context.limits import ModelContextLimits
 from openwork_core.daemon.home import HomeInUse
-from openwork_core.daemon.startup import embedded_home_guard
+from openwork_core.daemon.startup import embedded_home_guard, key_required, open_database
 from openwork_core.logs import configure_logging
+from openwork_core.models.capabilities import CapabilityError, resolve_capabilities
+from openwork_core.skills.discovery import discover_skills
+from openwork_core.storage import PostgresStore, discover_migrations
 from openwork_core.storage.records import ProviderKind, ProviderRecord
+from openwork_tools.sandbox.cgroup import find_parents
+from openwork_tools.sandbox.probe import probe_sandbox, root_note
 
 REACH_TIMEOUT_S = 5.0
 
@@ -63,10 +69,6 @@ def reachable(base_url: str) -> str | None:
 
 
 def provider_checks(provider: ProviderRecord | None, key_value: str | None) -> list[Check]:
-    from openwork_core.context.limits import ModelContextLimits
-    from openwork_core.daemon.startup import key_required
-    from openwork_core.models.capabilities import CapabilityError, resolve_capabilities
-
     if provider is None:
         return [
             Check(
@@ -122,9 +124,6 @@ def provider_checks(provider: ProviderRecord | None, key_value: str | None) -> l
 
 
 async def _database_checks(settings: OpenWorkSettings) -> tuple[list[Check], ProviderRecord | None]:
-    from openwork_core.daemon.startup import open_database
-    from openwork_core.storage import PostgresStore, discover_migrations
-
     checks: list[Check] = []
     stored: ProviderRecord | None = None
     try:
@@ -193,10 +192,6 @@ def _through_the_daemon(settings: OpenWorkSettings, running: HomeInUse) -> list[
 
 
 async def run_checks(settings: OpenWorkSettings) -> list[Check]:
-    from openwork_core.skills.discovery import discover_skills
-    from openwork_tools.sandbox.cgroup import find_parents
-    from openwork_tools.sandbox.probe import probe_sandbox, root_note
-
     with embedded_home_guard(settings) as running:
         if running is None:
             checks, stored = await _database_checks(settings)

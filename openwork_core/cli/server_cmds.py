@@ -9,6 +9,11 @@ import typer
 
 from openwork_core.cli.server_run import run_on_loop, serve_daemon
 from openwork_core.config import ConfigError, OpenWorkSettings, load_settings
+from openwork_core.daemon.server import MIGRATION_FIX
+from openwork_core.daemon.startup import embedded_home_guard, open_database
+from openwork_core.logs import configure_logging
+from openwork_core.storage import apply_migrations, discover_migrations
+from openwork_core.storage.errors import MigrationChecksumMismatch, MigrationLayoutError
 
 
 def register(app: typer.Typer) -> None:
@@ -43,12 +48,6 @@ def migrate() -> None:
 
 
 async def apply_pending(settings: OpenWorkSettings) -> int:
-    from openwork_core.daemon.server import MIGRATION_FIX
-    from openwork_core.daemon.startup import embedded_home_guard, open_database
-    from openwork_core.logs import configure_logging
-    from openwork_core.storage import apply_migrations, discover_migrations
-    from openwork_core.storage.errors import MigrationChecksumMismatch, MigrationLayoutError
-
     logging_setup = configure_logging(settings.log_format, level=logging.WARNING)
     try:
         known = discover_migrations()

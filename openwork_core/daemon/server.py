@@ -13,7 +13,6 @@ import sys
 import threading
 from collections.abc import Awaitable, Callable, Generator
 from types import FrameType
-from typing import TYPE_CHECKING
 
 import structlog
 import uvicorn
@@ -28,7 +27,6 @@ from openwork_core.config import (
 )
 from openwork_core.daemon.access_log import AccessLog
 from openwork_core.daemon.app import create_app
-from openwork_core.daemon.first_use import warm_up_first_use
 from openwork_core.daemon.home import (
     HomeInUse,
     HomeLock,
@@ -49,6 +47,7 @@ from openwork_core.daemon.startup import (
 )
 from openwork_core.logs import FILE_LOG, LogSetup, configure_logging
 from openwork_core.service import OpenWorkCore
+from openwork_core.session.lazy_registry import warm_up_after_listen
 from openwork_core.session.ownership import daemon_identity
 from openwork_core.session.registry_settings import LoadLimits
 from openwork_core.storage import PostgresStore, apply_migrations
@@ -56,20 +55,8 @@ from openwork_core.storage.errors import MigrationChecksumMismatch, MigrationLay
 from openwork_core.version import app_version
 from openwork_tools.sandbox.probe import current_root_note, probe_sandbox
 
-if TYPE_CHECKING:
-    from openwork_core.models.port import ModelPort
-    from openwork_core.storage.records import ProviderRecord
-
 log = structlog.get_logger(__name__)
 MIGRATION_FIX = "restore the migration files of this version, or point it at another database"
-
-
-def _model_port_for(provider: ProviderRecord, api_key: str | None) -> ModelPort:
-    """``models.adapters.model_port_for``: the adapters package is part of the session runtime
-    (``session/lazy_registry.py``), imported after listen, before any session resolves a model."""
-    from openwork_core.models.adapters import model_port_for
-
-    return model_port_for(provider, api_key)
 
 
 class _Server(uvicorn.Server):
@@ -209,7 +196,6 @@ async def _serve_on(
             store=store,
             home=home,
             sandbox=sandbox,
-            model_ports=_model_port_for,
             app_version=app_version(),
             skill_root=default_skill_root(),
             identity=daemon_identity(url, home),
@@ -277,7 +263,7 @@ async def _serve_on(
             loop = asyncio.get_running_loop()
             warming.append(loop.create_task(_warm_runtime_then_pool(core, database)))
             threading.Thread(  # the first session's and model call's costs, off the event loop
-                target=warm_up_first_use,
+                target=warm_up_after_listen,
                 args=([p.kind for p in providers],),
                 kwargs={"sandbox_available": sandbox.available},
                 name="sdk-warm-up",

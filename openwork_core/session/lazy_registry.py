@@ -1,11 +1,12 @@
-"""The session registry, built at its first use (issue 13 §3, docs/performance.md "Start").
+"""The session registry, built at its first use (issue 13 §3, issue 23 point 3;
+docs/performance.md "Start").
 
-Importing the session runtime — the registry and what it builds: the actor, the turn runner, the
-context engine, the tool registry and built-in tools, compaction, the sub-agent host — is most of
-the daemon's own import time, and nothing before the first session needs it. So the daemon listens
-without it: the warm-up thread imports it right after (``import_session_runtime``), and an
-operation that needs a session before that awaits ``LazyRegistry.registry()``, which imports it in
-a worker thread (the event loop keeps serving) and builds the registry once.
+``session/runtime.py`` — the registry and what it builds, the model adapters and their SDKs — is
+the daemon's one deferred import: the daemon listens without it; the warm-up thread imports it
+right after (``import_session_runtime``), and an operation that needs a session before that
+awaits ``LazyRegistry.registry()``, which imports it in a worker thread (the event loop keeps
+serving) and builds the registry once. The facade's few uses of its names import them from it
+after one of these (a dictionary lookup by then).
 
 The import runs under one process-wide lock, so the warm-up thread and an early operation never
 import the runtime side by side: whichever comes second waits for the first and finds it loaded."""
@@ -15,38 +16,46 @@ from __future__ import annotations
 import asyncio
 import importlib
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
+
+import structlog
 
 from openwork_core.ids import SessionId
 from openwork_core.session.updates import StreamEndReason
+from openwork_core.storage.records import ProviderKind
 
 if TYPE_CHECKING:
     from openwork_core.session.handle import SessionHandle
     from openwork_core.session.registry import SessionRegistry
 
-RUNTIME_MODULES = (
-    "openwork_core.session.registry",
-    "openwork_core.session.runner",
-    "openwork_core.session.sub_agent_host",
-    "openwork_core.context.engine",
-    "openwork_core.models.adapters",
-    "openwork_core.storage.postgres.session_storage",
-    "openwork_tools.builtin.registry",
-    "openwork_core.desktop.context_overview",
-)
-"""What building the registry, running a session and the facade's session operations import (the
-context overview renders an inspection): after ``import_session_runtime`` every ``from … import``
-of them in the facade is a dictionary lookup."""
+RUNTIME = "openwork_core.session.runtime"
+"""The one deferred module; what it imports is its own import list."""
+
+log = structlog.get_logger(__name__)
 
 _import_lock = threading.Lock()
 
 
 def import_session_runtime() -> None:
-    """Blocking (run it in a thread): import ``RUNTIME_MODULES``; at once when they are loaded."""
+    """Blocking (run it in a thread): import ``RUNTIME``; at once when it is loaded."""
     with _import_lock:
-        for name in RUNTIME_MODULES:
-            importlib.import_module(name)
+        importlib.import_module(RUNTIME)
+
+
+def warm_up_after_listen(kinds: Iterable[ProviderKind], *, sandbox_available: bool) -> None:
+    """The warm-up thread (started once the daemon listens): the runtime imported (logged
+    ``session_runtime.imported``: a session that comes earlier waits for it), then its warm-up of
+    the tool definitions and the SDKs (``runtime.warm_up_first_use``)."""
+    try:
+        import_session_runtime()
+    except Exception as exc:  # a bug: the first session fails on it the same way
+        log.error("session_runtime.import_failed", error=f"{type(exc).__name__}: {exc}")
+        return
+    log.info("session_runtime.imported")
+    from openwork_core.session.runtime import warm_up_first_use  # loaded: a lookup
+
+    warm_up_first_use(kinds, sandbox_available=sandbox_available)
 
 
 class LazyRegistry:

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from openwork_tools.modes import SandboxStatus
 from openwork_tools.sandbox.bwrap import SECCOMP_FD_ARG, isolation_args
+from openwork_tools.sandbox.cgroup import find_parents
 from openwork_tools.sandbox.seccomp import native_program, program_descriptor
 
 PROBE_TIMEOUT_S = 15.0
@@ -147,6 +148,4 @@ def root_note(euid: int, cgroup_available: bool) -> str | None:
 
 def current_root_note() -> str | None:
     """Blocking: ``root_note`` for this process."""
-    from openwork_tools.sandbox.cgroup import find_parents
-
     return root_note(os.geteuid(), find_parents() is not None)

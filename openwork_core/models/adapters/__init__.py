@@ -1,16 +1,17 @@
 """Model adapters: one ``ModelPort`` per wire protocol, on the official SDKs, and the scripted
 port for in-process tests (model-providers.md §5; docs/providers.md).
 
-The SDK-backed adapters are imported on first use (``build_model_port`` or attribute access):
-importing the ``openai`` and ``anthropic`` SDKs takes most of a second, which a daemon must not
-spend before it answers ``/v1/health`` (issue 13 §3). ``warm_up`` pays their first-call costs ahead of
-the first model call, off the event loop."""
+Importing this package imports the ``openai`` and ``anthropic`` SDKs: it is part of the session
+runtime (``session/runtime.py``), which the daemon imports after it listens. ``warm_up`` pays the
+SDKs' first-call costs ahead of the first model call, off the event loop."""
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Literal, TypeAlias, assert_never
+from typing import Literal, TypeAlias, assert_never
 
+from openwork_core.models.adapters.anthropic import AnthropicAdapter
+from openwork_core.models.adapters.openai_chat import OpenAIChatAdapter
+from openwork_core.models.adapters.openai_responses import OpenAIResponsesAdapter
 from openwork_core.models.adapters.request_invariants import (
     conversation_violations,
     prefix_violations,
@@ -28,11 +29,6 @@ from openwork_core.models.adapters.warm_up import warm_up
 from openwork_core.models.endpoints import sdk_base_url
 from openwork_core.models.port import ModelPort
 from openwork_core.storage.records import MaxTokensField, ProviderRecord, ProviderSettings
-
-if TYPE_CHECKING:
-    from openwork_core.models.adapters.anthropic import AnthropicAdapter
-    from openwork_core.models.adapters.openai_chat import OpenAIChatAdapter
-    from openwork_core.models.adapters.openai_responses import OpenAIResponsesAdapter
 
 AdapterKind: TypeAlias = Literal["openai-chat", "openai-responses", "anthropic", "scripted"]
 
@@ -53,8 +49,6 @@ def build_model_port(
     ``ScriptedModel`` (tests push steps into it)."""
     match kind:
         case "openai-chat":
-            from openwork_core.models.adapters.openai_chat import OpenAIChatAdapter
-
             return OpenAIChatAdapter(
                 base_url=sdk_base_url(kind, base_url),
                 api_key=api_key,
@@ -63,16 +57,12 @@ def build_model_port(
                 reasoning_effort=settings.reasoning_effort,
             )
         case "openai-responses":
-            from openwork_core.models.adapters.openai_responses import OpenAIResponsesAdapter
-
             return OpenAIResponsesAdapter(
                 base_url=sdk_base_url(kind, base_url),
                 api_key=api_key,
                 reasoning_effort=settings.reasoning_effort,
             )
         case "anthropic":
-            from openwork_core.models.adapters.anthropic import AnthropicAdapter
-
             return AnthropicAdapter(base_url=sdk_base_url(kind, base_url), api_key=api_key)
         case "scripted":
             return ScriptedModel()
@@ -83,20 +73,6 @@ def build_model_port(
 def model_port_for(provider: ProviderRecord, api_key: str | None) -> ModelPort:
     """The model port of a stored provider: its kind picks the official-SDK adapter."""
     return build_model_port(provider.kind.value, provider.base_url, api_key, provider.settings)
-
-
-_LAZY = {
-    "AnthropicAdapter": "openwork_core.models.adapters.anthropic",
-    "OpenAIChatAdapter": "openwork_core.models.adapters.openai_chat",
-    "OpenAIResponsesAdapter": "openwork_core.models.adapters.openai_responses",
-}
-
-
-def __getattr__(name: str) -> object:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
 
 
 __all__ = [

@@ -13,6 +13,8 @@ from collections.abc import AsyncGenerator, Awaitable, Callable, Hashable, Itera
 from dataclasses import dataclass, field
 from typing import NoReturn, Protocol, TypeVar, cast
 
+import httpx
+
 from openwork_chat_state.messages import ProviderOpaqueBlock, ToolCallBlock, ToolCallState
 from openwork_core.models.port import (
     SEMANTIC_EVENTS,
@@ -276,9 +278,7 @@ class StreamDecoder(Protocol[T_contra]):
 
 def transport_error(exc: BaseException) -> ModelError | None:
     """httpx failures while reading a stream (the SDKs do not wrap those). Only the SDK
-    adapters stream over httpx, and they imported it: the daemon's start does not."""
-    import httpx
-
+    adapters stream over httpx (this module is part of the session runtime)."""
     if isinstance(exc, httpx.TimeoutException):
         return ModelError.timeout()
     if isinstance(exc, httpx.HTTPError):

@@ -14,6 +14,7 @@ import functools
 import ssl
 
 import httpx
+import httpx2
 
 
 @functools.cache
@@ -24,7 +25,5 @@ def httpx_tls() -> ssl.SSLContext:
 
 @functools.cache
 def httpx2_tls() -> ssl.SSLContext:
-    """For the ``anthropic`` SDK (httpx2, imported here: an OpenAI-only daemon never loads it)."""
-    import httpx2
-
+    """For the ``anthropic`` SDK (httpx2)."""
     return httpx2.create_ssl_context()

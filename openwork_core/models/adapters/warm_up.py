@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib
 from collections.abc import Iterable, Mapping
 from typing import Protocol, TypeAlias
 
@@ -21,6 +20,9 @@ import orjson
 import structlog
 
 from openwork_chat_state.messages import Message, Role, TextBlock
+from openwork_core.models.adapters.anthropic import AnthropicAdapter
+from openwork_core.models.adapters.openai_chat import OpenAIChatAdapter
+from openwork_core.models.adapters.openai_responses import OpenAIResponsesAdapter
 from openwork_core.models.port import ModelCallOptions, ModelPort, ModelRequest
 from openwork_core.storage.records import ProviderKind
 
@@ -206,10 +208,10 @@ async def _answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) ->
         writer.close()
 
 
-_PORTS: Mapping[ProviderKind, tuple[str, str, str]] = {
-    ProviderKind.OPENAI_CHAT: ("openai_chat", "OpenAIChatAdapter", "/v1"),
-    ProviderKind.OPENAI_RESPONSES: ("openai_responses", "OpenAIResponsesAdapter", "/v1"),
-    ProviderKind.ANTHROPIC: ("anthropic", "AnthropicAdapter", ""),
+_PORTS: Mapping[ProviderKind, tuple[_AdapterClass, str]] = {
+    ProviderKind.OPENAI_CHAT: (OpenAIChatAdapter, "/v1"),
+    ProviderKind.OPENAI_RESPONSES: (OpenAIResponsesAdapter, "/v1"),
+    ProviderKind.ANTHROPIC: (AnthropicAdapter, ""),
 }
 
 
@@ -217,11 +219,13 @@ class _Adapter(ModelPort, Protocol):
     async def aclose(self) -> None: ...
 
 
+class _AdapterClass(Protocol):
+    def __call__(self, *, base_url: str, api_key: str | None) -> _Adapter: ...
+
+
 def _port(kind: ProviderKind, base_url: str) -> _Adapter:
-    module, name, suffix = _PORTS[kind]
-    adapter = getattr(importlib.import_module(f"openwork_core.models.adapters.{module}"), name)
-    port: _Adapter = adapter(base_url=base_url + suffix, api_key="warm-up")
-    return port
+    adapter, suffix = _PORTS[kind]
+    return adapter(base_url=base_url + suffix, api_key="warm-up")
 
 
 async def _warm(kinds: tuple[ProviderKind, ...]) -> None:

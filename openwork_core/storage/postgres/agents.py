@@ -3,35 +3,31 @@ storage.md §2). Row functions take a ``Conn``; ``AgentStore`` runs each in one 
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection
 
 import asyncpg
 
 from openwork_chat_state.item import MessageKind
-from openwork_chat_state.messages import user_text
-from openwork_core.agents.messages import AgentMessage, agent_message_content
 from openwork_core.agents.reconcile import (
     ChildTurn,
     Reconciliation,
     TurnlessChild,
     plan_reconciliation,
 )
-from openwork_core.ids import MessageId, SessionId, SpanId, TurnId, new_session_id
+from openwork_core.ids import SessionId, SpanId, new_session_id
 from openwork_core.storage.agent_records import (
     ChildSessionRecord,
     ChildSessionRejected,
     ChildTaskNameTaken,
 )
-from openwork_core.storage.codec import content_text, encode_content
+from openwork_core.storage.codec import content_text
 from openwork_core.storage.errors import RecordNotFound
 from openwork_core.storage.postgres import sessions as session_rows
 from openwork_core.storage.postgres.connection import Conn
 from openwork_core.storage.postgres.latest_turns import fetch_latest_turns
-from openwork_core.storage.postgres.messages import _COLUMNS as _MESSAGE_COLUMNS
-from openwork_core.storage.postgres.messages import _row as _message_row
 from openwork_core.storage.postgres.sessions import lock_session
 from openwork_core.storage.postgres.steady_statements import steady
-from openwork_core.storage.records import SessionRecord, StoredMessage, TurnRecord, TurnStatus
+from openwork_core.storage.records import SessionRecord, TurnRecord, TurnStatus
 from openwork_tools.modes import SandboxMode
 
 UNIQUE_TASK_NAME_INDEX = "uq_sessions_parent_task_name"
@@ -162,33 +158,6 @@ async def fetch_delivered_agent_message_ids(
     return frozenset(r["id"] for r in rows)
 
 
-async def insert_agent_message_row(
-    conn: Conn,
-    parent_session_id: SessionId,
-    parent_turn_id: TurnId,
-    message_id: MessageId,
-    content: str,
-) -> StoredMessage | None:
-    """``INSERT … ON CONFLICT (id) DO NOTHING`` with the next sequence (caller holds a
-    transaction). ``content`` is the stored JSON array of blocks. The stored row, or ``None``
-    for a duplicate id."""
-    await lock_session(conn, parent_session_id)
-    row = await conn.fetchrow(
-        f"""INSERT INTO messages (id, session_id, turn_id, sequence, role, content, message_kind)
-            VALUES ($1, $2, $3,
-                    (SELECT COALESCE(MAX(sequence), 0) + 1 FROM messages WHERE session_id = $2),
-                    'user', $4::jsonb, $5)
-            ON CONFLICT (id) DO NOTHING
-            RETURNING {_MESSAGE_COLUMNS}""",
-        message_id,
-        parent_session_id,
-        parent_turn_id,
-        content,
-        MessageKind.AGENT_MESSAGE.value,
-    )
-    return None if row is None else _message_row(row)
-
-
 async def delete_turnless_child_rows(
     conn: Conn, parent_session_id: SessionId, keep: Collection[str] = ()
 ) -> list[TurnlessChild]:
@@ -248,57 +217,6 @@ class AgentStore:
         """Direct children sorted by task name (``AgentControl.restore``)."""
         async with self._pool.acquire() as conn:
             return await fetch_children(conn, parent_session_id)
-
-    async def child_terminal_turns(self, parent_session_id: SessionId) -> list[ChildTurn]:
-        async with self._pool.acquire() as conn:
-            return await fetch_child_terminal_turns(conn, parent_session_id)
-
-    async def delivered_agent_message_ids(self, parent_session_id: SessionId) -> frozenset[str]:
-        async with self._pool.acquire() as conn:
-            return await fetch_delivered_agent_message_ids(conn, parent_session_id)
-
-    async def insert_agent_message(
-        self, parent_session_id: SessionId, parent_turn_id: TurnId, message_id: MessageId, text: str
-    ) -> StoredMessage | None:
-        """Persist one drained envelope ``text`` as a User-role ``agent_message``; ``None`` when
-        the id already exists (the caller then does not append it to Chat State)."""
-        content = encode_content(user_text(text))
-        async with self._pool.acquire() as conn, conn.transaction():
-            return await insert_agent_message_row(
-                conn, parent_session_id, parent_turn_id, message_id, content
-            )
-
-    async def persist_agent_message(
-        self, parent_session_id: SessionId, parent_turn_id: TurnId, message: AgentMessage
-    ) -> StoredMessage | None:
-        """``insert_agent_message`` of the rendered envelope of ``message`` under its id."""
-        content = encode_content(agent_message_content(message))
-        async with self._pool.acquire() as conn, conn.transaction():
-            return await insert_agent_message_row(
-                conn, parent_session_id, parent_turn_id, message.id, content
-            )
-
-    async def persist_agent_messages(
-        self, parent_session_id: SessionId, parent_turn_id: TurnId, messages: Sequence[AgentMessage]
-    ) -> list[StoredMessage]:
-        """One drain (§6) in one transaction: each envelope with ``ON CONFLICT (id) DO
-        NOTHING``, in order. Returns only the rows written now; append exactly those to Chat
-        State (a duplicate id is dropped)."""
-        stored: list[StoredMessage] = []
-        if not messages:
-            return stored
-        async with self._pool.acquire() as conn, conn.transaction():
-            for message in messages:
-                row = await insert_agent_message_row(
-                    conn,
-                    parent_session_id,
-                    parent_turn_id,
-                    message.id,
-                    encode_content(agent_message_content(message)),
-                )
-                if row is not None:
-                    stored.append(row)
-        return stored
 
     async def delete_turnless_children(
         self, parent_session_id: SessionId, *, keep: Collection[str] = ()

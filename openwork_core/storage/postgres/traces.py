@@ -11,17 +11,6 @@ from openwork_core.storage.postgres.connection import Conn
 from openwork_core.storage.postgres.steady_statements import steady
 from openwork_core.storage.trace_records import SpanClosed, SpanOpened
 
-
-async def mark_running_spans_unknown(conn: Conn, error_code: str) -> int:
-    result: str = await conn.execute(
-        """UPDATE trace_spans SET status = 'outcome_unknown', error_code = $1,
-               ended_at = GREATEST(now(), started_at)
-           WHERE status = 'running'""",
-        error_code,
-    )
-    return int(result.split()[-1])
-
-
 SPAN_BATCH = steady("""
 WITH opened AS (
     INSERT INTO trace_spans (id, trace_id, session_id, turn_id, parent_span_id, kind, name,

@@ -9,7 +9,6 @@ from openwork_core.storage.errors import RecordNotFound
 from openwork_core.storage.postgres.connection import Conn
 from openwork_core.storage.postgres.steady_statements import steady
 from openwork_core.storage.records import TurnRecord, TurnStatus
-from openwork_core.usage import TokenUsage
 
 RESTART_ERROR_CODE = "process_restart"
 RESTART_ERROR_MESSAGE = "the daemon restarted while this turn was running"
@@ -134,24 +133,6 @@ def add_tokens(*params: int) -> str:
     )
 
 
-async def add_response_counters(
-    conn: Conn, turn_id: TurnId, usage: TokenUsage, tool_calls: int
-) -> None:
-    await conn.execute(
-        f"""UPDATE turns SET {add_tokens(2, 3, 4, 5, 7)},
-               tool_call_count = tool_call_count + $6,
-               updated_at = now()
-           WHERE id = $1""",
-        turn_id,
-        usage.input_tokens,
-        usage.output_tokens,
-        usage.cached_input_tokens,
-        usage.reasoning_tokens,
-        tool_calls,
-        usage.cache_write_tokens,
-    )
-
-
 async def finish_turn(
     conn: Conn,
     turn_id: TurnId,
@@ -182,15 +163,3 @@ async def finish_turn(
     )
     if result != "UPDATE 1":
         raise RecordNotFound(f"no running turn to finish: {turn_id}")
-
-
-async def mark_running_interrupted(conn: Conn) -> int:
-    """Restart correction (session-runtime.md §10): every leftover running turn → interrupted."""
-    result: str = await conn.execute(
-        """UPDATE turns SET status = 'interrupted', error_code = $1, error_message = $2,
-                            ended_at = GREATEST(now(), started_at), updated_at = now()
-           WHERE status = 'running'""",
-        RESTART_ERROR_CODE,
-        RESTART_ERROR_MESSAGE,
-    )
-    return int(result.split()[-1])

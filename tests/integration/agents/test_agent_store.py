@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from pathlib import Path
+
 import asyncpg
 import pytest
 
 from openwork_chat_state import MessageKind
+from openwork_chat_state.item import RealOrigin
 from openwork_chat_state.messages import Message, Role, TextBlock, user_text
 from openwork_core.agents import (
     AgentControl,
@@ -14,9 +18,11 @@ from openwork_core.agents import (
     ChildCancelled,
     ChildTurn,
     TurnlessChild,
+    agent_message_content,
     render_agent_message,
     terminal_agent_message,
 )
+from openwork_core.session.storage import OutgoingMessage
 from openwork_core.storage import PostgresStore
 from openwork_core.storage.codec import decode_message, new_message
 from openwork_core.storage.errors import RecordNotFound
@@ -24,10 +30,34 @@ from openwork_core.storage.postgres.agents import (
     AgentStore,
     ChildSessionRejected,
     ChildTaskNameTaken,
+    fetch_child_terminal_turns,
+    fetch_delivered_agent_message_ids,
 )
+from openwork_core.storage.postgres.session_storage import PostgresSessionStorage
 from openwork_core.storage.records import TurnStatus
-from openwork_core.usage import TokenUsage
 from openwork_tools.modes import SandboxMode
+from tests.support import store_rows
+
+
+async def _drain(
+    store: PostgresStore,
+    session_id: str,
+    turn_id: str,
+    rows: Sequence[AgentMessage | OutgoingMessage],
+) -> tuple[RealOrigin | None, ...]:
+    """One mailbox drain as the runner writes it (``TurnRunner._drain_mailbox`` →
+    ``SessionStorage.append_agent_messages``, issue 23 point 4): each envelope under its id,
+    ``ON CONFLICT (id) DO NOTHING``; ``None`` for an id already stored."""
+    outgoing = [
+        r
+        if isinstance(r, OutgoingMessage)
+        else OutgoingMessage(
+            id=r.id, message=agent_message_content(r), kind=MessageKind.AGENT_MESSAGE
+        )
+        for r in rows
+    ]
+    storage = PostgresSessionStorage(store.pool, session_id)
+    return await storage.append_agent_messages(turn_id, outgoing)
 
 
 async def _root(store: PostgresStore, sid: str = "root") -> None:
@@ -58,7 +88,8 @@ async def _child(
 
 
 async def _turn(store: PostgresStore, sid: str, tid: str, answer: str | None = None) -> None:
-    await store.start_turn(
+    await store_rows.start_turn(
+        store.pool,
         session_id=sid,
         turn_id=tid,
         client_request_id=f"req-{tid}",
@@ -69,12 +100,11 @@ async def _turn(store: PostgresStore, sid: str, tid: str, answer: str | None = N
     )
     if answer is not None:
         assistant = Message(role=Role.ASSISTANT, content=(TextBlock(text=answer),))
-        await store.append_assistant(
+        await store_rows.append_messages(
+            store.pool,
             sid,
             tid,
-            new_message(f"{tid}-answer", assistant, MessageKind.NORMAL),
-            usage=TokenUsage(),
-            tool_calls=0,
+            [new_message(f"{tid}-answer", assistant, MessageKind.NORMAL)],
         )
 
 
@@ -188,8 +218,9 @@ async def test_an_agent_message_is_stored_once_and_a_duplicate_id_returns_none(
         kind=AgentMessageKind.FINAL_ANSWER,
         body="found",
     )
-    stored = await agents.persist_agent_message("root", "pt1", message)
-    assert stored is not None
+    (origin,) = await _drain(store, "root", "pt1", [message])
+    assert origin is not None and (origin.message_id, origin.sequence) == (message.id, 2)
+    stored = (await store_rows.session_messages(store.pool, "root"))[1]
     assert (stored.id, stored.role, stored.kind, stored.turn_id, stored.sequence) == (
         message.id,
         Role.USER,
@@ -198,16 +229,23 @@ async def test_an_agent_message_is_stored_once_and_a_duplicate_id_returns_none(
         2,
     )
     assert decode_message(stored) == user_text(render_agent_message(message))
-    assert await agents.persist_agent_message("root", "pt1", message) is None
-    assert await agents.insert_agent_message("root", "pt1", message.id, "other text") is None
-    other = await agents.insert_agent_message("root", "pt1", "agent-msg:ses_c:t2:failed", "x: y")
-    assert other is not None
-    assert other.sequence == 3
-    assert decode_message(other) == user_text("x: y")
-    assert await agents.delivered_agent_message_ids("root") == frozenset(
-        {message.id, "agent-msg:ses_c:t2:failed"}
+    assert await _drain(store, "root", "pt1", [message]) == (None,)
+    other_text = OutgoingMessage(
+        id=message.id, message=user_text("other text"), kind=MessageKind.AGENT_MESSAGE
     )
-    assert [m.id for m in await store.load_session_messages("root")] == [
+    assert await _drain(store, "root", "pt1", [other_text]) == (None,)
+    failed = OutgoingMessage(
+        id="agent-msg:ses_c:t2:failed", message=user_text("x: y"), kind=MessageKind.AGENT_MESSAGE
+    )
+    (other,) = await _drain(store, "root", "pt1", [failed])
+    assert other is not None and other.sequence == 3
+    assert decode_message((await store_rows.session_messages(store.pool, "root"))[2]) == user_text(
+        "x: y"
+    )
+    async with store.pool.acquire() as conn:
+        delivered = await fetch_delivered_agent_message_ids(conn, "root")
+    assert delivered == frozenset({message.id, "agent-msg:ses_c:t2:failed"})
+    assert [m.id for m in await store_rows.session_messages(store.pool, "root")] == [
         "pt1-user",
         message.id,
         "agent-msg:ses_c:t2:failed",
@@ -224,20 +262,21 @@ async def test_child_terminal_turns_carry_status_error_and_last_assistant_text(
     busy = await _child(agents, "busy")
     await _turn(store, done, "t_done", answer="first draft")
     assistant = Message(role=Role.ASSISTANT, content=(TextBlock(text="final answer"),))
-    await store.append_assistant(
+    await store_rows.append_messages(
+        store.pool,
         done,
         "t_done",
-        new_message("t_done-final", assistant, MessageKind.NORMAL),
-        usage=TokenUsage(),
-        tool_calls=0,
+        [new_message("t_done-final", assistant, MessageKind.NORMAL)],
     )
-    await store.finish_turn("t_done", TurnStatus.COMPLETED)
+    await store_rows.finish_turn(store.pool, "t_done", TurnStatus.COMPLETED)
     await _turn(store, failing, "t_fail")
-    await store.finish_turn(
-        "t_fail", TurnStatus.FAILED, error_code="doom_loop", error_message="loop"
+    await store_rows.finish_turn(
+        store.pool, "t_fail", TurnStatus.FAILED, error_code="doom_loop", error_message="loop"
     )
     await _turn(store, busy, "t_busy")
-    assert await agents.child_terminal_turns("root") == [
+    async with store.pool.acquire() as conn:
+        terminal = await fetch_child_terminal_turns(conn, "root")
+    assert terminal == [
         ChildTurn(
             child_session_id=done,
             task_name="done",
@@ -260,7 +299,7 @@ async def test_child_terminal_turns_carry_status_error_and_last_assistant_text(
 
 
 async def test_reconciliation_deletes_turnless_children_and_plans_each_outcome_exactly_once(
-    store: PostgresStore, agents: AgentStore
+    store: PostgresStore, agents: AgentStore, tmp_path: Path
 ) -> None:
     """§8, §10: restart reconciliation exactly once, zero-turn orphans removed, no parent Turn."""
     await _root(store)
@@ -270,11 +309,12 @@ async def test_reconciliation_deletes_turnless_children_and_plans_each_outcome_e
     cut = await _child(agents, "cut")
     stopped = await _child(agents, "stopped")
     await _turn(store, done, "t_done", answer="a.py:3")
-    await store.finish_turn("t_done", TurnStatus.COMPLETED)
+    await store_rows.finish_turn(store.pool, "t_done", TurnStatus.COMPLETED)
     await _turn(store, stopped, "t_stop")
-    await store.finish_turn("t_stop", TurnStatus.CANCELLED)
+    await store_rows.finish_turn(store.pool, "t_stop", TurnStatus.CANCELLED)
     await _turn(store, cut, "t_cut")
-    assert await store.mark_running_interrupted() == 2  # the child and the parent's own Turn
+    # the product's restart correction: the child's and the parent's own running Turn
+    assert await store_rows.restart_correction(store.pool, tmp_path) == 2
 
     plan = await agents.reconcile("root")
     assert plan.deleted == (TurnlessChild(child_session_id=orphan, task_name="orphan"),)
@@ -290,8 +330,7 @@ async def test_reconciliation_deletes_turnless_children_and_plans_each_outcome_e
     ]
     assert [c.task_name for c in await agents.list_children("root")] == ["cut", "done", "stopped"]
 
-    for message in plan.messages:
-        assert await agents.persist_agent_message("root", "pt1", message) is not None
+    assert None not in await _drain(store, "root", "pt1", plan.messages)
     again = await agents.reconcile("root")
     assert again.deleted == ()
     assert again.messages == ()
@@ -307,11 +346,11 @@ async def test_a_live_interrupt_already_delivered_is_not_reconciled_again(
     await _turn(store, "root", "pt1")
     child = await _child(agents, "scan")
     await _turn(store, child, "t1")
-    await store.finish_turn("t1", TurnStatus.CANCELLED)
+    await store_rows.finish_turn(store.pool, "t1", TurnStatus.CANCELLED)
     live = terminal_agent_message(
         child_session_id=child, child_turn_id="t1", task_name="scan", outcome=ChildCancelled()
     )
-    await agents.persist_agent_message("root", "pt1", live)
+    await _drain(store, "root", "pt1", [live])
     assert (await agents.reconcile("root")).messages == ()
 
 
@@ -356,7 +395,7 @@ async def test_a_live_child_without_a_turn_yet_is_kept_by_reconciliation(
     assert [c.id for c in await agents.list_children("root")] == [live]
 
 
-async def test_one_drain_is_persisted_in_one_transaction_and_duplicates_are_dropped(
+async def test_one_drain_is_persisted_in_one_statement_and_duplicates_are_dropped(
     store: PostgresStore, agents: AgentStore
 ) -> None:
     """§6: each drained message ON CONFLICT DO NOTHING; only written rows are returned, in order."""
@@ -371,9 +410,11 @@ async def test_one_drain_is_persisted_in_one_transaction_and_duplicates_are_drop
     second = AgentMessage(
         id="agent-msg:c:t2:failed", task_name="b", kind=AgentMessageKind.FAILED, body="x: y"
     )
-    assert await agents.persist_agent_messages("root", "pt1", []) == []
-    stored = await agents.persist_agent_messages("root", "pt1", [first, second])
-    assert [(m.id, m.sequence) for m in stored] == [(first.id, 2), (second.id, 3)]
-    again = await agents.persist_agent_messages("root", "pt1", [second, first])
-    assert again == []
-    assert len(await store.load_session_messages("root")) == 3
+    assert await _drain(store, "root", "pt1", []) == ()
+    stored = await _drain(store, "root", "pt1", [first, second])
+    assert [(o.message_id, o.sequence) for o in stored if o is not None] == [
+        (first.id, 2),
+        (second.id, 3),
+    ]
+    assert await _drain(store, "root", "pt1", [second, first]) == (None, None)
+    assert len(await store_rows.session_messages(store.pool, "root")) == 3

@@ -40,6 +40,7 @@ from openwork_core.storage.codec import decode_message
 from openwork_core.storage.records import TurnStatus
 from openwork_tools import SandboxMode
 from openwork_tools.sandbox.probe import probe_sandbox
+from tests.support import store_rows
 from tests.support.runtime import Runtime, runtime
 
 Step: TypeAlias = ScriptedResponse | Callable[[ModelRequest], AsyncIterator[ModelEvent]]
@@ -121,7 +122,7 @@ def _call(call_id: str, name: str, args: Mapping[str, object] | None = None) -> 
 
 async def _results(store: PostgresStore, sid: str) -> dict[str, str]:
     out: dict[str, str] = {}
-    for row in await store.load_session_messages(sid):
+    for row in await store_rows.session_messages(store.pool, sid):
         for block in decode_message(row).tool_results:
             out[block.id] = "".join(b.text for b in block.output if isinstance(b, TextBlock))
     return out
@@ -130,7 +131,7 @@ async def _results(store: PostgresStore, sid: str) -> dict[str, str]:
 async def _result_blocks(store: PostgresStore, sid: str) -> dict[str, ToolResultBlock]:
     return {
         b.id: b
-        for row in await store.load_session_messages(sid)
+        for row in await store_rows.session_messages(store.pool, sid)
         for b in decode_message(row).tool_results
     }
 
@@ -138,7 +139,7 @@ async def _result_blocks(store: PostgresStore, sid: str) -> dict[str, ToolResult
 async def _agent_messages(store: PostgresStore, sid: str) -> list[tuple[str, str]]:
     return [
         (row.id, _text(decode_message(row).content))
-        for row in await store.load_session_messages(sid)
+        for row in await store_rows.session_messages(store.pool, sid)
         if row.kind is MessageKind.AGENT_MESSAGE
     ]
 
@@ -187,7 +188,7 @@ async def test_spawn_starts_an_explorer_turn_and_its_final_answer_reaches_the_pa
         _, updates = await rt.run_turn(parent, "delegate")
         assert updates[-1].update.outcome == Completed("parent done")  # type: ignore[union-attr]
         child_id, task = await _only_child(rt, parent)
-        child_turn = (await rt.core.store.load_session_messages(child_id))[0].turn_id
+        child_turn = (await store_rows.session_messages(rt.core.store.pool, child_id))[0].turn_id
         assert child_turn is not None
         assert (await rt.core.turn_view(child_id, child_turn)).final_text == "parser.py:10"
         await rt.run_turn(parent, "again")
@@ -304,7 +305,7 @@ async def test_interrupt_agent_cancels_a_held_child_and_the_parent_hears_interru
         await _child_finishes(rt, parent, 1, rt.run_turn(parent, "go"))
         child_id, _ = await _only_child(rt, parent)
         await rt.run_turn(parent, "next")
-        (child_turn,) = {m.turn_id for m in await store.load_session_messages(child_id)}
+        (child_turn,) = {m.turn_id for m in await store_rows.session_messages(store.pool, child_id)}
         assert child_turn is not None
         view = await rt.core.turn_view(child_id, child_turn)
     assert view.status is TurnStatus.CANCELLED
@@ -637,7 +638,7 @@ async def test_an_oversized_final_answer_reaches_the_parent_as_a_failed_notice_a
         parent = await rt.new_session()
         await rt.run_turn(parent, "delegate")
         child_id, _ = await _only_child(rt, parent)
-        child_turn = (await rt.core.store.load_session_messages(child_id))[0].turn_id
+        child_turn = (await store_rows.session_messages(rt.core.store.pool, child_id))[0].turn_id
         assert child_turn is not None
         turn_id, _ = await rt.run_turn(parent, "and then?")
         assert (await rt.core.turn_view(parent, turn_id)).final_text == "next turn"

@@ -12,6 +12,7 @@ from openwork_core.storage import PostgresStore
 from openwork_core.storage.codec import new_message
 from openwork_core.storage.records import NewMessage, StoredMessage, TurnStatus
 from openwork_tools.modes import SandboxMode
+from tests.support import store_rows
 
 
 async def new_session(store: PostgresStore, session_id: str = "s1") -> str:
@@ -45,7 +46,8 @@ async def turn(
     finish: bool = True,
 ) -> list[StoredMessage]:
     """A turn with its opening user messages and the rest; finished unless told otherwise."""
-    _, stored = await store.start_turn(
+    _, stored = await store_rows.start_turn(
+        store.pool,
         session_id=session_id,
         turn_id=turn_id,
         client_request_id=f"req-{turn_id}",
@@ -55,7 +57,7 @@ async def turn(
         messages=list(opening),
     )
     if rest:
-        stored += await store.append_messages(session_id, turn_id, list(rest))
+        stored += await store_rows.append_messages(store.pool, session_id, turn_id, list(rest))
     if finish:
-        await store.finish_turn(turn_id, TurnStatus.COMPLETED)
+        await store_rows.finish_turn(store.pool, turn_id, TurnStatus.COMPLETED)
     return stored

@@ -21,6 +21,7 @@ from openwork_core.storage.postgres.compactions import (
     TranscriptQueryInvalid,
 )
 from tests.integration.compaction.pg_support import new_session, row, turn
+from tests.support import store_rows
 from tests.unit.compaction.compaction_support import assistant, valid_summary
 
 RUNTIME_STATE = '{"schemaVersion":1,"editedPaths":[],"extensions":{},"warnings":[]}'
@@ -161,7 +162,7 @@ async def test_a_rewind_keeps_its_targets_fact_boundary_and_hides_the_tail(
     assert rewound.parent_compaction_id == target.id
     rows = await compactions.load_projection("s1")
     assert rows.raw == () and rows.checkpoint == rewound
-    assert len(await store.load_session_messages("s1")) == 6, "rewind deletes nothing"
+    assert len(await store_rows.session_messages(store.pool, "s1")) == 6, "rewind deletes nothing"
 
 
 async def test_load_projection_returns_the_replayed_message_and_the_raw_tail(

@@ -37,6 +37,7 @@ from openwork_core.storage.postgres.compactions import CompactionStore
 from openwork_core.usage import TokenUsage
 from openwork_tools.results import FileChange
 from tests.integration.compaction.pg_support import new_session, row, turn
+from tests.support import store_rows
 from tests.unit.compaction.compaction_support import (
     assistant,
     tool_result,
@@ -166,7 +167,9 @@ async def test_a_manual_compaction_installs_replay_summary_and_reminder_and_relo
     )
     assert (cp.input_tokens, cp.output_tokens, cp.source_message_count) == (1_200, 300, 5)
     assert cp.summary == valid_summary() and cp.trigger_turn_id is None
-    assert len(await store.load_session_messages("s1")) == 5, "compaction deletes nothing"
+    assert len(await store_rows.session_messages(store.pool, "s1")) == 5, (
+        "compaction deletes nothing"
+    )
 
     request = model.requests[0]
     assert request.messages[-1] == user_text(SUMMARY_INSTRUCTION)
@@ -314,7 +317,7 @@ async def test_rewind_reuses_the_target_summary_without_a_model_call_and_hides_t
     items = (await chat.context_view()).items
     assert items[0].message == user_text("please refactor the storage layer")
     assert "abandoned idea" not in str([i.message for i in items])
-    assert len(await store.load_session_messages("s1")) == 7
+    assert len(await store_rows.session_messages(store.pool, "s1")) == 7
     reloaded = await load_conversation_items(CompactionStore(store.pool), "s1")
     assert _shape(reloaded.items) == _shape(items)
     page = await CompactionStore(store.pool).read_transcript("s1")
@@ -345,7 +348,7 @@ async def test_the_prune_step_writes_spill_files_then_advances_and_installs_the_
     pruned = prepared.request.messages[4].tool_results[0].output[0]
     assert isinstance(pruned, TextBlock)
     assert f"Full result at {tmp_path}/call-1.txt" in pruned.text
-    stored = next(m for m in await store.load_session_messages("s1") if m.id == "t1-r1")
+    stored = next(m for m in await store_rows.session_messages(store.pool, "s1") if m.id == "t1-r1")
     kept = decode_message(stored).tool_results[0].output[0]
     assert kept == TextBlock(text=BIG), "the stored result is never changed"
     item = (await chat.context_view()).items[3]

@@ -1,6 +1,7 @@
-"""The provider SDKs are imported on first use, and the warm-up pays their first-call costs
-off the event loop (issue 13 §3: start → first 200 on /v1/health; the first model call no
-slower than the second). Each check runs in a fresh interpreter, so nothing here is cached."""
+"""The provider SDKs are part of the session runtime, imported after the daemon listens (issue 23
+point 3: the one deferred import), and the warm-up pays their first-call costs off the event loop
+(issue 13 §3: the first model call no slower than the second). Each check runs in a fresh
+interpreter, so nothing here is cached."""
 
 from __future__ import annotations
 
@@ -21,26 +22,13 @@ def _run(code: str) -> dict[str, object]:
 
 
 def test_importing_the_daemon_imports_no_provider_sdk() -> None:
-    """The daemon's whole start path (server, app, adapters package) leaves the SDKs alone."""
+    """The daemon's start path (its server module) leaves the SDKs to the session runtime."""
     loaded = _run(
         "import json, sys\n"
-        "import openwork_core.daemon.server, openwork_core.models.adapters\n"
+        "import openwork_core.daemon.server\n"
         f"print(json.dumps({{m: m in sys.modules for m in {SDKS!r}}}))"
     )
     assert loaded == dict.fromkeys(SDKS, False)
-
-
-def test_an_adapter_is_imported_when_first_built_or_named() -> None:
-    """``build_model_port`` and attribute access import exactly the SDK that is needed."""
-    loaded = _run(
-        "import json, sys\n"
-        "from openwork_core.models import adapters\n"
-        "adapters.build_model_port('openai-chat', 'http://127.0.0.1:9/v1', 'k')\n"
-        "chat = {m: m in sys.modules for m in ('openai', 'anthropic')}\n"
-        "adapters.AnthropicAdapter\n"
-        "print(json.dumps({'chat': chat, 'anthropic': 'anthropic' in sys.modules}))"
-    )
-    assert loaded == {"chat": {"openai": True, "anthropic": False}, "anthropic": True}
 
 
 def test_the_warm_up_runs_one_canned_call_per_kind_over_loopback() -> None:
@@ -62,13 +50,3 @@ def test_the_warm_up_runs_one_canned_call_per_kind_over_loopback() -> None:
     assert loaded["events"] == ["models.warmed_up"]
     assert loaded["kinds"] == [["openai-chat", "openai-responses", "anthropic"]]
     assert loaded["backend"] is True
-
-
-def test_a_warm_up_of_no_kind_does_nothing() -> None:
-    loaded = _run(
-        "import json, sys\n"
-        "from openwork_core.models.adapters import warm_up\n"
-        "warm_up([])\n"
-        f"print(json.dumps({{m: m in sys.modules for m in {SDKS!r}}}))"
-    )
-    assert loaded == dict.fromkeys(SDKS, False)

@@ -16,6 +16,7 @@ from openwork_core.storage import PostgresStore
 from tests.fakes.fake_provider import FakeProvider
 from tests.fakes.fake_script import Reply
 from tests.integration.models.loopback import OPTIONS
+from tests.support import store_rows
 from tests.support.runtime import runtime
 from tests.unit.compaction.compaction_support import valid_summary
 
@@ -44,7 +45,7 @@ async def test_reasoning_goes_back_in_the_next_turn_and_is_dropped_after_a_compa
         async with runtime(store, tmp_path, ScriptedModel([real_call] * 4)) as rt:
             sid = await rt.new_session()
             await rt.run_turn(sid, "first request")
-            stored = await store.load_session_messages(sid)
+            stored = await store_rows.session_messages(store.pool, sid)
             assert any("provider_opaque" in m.content and "enc-1" in m.content for m in stored)
             await rt.run_turn(sid, "second request")
             await rt.core.compact(sid)

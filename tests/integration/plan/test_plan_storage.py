@@ -23,6 +23,7 @@ from openwork_core.storage.errors import InvalidPlanCommit, RecordNotFound
 from openwork_core.storage.postgres.plans import PlanStore
 from openwork_core.storage.records import NewMessage, TurnStatus
 from openwork_tools.modes import SandboxMode
+from tests.support import store_rows
 
 T0 = datetime(2026, 11, 29, 10, 0, tzinfo=UTC)
 
@@ -39,7 +40,8 @@ async def _session(store: PostgresStore, sid: str = "s1") -> None:
 
 
 async def _turn(store: PostgresStore, tid: str, sid: str = "s1") -> None:
-    await store.start_turn(
+    await store_rows.start_turn(
+        store.pool,
         session_id=sid,
         turn_id=tid,
         client_request_id=f"req-{tid}",
@@ -76,7 +78,7 @@ async def test_a_plan_and_its_tool_result_are_committed_together(store: Postgres
     assert (stored.id, stored.sequence, stored.role) == ("m-r1", 2, Role.TOOL)
     assert (stored.provider_call_id, stored.tool_name) == ("call_1", "update_plan")
     assert await plans.load_turn_plan("t1") == plan
-    messages = await store.load_session_messages("s1")
+    messages = await store_rows.session_messages(store.pool, "s1")
     assert [m.id for m in messages] == ["t1-user", "m-r1"]
 
 
@@ -85,12 +87,15 @@ async def test_a_failing_message_insert_leaves_no_plan_row(store: PostgresStore)
     (uq_messages_tool_result) rolls the plan back."""
     await _session(store)
     await _turn(store, "t1")
-    await store.append_messages("s1", "t1", [_result("m-other", "call_1")])
+    await store_rows.append_messages(store.pool, "s1", "t1", [_result("m-other", "call_1")])
     plans = PlanStore(store.pool)
     with pytest.raises(asyncpg.UniqueViolationError):
         await plans.commit_plan_update("s1", "t1", _plan("t1", "a"), _result("m-r1", "call_1"))
     assert await plans.load_turn_plan("t1") is None
-    assert [m.id for m in await store.load_session_messages("s1")] == ["t1-user", "m-other"]
+    assert [m.id for m in await store_rows.session_messages(store.pool, "s1")] == [
+        "t1-user",
+        "m-other",
+    ]
 
 
 async def test_a_failing_second_commit_keeps_the_previous_plan(store: PostgresStore) -> None:
@@ -146,9 +151,9 @@ async def test_session_plans_come_in_turn_order_including_empty_ones(
     plans = PlanStore(store.pool)
     await _turn(store, "t1")
     await plans.commit_plan_update("s1", "t1", _plan("t1", "a"), _result("m-1", "call_1"))
-    await store.finish_turn("t1", TurnStatus.COMPLETED)
+    await store_rows.finish_turn(store.pool, "t1", TurnStatus.COMPLETED)
     await _turn(store, "t2")  # no update_plan: no row
-    await store.finish_turn("t2", TurnStatus.COMPLETED)
+    await store_rows.finish_turn(store.pool, "t2", TurnStatus.COMPLETED)
     await _turn(store, "t3")
     await plans.commit_plan_update("s1", "t3", _plan("t3", "c"), _result("m-3", "call_3"))
     await _turn(store, "u1", "s2")

@@ -33,6 +33,7 @@ from openwork_core.session.errors import ReloadRequired, SessionActive
 from openwork_core.session.input import TextInput
 from openwork_core.storage import PostgresStore
 from openwork_core.storage.records import TurnStatus
+from tests.support import store_rows
 from tests.support.runtime import Runtime, provider_with_window, runtime
 from tests.unit.compaction.compaction_support import valid_summary
 
@@ -220,9 +221,9 @@ async def test_manual_compaction_is_idle_only_and_rewind_hides_the_tail_without_
         assert first.before_tokens > 0
         await rt.run_turn(sid, "second request")
         second = await rt.core.compact(sid)
-        total = len(await store.load_session_messages(sid))
+        total = len(await store_rows.session_messages(store.pool, sid))
         rewound = await rt.core.rewind(sid, first.compaction_id)
-        assert len(await store.load_session_messages(sid)) == total, "nothing deleted"
+        assert len(await store_rows.session_messages(store.pool, sid)) == total, "nothing deleted"
         await rt.core.sessions.load(sid)
         view = await rt.services[sid].chat.context_view()
         assert view.items[0].message.text == "first request"

@@ -23,6 +23,7 @@ from openwork_core.session.storage import StepWrite
 from openwork_core.session.updates import TurnFinished
 from openwork_core.storage import PostgresStore
 from openwork_core.storage.records import TurnStatus
+from tests.support import store_rows
 from tests.support.faults import Outage
 from tests.support.postgres import PgCluster
 from tests.support.runtime import Runtime, runtime
@@ -109,7 +110,7 @@ async def test_an_outage_at_a_turn_write_fails_the_turn_and_the_end_is_written_o
         first = rows["first"]
         assert (first.status, first.error_code) == (TurnStatus.FAILED, "persistence_error")
         if where == "deferred_step":  # nothing of the step was written
-            stored = await store.load_session_messages(sid)
+            stored = await store_rows.session_messages(store.pool, sid)
             assert not [m for m in stored if m.turn_id == first.id and m.role is not Role.USER]
             assert first.tool_call_count == 0
         _, subscription = await rt.core.subscribe(sid, None)

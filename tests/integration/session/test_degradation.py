@@ -12,6 +12,7 @@ from openwork_core.session.errors import TurnNotRecorded
 from openwork_core.session.input import TextInput
 from openwork_core.storage import PostgresStore
 from openwork_core.storage.records import TurnStatus
+from tests.support import store_rows
 from tests.support.faults import fail_writes
 from tests.support.runtime import runtime
 
@@ -105,12 +106,25 @@ async def test_model_call_spans_are_recorded_and_restart_marks_running_ones_unkn
             ("model_call", "succeeded", turn_id),
             ("model_call", "succeeded", turn_id),
         ]
+    # a turn the daemon was running when it died, with a span still open: the next daemon's
+    # restart correction (``PostgresOwnership.register``) interrupts it and marks the span
+    await store_rows.start_turn(
+        store.pool,
+        session_id=sid,
+        turn_id="t-stale",
+        client_request_id="c-stale",
+        provider_id="p",
+        model_name="m",
+        app_version="test",
+        messages=[],
+    )
+    async with store.pool.acquire() as conn:
         await conn.execute(
-            """INSERT INTO trace_spans (id, trace_id, session_id, kind, name, status)
-               VALUES ('stale', 't', $1, 'tool_call', 'x', 'running')""",
+            """INSERT INTO trace_spans (id, trace_id, session_id, turn_id, kind, name, status)
+               VALUES ('stale', 't-stale', $1, 't-stale', 'tool_call', 'x', 'running')""",
             sid,
         )
-    await store.mark_running_interrupted()
+    assert await store_rows.restart_correction(store.pool, tmp_path) == 1
     async with store.pool.acquire() as conn:
         row = await conn.fetchrow("SELECT status, error_code FROM trace_spans WHERE id = 'stale'")
     assert (row["status"], row["error_code"]) == ("outcome_unknown", "process_restart")
@@ -145,5 +159,5 @@ async def test_killed_database_connections_are_replaced_and_no_turn_is_torn(
         second, _ = await rt.run_turn(sid, "two")
         after = await rt.core.turn_view(sid, second)
         assert (after.status, after.final_text) == (TurnStatus.COMPLETED, "recovered")
-    rows = await store.load_session_messages(sid)
+    rows = await store_rows.session_messages(store.pool, sid)
     assert [m.sequence for m in rows] == list(range(1, len(rows) + 1)), "no gap, nothing torn"

@@ -18,12 +18,13 @@ from openwork_core.session.input import TextInput
 from openwork_core.storage import PostgresStore
 from openwork_tools.errors import ChangeConflict, ChangeStateMismatch
 from openwork_tools.undo import ChangeDirection
+from tests.support import store_rows
 from tests.support.runtime import Runtime, runtime
 
 
 async def _changes(store: PostgresStore, sid: str) -> list[tuple[str, str, bool]]:
     found: list[tuple[str, str, bool]] = []
-    for message in await store.load_session_messages(sid):
+    for message in await store_rows.session_messages(store.pool, sid):
         for block in orjson.loads(message.content):
             for artifact in block.get("artifacts") or ():
                 found.append((artifact["changeId"], artifact["path"], artifact["undone"]))

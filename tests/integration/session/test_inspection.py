@@ -11,6 +11,7 @@ import orjson
 from openwork_chat_state.messages import Role
 from openwork_core.models.adapters.scripted import ScriptedModel, ScriptedResponse
 from openwork_core.storage import PostgresStore
+from tests.support import store_rows
 from tests.support.runtime import runtime
 
 
@@ -30,10 +31,12 @@ async def test_the_inspected_conversation_is_the_prefix_the_next_model_call_rece
         sid = await rt.new_session()
         await rt.run_turn(sid, "one")
         calls_before = len(model.requests)
-        messages_before = len(await store.load_session_messages(sid))
+        messages_before = len(await store_rows.session_messages(store.pool, sid))
         inspection = await rt.core.inspect_context_window(sid)
         assert len(model.requests) == calls_before, "inspection never calls the provider"
-        assert len(await store.load_session_messages(sid)) == messages_before, "nothing saved"
+        assert len(await store_rows.session_messages(store.pool, sid)) == messages_before, (
+            "nothing saved"
+        )
         await rt.run_turn(sid, "two")
     next_request = model.requests[-1]
     system = [m for m in next_request.messages if m.role is Role.SYSTEM]

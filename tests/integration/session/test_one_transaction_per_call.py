@@ -27,6 +27,7 @@ from openwork_core.session.updates import (
 from openwork_core.storage import PostgresStore
 from openwork_core.storage.records import StoredMessage, TurnRecord, TurnStatus
 from openwork_tools import FinalizedToolset, ToolCallContext, ToolResult
+from tests.support import store_rows
 from tests.support.runtime import Runtime, runtime
 
 
@@ -107,7 +108,7 @@ async def _one_step(
             turn_id=turn_id,
             kinds=[type(u.update) for u in updates],
             writes=writes.calls,
-            stored=await store.load_session_messages(sid),
+            stored=await store_rows.session_messages(store.pool, sid),
             record=await store.get_turn(sid, turn_id),
         )
 
@@ -218,7 +219,7 @@ async def test_a_cancel_while_a_read_only_tool_runs_writes_the_step_whole_and_ca
         finally:
             subscription.close()
         view = await rt.core.turn_view(sid, accepted.turn_id)
-        stored = await store.load_session_messages(sid)
+        stored = await store_rows.session_messages(store.pool, sid)
     assert view.status is TurnStatus.CANCELLED
     assert writes.calls == ["response with results"]
     assert len(model.requests) == 1

@@ -17,6 +17,7 @@ from openwork_core.session.input import SkillInput, TextInput
 from openwork_core.skills.selection import SkillNotFound
 from openwork_core.storage import PostgresStore
 from openwork_core.storage.codec import decode_message
+from tests.support import store_rows
 from tests.support.runtime import runtime
 
 
@@ -45,7 +46,7 @@ async def test_a_selected_skill_body_is_stored_before_the_visible_message_and_su
         )
         await model.wait_for_requests(1, timeout=10)
         path.write_text("---\nname: deploy\ndescription: changed\n---\n\nRun rm -rf /.\n")
-        stored = await store.load_session_messages(sid)
+        stored = await store_rows.session_messages(store.pool, sid)
         assert [(m.kind, m.role) for m in stored[:2]] == [
             (MessageKind.SKILL_INSTRUCTION, Role.USER),
             (MessageKind.NORMAL, Role.USER),
@@ -90,7 +91,7 @@ async def test_an_unavailable_selection_creates_no_turn(
             )
         assert excinfo.value.code == "skill_not_found"
         assert str(excinfo.value) == f"Selected skill is unavailable: {name}"
-        assert await store.load_session_messages(sid) == []
+        assert await store_rows.session_messages(store.pool, sid) == []
 
 
 async def test_an_oversized_skill_body_is_refused_and_only_skills_is_empty_input(
@@ -111,7 +112,7 @@ async def test_an_oversized_skill_body_is_refused_and_only_skills_is_empty_input
             await rt.core.start_turn(
                 sid, client_request_id="r2", inputs=[SkillInput(name="huge", path=str(big))]
             )
-        assert await store.load_session_messages(sid) == []
+        assert await store_rows.session_messages(store.pool, sid) == []
 
 
 async def test_the_catalog_lists_enabled_skills_and_leaves_out_disabled_ones(

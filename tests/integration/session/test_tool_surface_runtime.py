@@ -21,6 +21,7 @@ from openwork_core.storage.postgres.plans import PlanStore
 from openwork_core.storage.records import TurnStatus
 from openwork_tools import SandboxMode, SandboxStatus
 from openwork_tools.sandbox.probe import probe_sandbox
+from tests.support import store_rows
 from tests.support.runtime import Runtime, runtime
 
 
@@ -34,7 +35,9 @@ async def sandbox() -> SandboxStatus:
 
 async def _results(store: PostgresStore, sid: str) -> list[ToolResultBlock]:
     return [
-        b for m in await store.load_session_messages(sid) for b in decode_message(m).tool_results
+        b
+        for m in await store_rows.session_messages(store.pool, sid)
+        for b in decode_message(m).tool_results
     ]
 
 

@@ -39,6 +39,7 @@ from openwork_core.storage.postgres.session_storage import PostgresSessionStorag
 from openwork_core.storage.usage_records import ModelCallRecord
 from openwork_core.usage import TokenUsage
 from openwork_tools import SandboxMode
+from tests.support import store_rows
 
 SID = SessionId("ses_fenced")
 TURN = TurnId("turn_fenced")
@@ -160,7 +161,8 @@ async def test_a_sequence_taken_by_another_writer_is_reread_and_the_write_retrie
     """A row written past this owner (the store's own append) makes the in-memory sequence
     stale: the unique violation re-reads it once, and sequences stay gapless."""
     storage = await _started(store, await _owned(store, tmp_path, "a"))
-    await store.append_messages(
+    await store_rows.append_messages(
+        store.pool,
         SID,
         TURN,
         [session_storage.new_message(MessageId("m-other"), user_text("x"), MessageKind.NORMAL)],

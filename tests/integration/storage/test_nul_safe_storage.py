@@ -23,6 +23,7 @@ from openwork_core.models.adapters.openai_chat_encode import encode_messages
 from openwork_core.storage import PostgresStore
 from openwork_core.storage.codec import new_message, storable_text, to_item
 from openwork_tools.modes import SandboxMode
+from tests.support import store_rows
 
 ANY_TEXT = st.text(
     st.characters(min_codepoint=0, max_codepoint=0x10FFFF, exclude_categories=()), max_size=200
@@ -62,7 +63,8 @@ async def test_any_tool_output_survives_store_load_and_request_byte_for_byte(
         model_name=None,
         sandbox_mode=SandboxMode.AUTO,
     )
-    await store.start_turn(
+    await store_rows.start_turn(
+        store.pool,
         session_id=sid,
         turn_id=tid,
         client_request_id=f"c{n}",
@@ -71,11 +73,11 @@ async def test_any_tool_output_survives_store_load_and_request_byte_for_byte(
         app_version="test",
         messages=[new_message(f"msg_u{n}", user_text("run it"), MessageKind.NORMAL)],
     )
-    (written,) = await store.append_messages(
-        sid, tid, [new_message(f"msg_t{n}", _tool_result(text), MessageKind.NORMAL)]
+    (written,) = await store_rows.append_messages(
+        store.pool, sid, tid, [new_message(f"msg_t{n}", _tool_result(text), MessageKind.NORMAL)]
     )
     live = to_item(written).message  # what the runner appends to Chat State
-    reloaded = [to_item(m).message for m in await store.load_session_messages(sid)]
+    reloaded = [to_item(m).message for m in await store_rows.session_messages(store.pool, sid)]
     assert reloaded[-1] == live
     (result,) = live.tool_results
     (block,) = result.output

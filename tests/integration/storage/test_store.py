@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import asyncpg
 import orjson
 import pytest
@@ -19,8 +21,8 @@ from openwork_chat_state.messages import (
 from openwork_core.storage import PostgresStore
 from openwork_core.storage.codec import new_message, to_item
 from openwork_core.storage.records import TurnStatus
-from openwork_core.usage import TokenUsage
 from openwork_tools.modes import SandboxMode
+from tests.support import store_rows
 
 
 async def _session(store: PostgresStore, sid: str = "s1") -> None:
@@ -35,7 +37,8 @@ async def _session(store: PostgresStore, sid: str = "s1") -> None:
 
 
 async def _turn(store: PostgresStore, tid: str, sid: str = "s1", crid: str | None = None) -> None:
-    await store.start_turn(
+    await store_rows.start_turn(
+        store.pool,
         session_id=sid,
         turn_id=tid,
         client_request_id=crid or f"req-{tid}",
@@ -49,7 +52,8 @@ async def _turn(store: PostgresStore, tid: str, sid: str = "s1", crid: str | Non
 async def test_a_turn_row_and_its_user_message_are_written_together(store: PostgresStore) -> None:
     """storage.md §3: the turn row and the user message in one transaction."""
     await _session(store)
-    turn, stored = await store.start_turn(
+    turn, stored = await store_rows.start_turn(
+        store.pool,
         session_id="s1",
         turn_id="t1",
         client_request_id="c1",
@@ -73,7 +77,8 @@ async def test_a_failed_message_insert_leaves_no_turn_row(store: PostgresStore) 
     await _session(store)
     bad = new_message("", user_text("x"), MessageKind.NORMAL)  # blank id violates a CHECK
     with pytest.raises(asyncpg.CheckViolationError):
-        await store.start_turn(
+        await store_rows.start_turn(
+            store.pool,
             session_id="s1",
             turn_id="t1",
             client_request_id="c1",
@@ -94,12 +99,14 @@ async def test_at_most_one_running_turn_per_session(store: PostgresStore) -> Non
 
 
 async def test_restart_correction_marks_running_turns_interrupted_and_frees_the_session(
-    store: PostgresStore,
+    store: PostgresStore, tmp_path: Path
 ) -> None:
-    """session-runtime.md §10: running → interrupted with process_restart; a new turn can start."""
+    """session-runtime.md §10: running → interrupted with process_restart; a new turn can start.
+    Through the product's restart correction (issue 23 point 4): a daemon registering
+    (``PostgresOwnership.register``) interrupts the running turns no live lease holds."""
     await _session(store)
     await _turn(store, "t1")
-    assert await store.mark_running_interrupted() == 1
+    assert await store_rows.restart_correction(store.pool, tmp_path) == 1
     turn = await store.get_turn("s1", "t1")
     assert turn.status is TurnStatus.INTERRUPTED
     assert turn.error_code == "process_restart"
@@ -114,10 +121,10 @@ async def test_rewriting_a_message_with_the_same_id_is_a_no_op(store: PostgresSt
     ws = new_message(
         "world-state:t1:1:1:project/AGENTS.md", user_text("x"), MessageKind.WORLD_STATE
     )
-    (first,) = await store.append_messages("s1", "t1", [ws])
-    (again,) = await store.append_messages("s1", "t1", [ws])
+    (first,) = await store_rows.append_messages(store.pool, "s1", "t1", [ws])
+    (again,) = await store_rows.append_messages(store.pool, "s1", "t1", [ws])
     assert again.sequence == first.sequence
-    assert len(await store.load_session_messages("s1")) == 2
+    assert len(await store_rows.session_messages(store.pool, "s1")) == 2
 
 
 async def test_one_tool_result_per_provider_call_per_turn(store: PostgresStore) -> None:
@@ -125,12 +132,11 @@ async def test_one_tool_result_per_provider_call_per_turn(store: PostgresStore) 
     await _session(store)
     await _turn(store, "t1")
     call = ToolCallBlock(id="call-1", name="read", input="{}")
-    await store.append_assistant(
+    await store_rows.append_messages(
+        store.pool,
         "s1",
         "t1",
-        new_message("a1", Message(role=Role.ASSISTANT, content=(call,)), MessageKind.NORMAL),
-        usage=TokenUsage(input_tokens=10, output_tokens=5),
-        tool_calls=1,
+        [new_message("a1", Message(role=Role.ASSISTANT, content=(call,)), MessageKind.NORMAL)],
     )
     result = Message(
         role=Role.TOOL,
@@ -143,11 +149,13 @@ async def test_one_tool_result_per_provider_call_per_turn(store: PostgresStore) 
             ),
         ),
     )
-    await store.append_messages("s1", "t1", [new_message("r1", result, MessageKind.NORMAL)])
+    await store_rows.append_messages(
+        store.pool, "s1", "t1", [new_message("r1", result, MessageKind.NORMAL)]
+    )
     with pytest.raises(asyncpg.UniqueViolationError):
-        await store.append_messages("s1", "t1", [new_message("r2", result, MessageKind.NORMAL)])
-    turn = await store.get_turn("s1", "t1")
-    assert (turn.tool_call_count, turn.input_tokens, turn.output_tokens) == (1, 10, 5)
+        await store_rows.append_messages(
+            store.pool, "s1", "t1", [new_message("r2", result, MessageKind.NORMAL)]
+        )
 
 
 async def test_artifacts_are_stored_beside_the_result_and_never_reach_the_item(
@@ -156,18 +164,20 @@ async def test_artifacts_are_stored_beside_the_result_and_never_reach_the_item(
     """tools.md §8: artifacts are UI-only; the conversation item carries none."""
     await _session(store)
     await _turn(store, "t1")
-    await store.append_assistant(
+    await store_rows.append_messages(
+        store.pool,
         "s1",
         "t1",
-        new_message(
-            "a1",
-            Message(
-                role=Role.ASSISTANT, content=(ToolCallBlock(id="c", name="write", input="{}"),)
-            ),
-            MessageKind.NORMAL,
-        ),
-        usage=TokenUsage(),
-        tool_calls=1,
+        [
+            new_message(
+                "a1",
+                Message(
+                    role=Role.ASSISTANT,
+                    content=(ToolCallBlock(id="c", name="write", input="{}"),),
+                ),
+                MessageKind.NORMAL,
+            )
+        ],
     )
     result = Message(
         role=Role.TOOL,
@@ -181,8 +191,8 @@ async def test_artifacts_are_stored_beside_the_result_and_never_reach_the_item(
         ),
     )
     artifact = {"kind": "file_change", "payload": {"path": "a"}}
-    (stored,) = await store.append_messages(
-        "s1", "t1", [new_message("r1", result, MessageKind.NORMAL, [artifact])]
+    (stored,) = await store_rows.append_messages(
+        store.pool, "s1", "t1", [new_message("r1", result, MessageKind.NORMAL, [artifact])]
     )
     assert orjson.loads(stored.content)[0]["artifacts"] == [artifact]
     assert to_item(stored).message == result
@@ -198,4 +208,4 @@ async def test_a_session_cannot_store_a_tool_message_without_call_identity(
     bad = new_message("x", user_text("y"), MessageKind.NORMAL)
     bad = type(bad)(id="x", role=Role.TOOL, kind=MessageKind.NORMAL, content=bad.content)
     with pytest.raises(asyncpg.CheckViolationError):
-        await store.append_messages("s1", "t1", [bad])
+        await store_rows.append_messages(store.pool, "s1", "t1", [bad])
