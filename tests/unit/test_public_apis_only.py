@@ -46,11 +46,11 @@ def is_ours(module: str) -> bool:
     return module.split(".", 1)[0] in OURS
 
 
-def foreign_names(tree: ast.Module) -> dict[str, str]:
-    """The names this file binds to a dependency's module or attribute, wherever imported: name →
-    what it is (``module`` or ``module:attribute``)."""
+def foreign_names(nodes: list[ast.AST]) -> dict[str, str]:
+    """The names a file (``nodes``: its tree, walked once) binds to a dependency's module or
+    attribute, wherever imported: name → what it is (``module`` or ``module:attribute``)."""
     names: dict[str, str] = {}
-    for node in ast.walk(tree):
+    for node in nodes:
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if not is_ours(alias.name):
@@ -112,8 +112,8 @@ def rooted_in(node: ast.expr, names: dict[str, str]) -> bool:
     return isinstance(base, ast.Name) and base.id in names
 
 
-def private_imports(tree: ast.Module) -> Iterator[tuple[int, str]]:
-    for node in ast.walk(tree):
+def private_imports(nodes: list[ast.AST]) -> Iterator[tuple[int, str]]:
+    for node in nodes:
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if not is_ours(alias.name) and any(map(is_private, alias.name.split("."))):
@@ -128,8 +128,8 @@ def private_imports(tree: ast.Module) -> Iterator[tuple[int, str]]:
                     yield node.lineno, f"from {node.module} import {alias.name}"
 
 
-def private_attributes(tree: ast.Module, foreign: dict[str, str]) -> Iterator[tuple[int, str]]:
-    for node in ast.walk(tree):
+def private_attributes(nodes: list[ast.AST], foreign: dict[str, str]) -> Iterator[tuple[int, str]]:
+    for node in nodes:
         if (
             isinstance(node, ast.Attribute)
             and is_private(node.attr)
@@ -147,9 +147,9 @@ def is_self_or_super(node: ast.expr) -> bool:
 
 
 def private_members_of_foreign_subclasses(
-    tree: ast.Module, foreign: dict[str, str]
+    nodes: list[ast.AST], foreign: dict[str, str]
 ) -> Iterator[tuple[int, str]]:
-    for cls in ast.walk(tree):
+    for cls in nodes:
         if not isinstance(cls, ast.ClassDef):
             continue
         bases = [resolve(base, foreign) for base in cls.bases]
@@ -176,12 +176,13 @@ def violations() -> list[str]:
     for package in OURS:
         for path in sorted((ROOT / package).rglob("*.py")):
             tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-            foreign = foreign_names(tree)
+            nodes = list(ast.walk(tree))
+            foreign = foreign_names(nodes)
             where = path.relative_to(ROOT)
             for line, what in (
-                *private_imports(tree),
-                *private_attributes(tree, foreign),
-                *private_members_of_foreign_subclasses(tree, foreign),
+                *private_imports(nodes),
+                *private_attributes(nodes, foreign),
+                *private_members_of_foreign_subclasses(nodes, foreign),
             ):
                 found.append(f"{where}:{line}: {what}")
     return found
@@ -215,14 +216,14 @@ class Tracked(asyncpg.Connection):
 def holders(pool: asyncpg.Pool):
     return asyncpg.pool._holders, _ours_to_use._fine
 """
-    tree = ast.parse(source)
-    foreign = foreign_names(tree)
+    nodes = list(ast.walk(ast.parse(source)))
+    foreign = foreign_names(nodes)
     found = sorted(
         what
         for _, what in (
-            *private_imports(tree),
-            *private_attributes(tree, foreign),
-            *private_members_of_foreign_subclasses(tree, foreign),
+            *private_imports(nodes),
+            *private_attributes(nodes, foreign),
+            *private_members_of_foreign_subclasses(nodes, foreign),
         )
     )
     assert found == sorted(
