@@ -94,10 +94,26 @@ class StartTurnBody(RequestModel):
     disabled_skill_names: list[Annotated[str, Field(max_length=200)]] = Field(
         default_factory=list, max_length=200
     )
+    model: Name | None = Field(
+        default=None, description="a model of the session's provider for this turn only"
+    )
 
 
 class TurnAcceptedBody(BaseModel):
     turn_id: str
+
+
+class SteerTurnBody(RequestModel):
+    """Input for the running turn (issue 26 point 1): the turn body's input forms."""
+
+    model_config = ConfigDict(extra="forbid")
+    client_request_id: ClientRequestIdBody
+    input: list[InputBody] = Field(max_length=100)
+
+
+class SteerAcceptedBody(BaseModel):
+    turn_id: str
+    steer_id: str
 
 
 class TurnBody(BaseModel):

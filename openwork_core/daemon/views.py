@@ -20,6 +20,7 @@ from openwork_core.daemon.schemas import (
     SkillListBody,
     SkillWarningBody,
     StartTurnBody,
+    SteerTurnBody,
     TextInputBody,
 )
 from openwork_core.session.input import SkillInput, TextInput, UserInput
@@ -136,7 +137,7 @@ def compaction_body(result: CompactionResult) -> CompactionBody:
     )
 
 
-def turn_inputs(body: StartTurnBody) -> list[UserInput]:
+def turn_inputs(body: StartTurnBody | SteerTurnBody) -> list[UserInput]:
     return [
         TextInput(text=part.text)
         if isinstance(part, TextInputBody)
@@ -145,6 +146,6 @@ def turn_inputs(body: StartTurnBody) -> list[UserInput]:
     ]
 
 
-def input_chars(body: StartTurnBody) -> int:
+def input_chars(body: StartTurnBody | SteerTurnBody) -> int:
     """The characters of the turn's text parts (the cap of ``OPENWORK_MAX_INPUT_CHARS``)."""
     return sum(len(part.text) for part in body.input if isinstance(part, TextInputBody))

@@ -47,6 +47,7 @@ from openwork_core.session.commands import (
     SessionStatus,
     SetPermissionMode,
     StartTurn,
+    SteerTurn,
     Stop,
     Subscribe,
     TurnEnded,
@@ -78,6 +79,13 @@ from openwork_core.session.runner import (
 from openwork_core.session.runner.cancellation import TurnCancellation
 from openwork_core.session.runner.context import PermissionModeView
 from openwork_core.session.runner.prepare import prepare_call, system_context, turn_opening
+from openwork_core.session.runner.steering import (
+    Steer,
+    SteerAccepted,
+    SteerInbox,
+    SteerTarget,
+    accept_steer,
+)
 from openwork_core.session.runner.usage_step import inspection_usage
 from openwork_core.session.snapshot import (
     IdleRuntime,
@@ -126,6 +134,7 @@ class _ActiveTurn:
     mode: PermissionModeView
     slot: TurnSlot | None
     task: asyncio.Task[None] | None = None
+    steering: SteerInbox = dataclasses.field(default_factory=SteerInbox)
 
 
 class SessionActor:
@@ -188,6 +197,8 @@ class SessionActor:
         match command:
             case StartTurn(spec=spec, reply=reply):
                 await settle(reply, self._start_turn(spec))
+            case SteerTurn(steer=steer, reply=reply):
+                await settle(reply, self._steer(steer))
             case CancelTurn(turn_id=turn_id, reply=reply):
                 await settle(reply, self._cancel_turn(turn_id))
             case ResolvePermission(turn_id=turn_id, tool_call_id=call_id, decision=decision):
@@ -272,6 +283,7 @@ class SessionActor:
                 permission=active.permission,
                 mode=active.mode,
                 opened=opened,
+                steering=active.steering,
             )
         )
         active.task = asyncio.get_running_loop().create_task(
@@ -330,8 +342,24 @@ class SessionActor:
 
     def _require_turn(self, turn_id: TurnId) -> _ActiveTurn:
         if self._active is None or self._active.turn_id != turn_id:
-            raise TurnNotActive(turn_id)
+            raise TurnNotActive(turn_id, None if self._active is None else self._active.turn_id)
         return self._active
+
+    async def _steer(self, steer: Steer) -> SteerAccepted:
+        """Issue 26 point 1: input for the running turn, committed before the reply."""
+        active = self._active
+        target = (
+            None if active is None else SteerTarget(turn_id=active.turn_id, inbox=active.steering)
+        )
+        services = self._services
+        return await accept_steer(
+            services.steers,
+            services.storage,
+            services.chat,
+            steer,
+            target,
+            lambda u: self._emit(steer.accepted.turn_id, u),
+        )
 
     async def _cancel_turn(self, turn_id: TurnId) -> None:
         self._require_turn(turn_id).cancellation.request()

@@ -20,6 +20,7 @@ from openwork_core.session.compaction import CompactionResult
 from openwork_core.session.errors import ActorStopped
 from openwork_core.session.outcome import TurnOutcome
 from openwork_core.session.runner import ResolvedModel, TurnSpec
+from openwork_core.session.runner.steering import Steer, SteerAccepted
 from openwork_core.session.snapshot import SessionSnapshot
 from openwork_core.session.storage import TurnClosing, TurnUsage
 from openwork_core.session.turn_accepted import TurnAccepted
@@ -58,6 +59,13 @@ class _Asks(Generic[T]):
 @dataclass(frozen=True, slots=True)
 class StartTurn(_Asks[TurnAccepted]):
     spec: TurnSpec
+
+
+@dataclass(frozen=True, slots=True)
+class SteerTurn(_Asks[SteerAccepted]):
+    """Input for the running turn (issue 26 point 1): committed before the reply."""
+
+    steer: Steer
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,6 +153,7 @@ class TurnEnded:
 
 SessionCommand: TypeAlias = (
     StartTurn
+    | SteerTurn
     | CancelTurn
     | ResolvePermission
     | SetPermissionMode

@@ -42,8 +42,11 @@ class TurnNotActive(SessionError):
     code = "turn_not_active"
     http_status = 409
 
-    def __init__(self, turn_id: TurnId) -> None:
-        super().__init__(f"turn is not active: {turn_id}")
+    def __init__(self, turn_id: TurnId, running: TurnId | None = None) -> None:
+        """``running``: the session's active turn, named so a client need not guess it (issue
+        26 point 1: a steer sent to a turn that already ended)."""
+        now = f"; the running turn is {running}" if running is not None else "; no turn is running"
+        super().__init__(f"turn is not active: {turn_id}{now}")
 
 
 class PermissionNotPending(SessionError):

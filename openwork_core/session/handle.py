@@ -24,12 +24,14 @@ from openwork_core.session.commands import (
     SessionStatus,
     SetPermissionMode,
     StartTurn,
+    SteerTurn,
     Stop,
     Subscribe,
 )
 from openwork_core.session.compaction import CompactionResult
 from openwork_core.session.errors import ActorStopped
 from openwork_core.session.runner import ResolvedModel, TurnSpec
+from openwork_core.session.runner.steering import Steer, SteerAccepted
 from openwork_core.session.snapshot import SessionSnapshot
 from openwork_core.session.turn_accepted import TurnAccepted
 from openwork_core.session.update_streams import SessionReplay, Subscription
@@ -47,6 +49,9 @@ class SessionHandle:
 
     async def start_turn(self, spec: TurnSpec) -> TurnAccepted:
         return await self._queue.ask(StartTurn(spec))
+
+    async def steer_turn(self, steer: Steer) -> SteerAccepted:
+        return await self._queue.ask(SteerTurn(steer))
 
     async def cancel_turn(self, turn_id: TurnId) -> None:
         await self._queue.ask(CancelTurn(turn_id))

@@ -22,6 +22,7 @@ from openwork_core.session.sub_agent_host import SubAgentHost
 from openwork_core.session.trace import TraceRecorder
 from openwork_core.session.update_streams import GlobalUpdates
 from openwork_core.storage.memory import InMemorySessionStorage
+from openwork_core.storage.memory_steers import InMemorySteers
 from openwork_core.storage.records import (
     ProviderKind,
     ProviderModel,
@@ -82,6 +83,7 @@ async def memory_session(scripted: ScriptedModel, workspace: Path) -> AsyncItera
     )
     deps = SessionDeps(
         storage_for=lambda _sid, _lease: storage,
+        steers_for=lambda _sid, _lease: InMemorySteers(),
         engine=ContextEngine(),
         registry=builtin_registry(),
         trace=TraceRecorder(None),  # type: ignore[arg-type]  # never started: spans are dropped

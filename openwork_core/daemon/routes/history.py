@@ -14,6 +14,7 @@ from openwork_core.daemon.desktop_schemas import (
     ChildListBody,
     CompactionListBody,
     CompactionTargetBody,
+    ModelNameBody,
     PlanBody,
     PlanSnapshotBody,
     SpanBody,
@@ -60,6 +61,7 @@ def history_routes(router: APIRouter, core: OpenWorkCore) -> None:
         view = await core.turn_view(sid, tid)
         stored = await core.desktop.turn(sid, tid)
         warnings = await core.store.turn_warnings(tid)
+        ran = await core.model_switch.turn_model(sid, tid)
         return TurnDetailBody(
             turn_id=view.turn_id,
             status=view.status.value,
@@ -70,6 +72,7 @@ def history_routes(router: APIRouter, core: OpenWorkCore) -> None:
             started_at=None if stored is None else stored.started_at,
             finished_at=None if stored is None else stored.finished_at,
             usage=UsageBody() if stored is None else stored.usage,
+            model=None if ran is None else ModelNameBody(provider_id=ran[0], name=ran[1]),
             warnings=[
                 TurnWarningBody(code=w.code, message=w.message, model_call=w.model_call)
                 for w in warnings

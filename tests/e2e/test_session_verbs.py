@@ -1,0 +1,306 @@
+"""The session verbs a desktop app needs (issue 26), through ``openwork serve`` and the scripted
+provider on loopback: steer a running turn, switch the model, fork, revert. Each test checks what
+the provider was sent (the request is the truth of what the model saw)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+import pytest_asyncio
+
+from tests.e2e.conftest import provider_env
+from tests.fakes.fake_provider import FakeProvider
+from tests.fakes.fake_script import Gate, Held, Reply, ToolCallSpec
+from tests.support.daemon import Daemon, run_turn_and_wait, start_daemon, start_turn
+from tests.support.postgres import PgCluster
+from tests.support.sse import SseEvent, open_events
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+
+@dataclass
+class Scripted:
+    daemon: Daemon
+    fake: FakeProvider
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def scripted(
+    pg_cluster: PgCluster, tmp_path_factory: pytest.TempPathFactory
+) -> AsyncIterator[Scripted]:
+    home = tmp_path_factory.mktemp("verbs") / "home"
+    database_url = await pg_cluster.new_database()
+    with FakeProvider() as fake:
+        daemon = await start_daemon(home=home, database_url=database_url, env=provider_env(fake))
+        try:
+            yield Scripted(daemon, fake)
+        finally:
+            assert await daemon.stop() == 0
+
+
+@pytest_asyncio.fixture(loop_scope="module")
+async def client(scripted: Scripted) -> AsyncIterator[httpx.AsyncClient]:
+    async with scripted.daemon.client() as http:
+        yield http
+    scripted.fake.clear()
+
+
+def made(folder: Path) -> Path:
+    folder.mkdir(exist_ok=True)
+    return folder
+
+
+async def session(client: httpx.AsyncClient, workspace: Path, **body: object) -> str:
+    created = await client.post("/v1/sessions", json={"workspace": str(workspace), **body})
+    assert created.status_code == 201, created.text
+    sid = created.json()["session_id"]
+    assert isinstance(sid, str)
+    return sid
+
+
+def text_of(message: Mapping[str, object]) -> str:
+    """A Chat Completions message's text, whether its content is a string or parts."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+    return ""
+
+
+def messages_of(body: Mapping[str, object]) -> list[Mapping[str, object]]:
+    messages = body["messages"]
+    assert isinstance(messages, list)
+    return messages
+
+
+def user_texts(body: Mapping[str, object]) -> list[str]:
+    return [text_of(m) for m in messages_of(body) if m.get("role") == "user"]
+
+
+async def steer(
+    client: httpx.AsyncClient, sid: str, tid: str, text: str, request_id: str
+) -> httpx.Response:
+    return await client.post(
+        f"/v1/sessions/{sid}/turns/{tid}/steer",
+        json={"client_request_id": request_id, "input": [{"type": "text", "text": text}]},
+    )
+
+
+def finished(turn_id: str) -> Callable[[SseEvent], bool]:
+    return lambda e: not e.is_resync and e.turn_id == turn_id and e.type == "turn_finished"
+
+
+def _ended(events: list[SseEvent]) -> Mapping[str, object]:
+    outcome = events[-1].update["outcome"]
+    assert isinstance(outcome, dict)
+    return outcome
+
+
+# -- 1. steer ---------------------------------------------------------------------------------
+async def test_a_steer_during_a_tool_call_reaches_the_next_request_after_the_tool_result(
+    scripted: Scripted, client: httpx.AsyncClient, tmp_path: Path
+) -> None:
+    """Issue 26 point 1: a steer sent while a tool call waits on its approval is committed and
+    announced at once (202, ``turn_steered``), and the next request carries it as the user's
+    message after the tool's result (the call/result pair intact); a retry with the same
+    client request id answers the same ids and adds nothing; the transcript shows it as the
+    user's message of that turn."""
+    fake = scripted.fake
+    workspace = made(tmp_path / "ws")
+    sid = await session(client, workspace, permission_mode="accept-edits")
+    escalated = {
+        "command": "echo ok > report.txt",
+        "sandboxPermissions": {
+            "paths": [{"path": str(workspace.resolve()), "access": "write", "scope": "subtree"}]
+        },
+        "justification": "The build writes its report into the workspace.",
+    }
+    before = len(fake.requests)
+    fake.push(Reply(tool_calls=(ToolCallSpec("call_1", "bash", escalated),)), Reply(text="done"))
+    async with open_events(client, f"/v1/sessions/{sid}/events") as events:
+        tid = await start_turn(client, sid, "build it", "turn-steer-tool")
+        asked = await events.until(lambda e: e.type == "permission_requested")
+        first = await steer(client, sid, tid, "and also run the tests", "steer-tool-1")
+        assert first.status_code == 202, first.text
+        ids = first.json()
+        assert ids["turn_id"] == tid and ids["steer_id"].startswith("steer_")
+        again = await steer(client, sid, tid, "and also run the tests", "steer-tool-1")
+        assert (again.status_code, again.json()) == (202, ids)
+        announced = await events.until(lambda e: e.type == "turn_steered")
+        assert announced[-1].update["steerId"] == ids["steer_id"]
+        assert announced[-1].update["text"] == "and also run the tests"
+        call_id = asked[-1].update["request"]["toolCallId"]
+        decided = await client.post(
+            f"/v1/sessions/{sid}/turns/{tid}/permissions/{call_id}",
+            json={"decision": "allow_once"},
+        )
+        assert decided.status_code == 202, decided.text
+        ended = await events.until(finished(tid))
+    assert _ended(ended)["status"] == "completed"
+    second = messages_of(fake.requests[before + 1].body)
+    result = next(i for i, m in enumerate(second) if m.get("role") == "tool")
+    assert second[result]["tool_call_id"] == "call_1"
+    assert second[result - 1]["role"] == "assistant" and second[result - 1]["tool_calls"]
+    steered_at = next(i for i, m in enumerate(second) if text_of(m) == "and also run the tests")
+    assert steered_at > result and second[steered_at]["role"] == "user"
+    assert user_texts(fake.requests[before + 1].body).count("and also run the tests") == 1
+    retried = await steer(client, sid, tid, "and also run the tests", "steer-tool-1")
+    assert (retried.status_code, retried.json()) == (202, ids)  # idempotent after the end too
+    page = (await client.get(f"/v1/sessions/{sid}/messages")).json()["messages"]
+    said = [
+        (m["content"][0]["text"], m["sequence"])
+        for m in page
+        if m["role"] == "user" and m["kind"] == "normal" and m["turn_id"] == tid
+    ]
+    tool_row = next(m["sequence"] for m in page if m["role"] == "tool")
+    assert [text for text, _ in said] == ["build it", "and also run the tests"]
+    assert said[1][1] > tool_row  # stored after the result, as it was sent
+
+
+async def test_a_steer_while_the_final_answer_is_pending_makes_one_more_model_call(
+    scripted: Scripted, client: httpx.AsyncClient, tmp_path: Path
+) -> None:
+    """Issue 26 point 1: a steer that arrives while the provider has not finished what turns out
+    to be the final answer keeps the turn going: exactly one more call, which carries the first
+    answer and then the steer; the turn's final text is the second answer."""
+    fake = scripted.fake
+    sid = await session(client, made(tmp_path / "ws"))
+    before = len(fake.requests)
+    gate = Gate()
+    fake.push(Held(Reply(text="first answer"), gate), Reply(text="second answer"))
+    async with open_events(client, f"/v1/sessions/{sid}/events") as events:
+        tid = await start_turn(client, sid, "write a poem", "turn-steer-final")
+        await fake.wait_for_requests(before + 1, timeout=30)
+        accepted = await steer(client, sid, tid, "make it rhyme", "steer-final-1")
+        assert accepted.status_code == 202, accepted.text
+        await events.until(lambda e: e.type == "turn_steered")
+        gate.release()
+        ended = await events.until(finished(tid))
+    assert _ended(ended) == {"status": "completed", "finalText": "second answer"}
+    assert len(fake.requests) == before + 2
+    last = messages_of(fake.requests[before + 1].body)
+    assert [m["role"] for m in last[-2:]] == ["assistant", "user"]
+    assert text_of(last[-2]) == "first answer"
+    assert text_of(last[-1]) == "make it rhyme"
+
+
+async def test_a_cancelled_turn_keeps_its_committed_steer(
+    scripted: Scripted, client: httpx.AsyncClient, tmp_path: Path
+) -> None:
+    """Issue 26 point 1: cancel discards nothing already committed — a steer accepted while the
+    model call was pending is in the Conversation after the cancel, and the next turn's request
+    carries it."""
+    fake = scripted.fake
+    sid = await session(client, made(tmp_path / "ws"))
+    before = len(fake.requests)
+    gate = Gate()
+    fake.push(Held(Reply(text="never sent"), gate))
+    async with open_events(client, f"/v1/sessions/{sid}/events") as events:
+        tid = await start_turn(client, sid, "start something", "turn-steer-cancel")
+        await fake.wait_for_requests(before + 1, timeout=30)
+        accepted = await steer(client, sid, tid, "keep this in mind", "steer-cancel-1")
+        assert accepted.status_code == 202, accepted.text
+        assert (await client.post(f"/v1/sessions/{sid}/turns/{tid}/cancel")).status_code == 202
+        ended = await events.until(finished(tid))
+    gate.release()
+    assert _ended(ended)["status"] == "cancelled"
+    fake.push(Reply(text="noted"))
+    await run_turn_and_wait(client, sid, "go on", "turn-after-cancel")
+    assert user_texts(fake.requests[-1].body)[-2:] == ["keep this in mind", "go on"]
+
+
+async def test_a_steer_after_the_turn_ended_is_refused_turn_not_active(
+    scripted: Scripted, client: httpx.AsyncClient, tmp_path: Path
+) -> None:
+    """Issue 26 point 1: a turn that is not running answers 409 ``turn_not_active`` (its
+    message says which turn runs, here none); an unknown turn is 404."""
+    fake = scripted.fake
+    sid = await session(client, made(tmp_path / "ws"))
+    fake.push(Reply(text="done"))
+    tid, _ = await run_turn_and_wait(client, sid, "hello", "turn-steer-late")
+    late = await steer(client, sid, tid, "one more thing", "steer-late-1")
+    assert late.status_code == 409, late.text
+    error = late.json()["error"]
+    assert error["code"] == "turn_not_active"
+    assert "no turn is running" in error["message"]
+    unknown = await steer(client, sid, "turn_0000", "x", "steer-late-2")
+    assert unknown.status_code == 404, unknown.text
+    page = (await client.get(f"/v1/sessions/{sid}/messages")).json()["messages"]
+    assert "one more thing" not in str(page)  # nothing was committed for the refused steer
+
+
+# -- 4. model switch --------------------------------------------------------------------------
+async def test_a_model_switch_is_in_the_next_request_the_inspection_and_the_turn(
+    scripted: Scripted, client: httpx.AsyncClient, tmp_path: Path
+) -> None:
+    """Issue 26 point 4: ``PATCH`` with ``model`` (validated as at create: 400
+    ``model_not_found`` / ``provider_not_found``, nothing changed) is the next request's
+    ``model``; the inspection's limits are the new model's, the turn names the model it ran
+    with; a turn body's ``model`` is for that turn only."""
+    fake = scripted.fake
+    put = await client.put(
+        "/v1/providers/switchable",
+        json={
+            "kind": "openai-chat",
+            "base_url": fake.openai_base_url,
+            "models": [
+                {"name": "small-model", "context_window": 32_768, "max_output_tokens": 4_096},
+                {"name": "big-model", "context_window": 200_000, "max_output_tokens": 32_000},
+            ],
+            "settings": {"probe_served_window": False},
+        },
+    )
+    assert put.status_code == 200, put.text
+    sid = await session(client, made(tmp_path / "ws"), provider="switchable", model="small-model")
+    fake.push(
+        Reply(text="small says hi"),
+        Reply(text="big says hi"),
+        Reply(text="small again"),
+        Reply(text="big again"),
+    )
+    await run_turn_and_wait(client, sid, "hello", "turn-switch-1")
+    assert fake.requests[-1].body["model"] == "small-model"
+    for refused, code in (
+        ({"model": "no-such-model"}, "model_not_found"),
+        ({"provider": "no-such-provider"}, "provider_not_found"),
+    ):
+        answer = await client.patch(f"/v1/sessions/{sid}", json=refused)
+        assert (answer.status_code, answer.json()["error"]["code"]) == (400, code), answer.text
+    context = (await client.get(f"/v1/sessions/{sid}/context")).json()
+    assert context["limits"]["context_window"] == 32_768  # the refusals changed nothing
+    switched = await client.patch(f"/v1/sessions/{sid}", json={"model": "big-model"})
+    assert switched.status_code == 200, switched.text
+    context = (await client.get(f"/v1/sessions/{sid}/context")).json()
+    assert context["limits"]["context_window"] == 200_000
+    big, _ = await run_turn_and_wait(client, sid, "and now?", "turn-switch-2")
+    assert fake.requests[-1].body["model"] == "big-model"
+    turn = (await client.get(f"/v1/sessions/{sid}/turns/{big}")).json()
+    assert turn["model"] == {"provider_id": "switchable", "name": "big-model"}
+    async with open_events(client, f"/v1/sessions/{sid}/events") as events:
+        once = await client.post(
+            f"/v1/sessions/{sid}/turns",
+            json={
+                "client_request_id": "turn-switch-3",
+                "input": [{"type": "text", "text": "quick one"}],
+                "model": "small-model",
+            },
+        )
+        assert once.status_code == 202, once.text
+        await events.until(finished(once.json()["turn_id"]))
+    assert fake.requests[-1].body["model"] == "small-model"
+    await run_turn_and_wait(client, sid, "back to big", "turn-switch-4")
+    assert fake.requests[-1].body["model"] == "big-model"
+    bad = await client.post(
+        f"/v1/sessions/{sid}/turns",
+        json={
+            "client_request_id": "turn-switch-5",
+            "input": [{"type": "text", "text": "x"}],
+            "model": "no-such-model",
+        },
+    )
+    assert (bad.status_code, bad.json()["error"]["code"]) == (400, "model_not_found")
