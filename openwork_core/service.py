@@ -24,6 +24,7 @@ from openwork_chat_state.item import MessageKind
 from openwork_chat_state.messages import user_text
 from openwork_core.agents.definitions import AGENTS
 from openwork_core.desktop.queries import DesktopQueries
+from openwork_core.forks import SessionForks
 from openwork_core.ids import (
     ClientRequestId,
     CompactionId,
@@ -162,6 +163,8 @@ class OpenWorkCore:
         self._sessions = LazyRegistry(self._build_registry)
         self.desktop = DesktopQueries(store.pool, home, self._sessions)
         """The desktop app's reads and the session lifecycle (issue 16); never loads an actor."""
+        self.forks = SessionForks(store, self.desktop)
+        """``POST /v1/sessions/{sid}/fork`` (issue 26 point 2)."""
         self._idle_check_s = max(1.0, min(30.0, (load_limits or LoadLimits()).idle_seconds / 4))
 
     def _build_registry(self) -> SessionRegistry:

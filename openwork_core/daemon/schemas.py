@@ -61,6 +61,17 @@ class CreateSessionBody(RequestModel):
     permission_mode: AcceptedMode = SandboxMode.AUTO
 
 
+class ForkSessionBody(RequestModel):
+    """Issue 26 point 2: fork through the end of a finished turn (default: the last one)."""
+
+    model_config = ConfigDict(extra="forbid")
+    after_sequence: int | None = Field(
+        default=None,
+        ge=0,
+        description="the last message sequence the fork copies: 0, or a finished turn's last",
+    )
+
+
 class SessionBody(BaseModel):
     session_id: str
     workspace: str

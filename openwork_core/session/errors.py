@@ -135,3 +135,27 @@ class ModelNotFound(SessionError):
             f"provider {provider_id[:200]} has no model {(model or '(default)')[:200]} "
             f"(it lists: {names})"
         )
+
+
+class InvalidForkPoint(SessionError):
+    """``POST …/fork`` with an ``after_sequence`` that is not the end of a finished turn (issue
+    26 point 2): a fork is cut at a turn boundary."""
+
+    code = "invalid_fork_point"
+
+    def __init__(self, after: int, ends: tuple[int, ...]) -> None:
+        shown = ", ".join(str(e) for e in ends[-10:]) or "none"
+        super().__init__(
+            f"after_sequence {after} is not the end of a finished turn (0 or one of: {shown})"
+        )
+
+
+class ForkCrossesCompaction(SessionError):
+    """A fork whose copied history a compaction checkpoint summarised (issue 26 point 2): the
+    raw messages are not what the source sends; fork after a later turn, or rewind first."""
+
+    code = "fork_crosses_compaction"
+    http_status = 409
+
+    def __init__(self, after: int) -> None:
+        super().__init__(f"a compaction checkpoint covers messages through {after} or earlier")

@@ -304,3 +304,63 @@ async def test_a_model_switch_is_in_the_next_request_the_inspection_and_the_turn
         },
     )
     assert (bad.status_code, bad.json()["error"]["code"]) == (400, "model_not_found")
+
+
+# -- 2. fork ----------------------------------------------------------------------------------
+def _before_user_text(body: Mapping[str, object], text: str) -> list[Mapping[str, object]]:
+    """A request's messages before the user message ``text`` (the history it carried)."""
+    messages = messages_of(body)
+    at = next(i for i, m in enumerate(messages) if m.get("role") == "user" and text_of(m) == text)
+    return messages[:at]
+
+
+async def test_a_fork_after_the_first_of_two_turns_sends_turn_one_as_the_source_did(
+    scripted: Scripted, client: httpx.AsyncClient, tmp_path: Path
+) -> None:
+    """Issue 26 point 2: the fork of a two-turn session after the first turn is a new root
+    session (same workspace, provider, model, mode; "Fork of …") whose first request carries
+    turn 1's history exactly as the source's turn-2 request did, and nothing of turn 2; the
+    source is unchanged; a cut that is not a turn boundary, or out of range, is 400
+    ``invalid_fork_point``; without ``after_sequence`` the fork copies every finished turn."""
+    fake = scripted.fake
+    workspace = made(tmp_path / "ws")
+    sid = await session(client, workspace, permission_mode="accept-edits")
+    fake.push(
+        Reply(tool_calls=(ToolCallSpec("call_r", "list", {"path": "."}),)),
+        Reply(text="first answer"),
+        Reply(text="second answer"),
+        Reply(text="fork answer"),
+    )
+    first, _ = await run_turn_and_wait(client, sid, "first question", "turn-fork-1")
+    await run_turn_and_wait(client, sid, "second question", "turn-fork-2")
+    source_turn_two = fake.requests[-1].body
+    page = (await client.get(f"/v1/sessions/{sid}/messages")).json()["messages"]
+    end_of_first = max(m["sequence"] for m in page if m["turn_id"] == first)
+    for bad in (end_of_first - 1, page[-1]["sequence"] + 5):
+        refused = await client.post(f"/v1/sessions/{sid}/fork", json={"after_sequence": bad})
+        assert (refused.status_code, refused.json()["error"]["code"]) == (
+            400,
+            "invalid_fork_point",
+        ), refused.text
+    forked = await client.post(f"/v1/sessions/{sid}/fork", json={"after_sequence": end_of_first})
+    assert forked.status_code == 201, forked.text
+    fork = forked.json()
+    source = (await client.get(f"/v1/sessions/{sid}")).json()
+    assert fork["session_id"] != sid
+    for field in ("workspace", "agent", "provider", "model", "permission_mode"):
+        assert fork[field] == source[field], field
+    summary = (await client.get(f"/v1/sessions/{fork['session_id']}")).json()
+    assert summary["title"] == "Fork of first question"
+    assert summary["parent_session_id"] is None
+    await run_turn_and_wait(client, fork["session_id"], "fork question", "turn-fork-3")
+    fork_request = fake.requests[-1].body
+    carried = _before_user_text(fork_request, "fork question")
+    assert carried == _before_user_text(source_turn_two, "second question")
+    assert "second" not in str(carried) and "first answer" in str(carried)
+    assert (await client.get(f"/v1/sessions/{sid}/messages")).json()["messages"] == page
+    whole = await client.post(f"/v1/sessions/{sid}/fork", json={})
+    assert whole.status_code == 201, whole.text
+    copied = await client.get(f"/v1/sessions/{whole.json()['session_id']}/messages")
+    assert [(m["sequence"], m["role"], m["content"]) for m in copied.json()["messages"]] == [
+        (m["sequence"], m["role"], m["content"]) for m in page
+    ]

@@ -91,6 +91,7 @@ _ERRORS: dict[int, str] = {
 
 DOMAIN_ERRORS: dict[str, frozenset[int]] = {
     "createSession": frozenset({400}),
+    "forkSession": frozenset({400, 409}),
     "startTurn": frozenset({400, 409, 422}),
     "steerTurn": frozenset({400, 409, 422}),
     "cancelTurn": frozenset({409}),

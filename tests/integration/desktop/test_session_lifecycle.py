@@ -243,6 +243,7 @@ async def _every_route_is_not_found(
         "rewindSession": {"compaction_id": "c"},
         "applyFileChanges": {"change_ids": ["c"]},
         "updateSession": {"title": "t"},
+        "forkSession": {},
     }
     checked = 0
     for path, item in document["paths"].items():
