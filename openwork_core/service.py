@@ -40,6 +40,7 @@ from openwork_core.mcp.store import McpSecretsFile, secrets_path
 from openwork_core.model_switch import ModelSwitch
 from openwork_core.models.warnings import ModelWarning, WarningCode
 from openwork_core.provider_runtime import KeyUpdate, ProviderRuntime
+from openwork_core.reverts import SessionReverts
 from openwork_core.session.errors import InvalidWorkspace, UnknownAgent
 from openwork_core.session.input import (
     InputMessage,
@@ -165,6 +166,8 @@ class OpenWorkCore:
         """The desktop app's reads and the session lifecycle (issue 16); never loads an actor."""
         self.forks = SessionForks(store, self.desktop)
         """``POST /v1/sessions/{sid}/fork`` (issue 26 point 2)."""
+        self.reverts = SessionReverts(store, self._sessions)
+        """Revert and unrevert (issue 26 point 3)."""
         self._idle_check_s = max(1.0, min(30.0, (load_limits or LoadLimits()).idle_seconds / 4))
 
     def _build_registry(self) -> SessionRegistry:

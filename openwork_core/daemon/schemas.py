@@ -351,6 +351,22 @@ class AppliedChangesBody(BaseModel):
     changes: list[AppliedChangeBody]
 
 
+class ChangeRefusalBody(BaseModel):
+    """A file change a revert could not undo (or an unrevert reapply): undo's code and text."""
+
+    change_id: str
+    code: str
+    message: str
+
+
+class RevertBody(BaseModel):
+    """Issue 26 point 3: the turns reverted (or put back) and what happened to their files."""
+
+    turn_ids: list[str]
+    changes: list[AppliedChangeBody]
+    conflicts: list[ChangeRefusalBody]
+
+
 class FileMatchBody(BaseModel):
     path: str
     """Relative to the session's workspace, ``/``-separated."""

@@ -42,6 +42,7 @@ from openwork_core.session.commands import (
     GetStatus,
     InspectContext,
     ResolvePermission,
+    RevertTurns,
     Rewind,
     SessionCommand,
     SessionStatus,
@@ -68,6 +69,7 @@ from openwork_core.session.handle import SessionHandle
 from openwork_core.session.maintenance import manual_compaction, rewind_to, undo_or_reapply
 from openwork_core.session.outcome import Cancelled, Failed, FailureCode, TurnOutcome
 from openwork_core.session.repair import TurnEndRepair
+from openwork_core.session.revert import RevertResult, RevertStore, revert_turns, unrevert
 from openwork_core.session.runner import (
     PermissionSlot,
     ResolvedModel,
@@ -207,6 +209,8 @@ class SessionActor:
                 await settle(reply, self._set_mode(mode))
             case ApplyFileChanges(change_ids=change_ids, direction=direction, reply=reply):
                 await settle(reply, self._file_changes(change_ids, direction))
+            case RevertTurns(turn_id=turn_id, store=store, reply=reply):
+                await settle(reply, self._revert(turn_id, store))
             case Compact(model=model, reply=reply):
                 await settle(reply, self._compact(model))
             case Rewind(compaction_id=compaction_id, model=model, reply=reply):
@@ -379,6 +383,13 @@ class SessionActor:
     def _require_idle(self) -> None:
         if self._active is not None:
             raise SessionActive(self._active.turn_id)
+
+    async def _revert(self, turn_id: TurnId | None, store: RevertStore) -> RevertResult:
+        """Issue 26 point 3: a user action on the Conversation, never while a turn runs."""
+        self._require_idle()
+        if turn_id is None:
+            return await unrevert(self._session_id, self._services, self._mode, store)
+        return await revert_turns(self._session_id, self._services, self._mode, store, turn_id)
 
     async def _compact(self, model: ResolvedModel) -> CompactionResult:
         self._require_idle()

@@ -19,6 +19,7 @@ from openwork_core.session.approval import PermissionDecision
 from openwork_core.session.compaction import CompactionResult
 from openwork_core.session.errors import ActorStopped
 from openwork_core.session.outcome import TurnOutcome
+from openwork_core.session.revert import RevertResult, RevertStore
 from openwork_core.session.runner import ResolvedModel, TurnSpec
 from openwork_core.session.runner.steering import Steer, SteerAccepted
 from openwork_core.session.snapshot import SessionSnapshot
@@ -92,6 +93,15 @@ class ApplyFileChanges(_Asks[tuple[FileChange, ...]]):
 
 
 @dataclass(frozen=True, slots=True)
+class RevertTurns(_Asks[RevertResult]):
+    """Issue 26 point 3: hide ``turn_id`` and every later turn (``None``: put the last revert
+    back); idle only."""
+
+    turn_id: TurnId | None
+    store: RevertStore
+
+
+@dataclass(frozen=True, slots=True)
 class Compact(_Asks[CompactionResult]):
     model: ResolvedModel
 
@@ -158,6 +168,7 @@ SessionCommand: TypeAlias = (
     | ResolvePermission
     | SetPermissionMode
     | ApplyFileChanges
+    | RevertTurns
     | Compact
     | Rewind
     | InspectContext

@@ -159,3 +159,31 @@ class ForkCrossesCompaction(SessionError):
 
     def __init__(self, after: int) -> None:
         super().__init__(f"a compaction checkpoint covers messages through {after} or earlier")
+
+
+class RevertCrossesCompaction(SessionError):
+    """Issue 26 point 3: a compaction checkpoint summarised messages of the turns to revert;
+    ``rewind`` serves that."""
+
+    code = "revert_crosses_compaction"
+    http_status = 409
+
+    def __init__(self, turn_id: TurnId) -> None:
+        super().__init__(
+            f"a compaction checkpoint covers turn {turn_id} or a later one; rewind instead"
+        )
+
+
+class TurnAlreadyReverted(SessionError):
+    code = "turn_already_reverted"
+    http_status = 409
+
+    def __init__(self, turn_id: TurnId) -> None:
+        super().__init__(f"turn {turn_id} is already reverted")
+
+
+class UnrevertUnavailable(SessionError):
+    """Issue 26 point 3: no revert to put back, or a turn started since the last one."""
+
+    code = "unrevert_unavailable"
+    http_status = 409

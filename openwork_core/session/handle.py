@@ -20,6 +20,7 @@ from openwork_core.session.commands import (
     GetStatus,
     InspectContext,
     ResolvePermission,
+    RevertTurns,
     Rewind,
     SessionStatus,
     SetPermissionMode,
@@ -30,6 +31,7 @@ from openwork_core.session.commands import (
 )
 from openwork_core.session.compaction import CompactionResult
 from openwork_core.session.errors import ActorStopped
+from openwork_core.session.revert import RevertResult, RevertStore
 from openwork_core.session.runner import ResolvedModel, TurnSpec
 from openwork_core.session.runner.steering import Steer, SteerAccepted
 from openwork_core.session.snapshot import SessionSnapshot
@@ -70,6 +72,10 @@ class SessionHandle:
         self, change_ids: tuple[str, ...], direction: ChangeDirection
     ) -> tuple[FileChange, ...]:
         return await self._queue.ask(ApplyFileChanges(change_ids, direction))
+
+    async def revert(self, turn_id: TurnId | None, store: RevertStore) -> RevertResult:
+        """Revert ``turn_id`` and every later turn; ``None`` puts the last revert back."""
+        return await self._queue.ask(RevertTurns(turn_id, store))
 
     async def compact(self, model: ResolvedModel) -> CompactionResult:
         return await self._queue.ask(Compact(model))

@@ -32,6 +32,7 @@ RUNTIME_MODULES = (
     "openwork_core.context.engine",
     "openwork_core.models.adapters",
     "openwork_core.storage.postgres.session_storage",
+    "openwork_core.storage.postgres.steers",
     "openwork_tools.builtin.registry",
     "openwork_core.desktop.context_overview",
 )

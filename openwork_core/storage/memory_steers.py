@@ -17,3 +17,7 @@ class InMemorySteers:
 
     async def record(self, steer: Steer) -> SteerAccepted:
         return self.steers.setdefault(steer.client_request_id, steer).accepted
+
+    async def stranded(self) -> tuple[Steer, ...]:
+        """Nothing outlives this process's turns here: a steer is never stranded."""
+        return ()

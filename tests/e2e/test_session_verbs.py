@@ -4,6 +4,7 @@ the provider was sent (the request is the truth of what the model saw)."""
 
 from __future__ import annotations
 
+import signal
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -364,3 +365,149 @@ async def test_a_fork_after_the_first_of_two_turns_sends_turn_one_as_the_source_
     assert [(m["sequence"], m["role"], m["content"]) for m in copied.json()["messages"]] == [
         (m["sequence"], m["role"], m["content"]) for m in page
     ]
+
+
+# -- 3. revert --------------------------------------------------------------------------------
+async def test_a_reverted_turn_leaves_the_conversation_and_its_file_and_unrevert_puts_it_back(
+    scripted: Scripted, client: httpx.AsyncClient, tmp_path: Path
+) -> None:
+    """Issue 26 point 3: reverting the turn that wrote a file restores the file, marks the turn
+    ``reverted`` (kept in storage), and the next request and the inspection are without it;
+    unrevert puts both back while no turn has started since, and is 409
+    ``unrevert_unavailable`` once one has."""
+    fake = scripted.fake
+    workspace = made(tmp_path / "ws")
+    notes = workspace / "notes.txt"
+    notes.write_text("original\n")
+    sid = await session(client, workspace)
+    fake.push(
+        Reply(text="first answer"),
+        Reply(tool_calls=(ToolCallSpec("call_read", "read", {"path": "notes.txt"}),)),
+        Reply(
+            tool_calls=(
+                ToolCallSpec("call_write", "write", {"path": "notes.txt", "content": "changed\n"}),
+            )
+        ),
+        Reply(text="rewrote the notes"),
+        Reply(text="third answer"),
+    )
+    first, _ = await run_turn_and_wait(client, sid, "first question", "turn-revert-1")
+    second, _ = await run_turn_and_wait(client, sid, "change the notes", "turn-revert-2")
+    assert notes.read_text() == "changed\n"
+
+    reverted = await client.post(f"/v1/sessions/{sid}/turns/{second}/revert")
+    assert reverted.status_code == 200, reverted.text
+    body = reverted.json()
+    assert body["turn_ids"] == [second] and body["conflicts"] == []
+    assert [(c["path"], c["undone"]) for c in body["changes"]] == [("notes.txt", True)]
+    assert notes.read_text() == "original\n"
+    turns = (await client.get(f"/v1/sessions/{sid}/turns")).json()["turns"]
+    assert {t["turn_id"]: t["reverted"] for t in turns} == {first: False, second: True}
+    inspection = (await client.get(f"/v1/sessions/{sid}/context")).json()
+    assert "change the notes" not in str(inspection) and "first answer" in str(inspection)
+    again = await client.post(f"/v1/sessions/{sid}/turns/{second}/revert")
+    assert (again.status_code, again.json()["error"]["code"]) == (409, "turn_already_reverted")
+
+    back = await client.post(f"/v1/sessions/{sid}/unrevert")
+    assert back.status_code == 200, back.text
+    assert back.json()["turn_ids"] == [second]
+    assert notes.read_text() == "changed\n"
+    inspection = (await client.get(f"/v1/sessions/{sid}/context")).json()
+    assert "change the notes" in str(inspection)
+
+    assert (await client.post(f"/v1/sessions/{sid}/turns/{second}/revert")).status_code == 200
+    assert notes.read_text() == "original\n"
+    await run_turn_and_wait(client, sid, "third question", "turn-revert-3")
+    sent = str(fake.requests[-1].body)
+    assert "first answer" in sent
+    assert "change the notes" not in sent and "rewrote the notes" not in sent
+    late = await client.post(f"/v1/sessions/{sid}/unrevert")
+    assert (late.status_code, late.json()["error"]["code"]) == (409, "unrevert_unavailable")
+    assert notes.read_text() == "original\n"
+
+
+async def test_a_revert_while_a_turn_runs_is_refused_session_active(
+    scripted: Scripted, client: httpx.AsyncClient, tmp_path: Path
+) -> None:
+    """Issue 26 point 3: revert and unrevert are user actions on the Conversation, refused 409
+    ``session_active`` while a turn runs; an unknown turn is 404."""
+    fake = scripted.fake
+    sid = await session(client, made(tmp_path / "ws"))
+    fake.push(Reply(text="done"))
+    first, _ = await run_turn_and_wait(client, sid, "hello", "turn-busy-1")
+    gate = Gate()
+    fake.push(Held(Reply(text="later"), gate))
+    before = len(fake.requests)
+    async with open_events(client, f"/v1/sessions/{sid}/events") as events:
+        running = await start_turn(client, sid, "long one", "turn-busy-2")
+        await fake.wait_for_requests(before + 1, timeout=30)
+        for path in (f"turns/{first}/revert", "unrevert"):
+            refused = await client.post(f"/v1/sessions/{sid}/{path}")
+            assert (refused.status_code, refused.json()["error"]["code"]) == (
+                409,
+                "session_active",
+            ), path
+        gate.release()
+        await events.until(finished(running))
+    unknown = await client.post(f"/v1/sessions/{sid}/turns/turn_0000/revert")
+    assert unknown.status_code == 404, unknown.text
+
+
+async def test_a_revert_across_a_compaction_checkpoint_is_refused_and_rewind_serves_it(
+    scripted: Scripted, client: httpx.AsyncClient, tmp_path: Path
+) -> None:
+    """Issue 26 point 3: a turn a checkpoint summarised cannot be reverted (409
+    ``revert_crosses_compaction``; nothing hidden); a turn after the checkpoint can."""
+    from tests.unit.compaction.compaction_support import valid_summary
+
+    fake = scripted.fake
+    sid = await session(client, made(tmp_path / "ws"))
+    fake.push(Reply(text="one"), Reply(text="two"), Reply(text=valid_summary(), chunk_chars=400))
+    first, _ = await run_turn_and_wait(client, sid, "first", "turn-cc-1")
+    await run_turn_and_wait(client, sid, "second", "turn-cc-2")
+    compacted = await client.post(f"/v1/sessions/{sid}/compact")
+    assert compacted.status_code == 200, compacted.text
+    refused = await client.post(f"/v1/sessions/{sid}/turns/{first}/revert")
+    assert (refused.status_code, refused.json()["error"]["code"]) == (
+        409,
+        "revert_crosses_compaction",
+    )
+    turns = (await client.get(f"/v1/sessions/{sid}/turns")).json()["turns"]
+    assert not any(t["reverted"] for t in turns)
+    fake.push(Reply(text="three"))
+    third, _ = await run_turn_and_wait(client, sid, "third", "turn-cc-3")
+    allowed = await client.post(f"/v1/sessions/{sid}/turns/{third}/revert")
+    assert allowed.status_code == 200, allowed.text
+    assert allowed.json()["turn_ids"] == [third]
+
+
+async def test_a_steer_acknowledged_before_the_daemon_died_is_in_the_next_daemons_requests(
+    pg_cluster: PgCluster, tmp_path: Path
+) -> None:
+    """Issue 26 point 1, acknowledged = durable: a steer answered 202 while the model call was
+    pending, then the daemon is killed; the next daemon writes it into the Conversation when it
+    loads the session, and the next turn's request carries it before the new input."""
+    database_url = await pg_cluster.new_database()
+    home = tmp_path / "home"
+    gate = Gate()
+    with FakeProvider([Held(Reply(text="never"), gate), Reply(text="back")]) as fake:
+        first = await start_daemon(home=home, database_url=database_url, env=provider_env(fake))
+        try:
+            async with first.client() as client:
+                sid = await session(client, made(tmp_path / "ws"))
+                tid = await start_turn(client, sid, "start", "turn-killed")
+                await fake.wait_for_requests(1, timeout=30)
+                accepted = await steer(client, sid, tid, "remember the deadline", "steer-kill")
+                assert accepted.status_code == 202, accepted.text
+        finally:
+            assert await first.stop(signal.SIGKILL) == -signal.SIGKILL
+        second = await start_daemon(home=home, database_url=database_url, env=provider_env(fake))
+        try:
+            async with second.client() as client:
+                await run_turn_and_wait(client, sid, "go on", "turn-after-kill")
+        finally:
+            gate.release()
+            assert await second.stop() == 0
+        said = user_texts(fake.requests[-1].body)
+        assert said.count("remember the deadline") == 1
+        assert said.index("remember the deadline") < said.index("go on")

@@ -95,6 +95,8 @@ DOMAIN_ERRORS: dict[str, frozenset[int]] = {
     "startTurn": frozenset({400, 409, 422}),
     "steerTurn": frozenset({400, 409, 422}),
     "cancelTurn": frozenset({409}),
+    "revertTurn": frozenset({409}),
+    "unrevert": frozenset({409}),
     "resolvePermission": frozenset({409}),
     "setPermissionMode": frozenset({409}),
     "compactSession": frozenset({400, 409, 502}),

@@ -54,7 +54,12 @@ def history_routes(router: APIRouter, core: OpenWorkCore) -> None:
     ) -> TurnPage:
         """Newest first."""
         before = None if cursor is None else parse_turn_cursor(cursor)
-        return await core.desktop.turns(sid, before, limit)
+        page = await core.desktop.turns(sid, before, limit)
+        hidden = await core.reverts.hidden(sid)
+        if not hidden:
+            return page
+        turns = tuple(t.model_copy(update={"reverted": t.turn_id in hidden}) for t in page.turns)
+        return page.model_copy(update={"turns": turns})
 
     @router.get("/v1/sessions/{sid}/turns/{tid}", response_model=TurnDetailBody, tags=TAGS)
     async def get_turn(sid: SessionIdPath, tid: TurnIdPath) -> TurnDetailBody:

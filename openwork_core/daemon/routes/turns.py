@@ -10,13 +10,14 @@ from starlette.responses import Response
 from openwork_core.daemon.errors import InvalidBody, JsonBytes
 from openwork_core.daemon.schemas import (
     PermissionDecisionBody,
+    RevertBody,
     StartTurnBody,
     SteerAcceptedBody,
     SteerTurnBody,
     TurnAcceptedBody,
 )
 from openwork_core.daemon.validation import SessionIdPath, ToolCallIdPath, TurnIdPath
-from openwork_core.daemon.views import input_chars, turn_inputs
+from openwork_core.daemon.views import input_chars, revert_body, turn_inputs
 from openwork_core.session.approval import PermissionDecision
 from openwork_core.session.errors import TurnNotActive
 
@@ -67,6 +68,16 @@ def turns_routes(router: APIRouter, core: OpenWorkCore, *, max_input_chars: int)
         return JsonBytes(
             {"turn_id": accepted.turn_id, "steer_id": accepted.steer_id}, status_code=202
         )
+
+    @router.post("/v1/sessions/{sid}/turns/{tid}/revert", response_model=RevertBody)
+    async def revert_turn(sid: SessionIdPath, tid: TurnIdPath) -> RevertBody:
+        """Issue 26 point 3: the Conversation drops this turn and every later one."""
+        return revert_body(await core.reverts.revert(sid, tid))
+
+    @router.post("/v1/sessions/{sid}/unrevert", response_model=RevertBody)
+    async def unrevert(sid: SessionIdPath) -> RevertBody:
+        """Issue 26 point 3: put back the last revert while no turn has started since."""
+        return revert_body(await core.reverts.unrevert(sid))
 
     @router.post("/v1/sessions/{sid}/turns/{tid}/cancel", status_code=202)
     async def cancel_turn(sid: SessionIdPath, tid: TurnIdPath) -> Response:

@@ -1,5 +1,5 @@
-"""Steering a running Turn (issue 26 point 1; docs/architecture.md "Steering is input, not a
-turn").
+"""Steering a running Turn (issue 26 point 1; docs/architecture.md "Steering is input to the
+running turn, not a new turn").
 
 A steer is accepted by the session actor: its row (``turn_steers``, with the user messages it
 carries) commits before the 202, then it waits in the turn's ``SteerInbox``. The runner takes
@@ -78,6 +78,21 @@ class SteerStore(Protocol):
         """Commit the steer's row; one already stored under its client request id is kept and
         its ids returned."""
         ...
+
+    async def stranded(self) -> tuple[Steer, ...]:
+        """Committed steers of ended turns whose messages were never written."""
+        ...
+
+
+async def write_stranded(store: SteerStore, storage: SessionStorage) -> None:
+    """At a session's load, before its Conversation is read: the steers a turn that died with
+    its daemon never took join the Conversation at its end (acknowledged = durable); the
+    request's pairing gives any call left unanswered its ``interrupted`` result before them."""
+    stranded = await store.stranded()
+    for steer in stranded:
+        await storage.append(steer.accepted.turn_id, steer.messages)
+    if stranded:
+        log.info("turn.stranded_steers_written", steers=len(stranded))
 
 
 @dataclass(slots=True)

@@ -6,17 +6,47 @@ from __future__ import annotations
 import asyncpg
 import orjson
 
-from openwork_core.ids import ClientRequestId, SessionId, SteerId, TurnId
+from openwork_chat_state.item import MessageKind
+from openwork_chat_state.messages import CONTENT_BLOCKS, Message, Role
+from openwork_core.ids import ClientRequestId, MessageId, SessionId, SteerId, TurnId
 from openwork_core.session.ownership import SessionLease
 from openwork_core.session.runner.steering import Steer, SteerAccepted
+from openwork_core.session.storage import OutgoingMessage
 from openwork_core.storage.codec import encode_content
 from openwork_core.storage.postgres.ownership import check_lease
+from openwork_core.storage.postgres.steady_statements import steady
+
+_STRANDED = steady("""SELECT s.id, s.turn_id, s.client_request_id, s.messages::text AS messages
+    FROM turn_steers s JOIN turns t ON t.id = s.turn_id
+    WHERE s.session_id = $1 AND t.status <> 'running'
+      AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.id = s.messages -> 0 ->> 'id')
+    ORDER BY s.created_at, s.id""")
+"""Read at every session load (``write_stranded``)."""
 
 _FIND = """SELECT id, turn_id FROM turn_steers WHERE session_id = $1 AND client_request_id = $2"""
 
 
 def _accepted(row: asyncpg.Record) -> SteerAccepted:
     return SteerAccepted(TurnId(row["turn_id"]), SteerId(row["id"]))
+
+
+def _stranded(row: asyncpg.Record) -> Steer:
+    messages = tuple(
+        OutgoingMessage(
+            id=MessageId(m["id"]),
+            message=Message(
+                role=Role.USER, content=tuple(CONTENT_BLOCKS.validate_python(m["content"]))
+            ),
+            kind=MessageKind(m["kind"]),
+        )
+        for m in orjson.loads(row["messages"])
+    )
+    return Steer(
+        accepted=_accepted(row),
+        client_request_id=ClientRequestId(row["client_request_id"]),
+        messages=messages,
+        text="",
+    )
 
 
 class PostgresSteers:
@@ -33,6 +63,13 @@ class PostgresSteers:
         async with self._pool.acquire() as conn:
             row = await conn.fetchrow(_FIND, self._session_id, client_request_id)
         return None if row is None else _accepted(row)
+
+    async def stranded(self) -> tuple[Steer, ...]:
+        """Steers committed for a turn that ended without writing them (the daemon died
+        before the turn's next boundary), oldest first."""
+        async with self._pool.acquire() as conn:
+            rows = await conn.fetch(_STRANDED, self._session_id)
+        return tuple(_stranded(r) for r in rows)
 
     async def record(self, steer: Steer) -> SteerAccepted:
         messages = [
