@@ -98,9 +98,9 @@ class PostgresReverts:
             )
             if first is None:
                 raise RecordNotFound(f"unknown turn: {turn_id}")
-            if turn_id in await reverted_turn_ids(conn, sid):
-                raise TurnAlreadyReverted(turn_id)
             hidden = await reverted_turn_ids(conn, sid)
+            if turn_id in hidden:
+                raise TurnAlreadyReverted(turn_id)
             turns = [
                 TurnId(r["id"])
                 for r in await conn.fetch(
