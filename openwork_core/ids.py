@@ -26,6 +26,9 @@ ToolCallId = NewType("ToolCallId", str)
 SpanId = NewType("SpanId", str)
 """A trace span: ``span_<hex>``."""
 
+SteerId = NewType("SteerId", str)
+"""Input a client added to a running Turn (issue 26 point 1): ``steer_<hex>``."""
+
 DaemonId = NewType("DaemonId", str)
 """A daemon process registered in ``daemons`` (it owns session leases): ``dmn_<hex>``."""
 
@@ -59,6 +62,10 @@ def new_span_id() -> SpanId:
     return SpanId(f"span_{_hex()}")
 
 
+def new_steer_id() -> SteerId:
+    return SteerId(f"steer_{_hex()}")
+
+
 def new_daemon_id() -> DaemonId:
     return DaemonId(f"dmn_{_hex()}")
 
@@ -74,6 +81,7 @@ __all__ = [
     "MessageId",
     "SessionId",
     "SpanId",
+    "SteerId",
     "ToolCallId",
     "TurnId",
     "new_agent_request_id",
@@ -82,6 +90,7 @@ __all__ = [
     "new_message_id",
     "new_session_id",
     "new_span_id",
+    "new_steer_id",
     "new_tool_call_id",
     "new_turn_id",
 ]

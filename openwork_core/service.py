@@ -26,6 +26,7 @@ from openwork_chat_state.messages import user_text
 from openwork_core.agents.definitions import AGENTS
 from openwork_core.context.engine import ContextEngine
 from openwork_core.desktop.queries import DesktopQueries
+from openwork_core.forks import SessionForks
 from openwork_core.ids import (
     ClientRequestId,
     CompactionId,
@@ -38,8 +39,10 @@ from openwork_core.ids import (
 from openwork_core.mcp.config import McpServerConfig
 from openwork_core.mcp.runtime import McpRuntime
 from openwork_core.mcp.store import McpSecretsFile, secrets_path
+from openwork_core.model_switch import ModelSwitch
 from openwork_core.models.warnings import ModelWarning, WarningCode
 from openwork_core.provider_runtime import KeyUpdate, ProviderRuntime
+from openwork_core.reverts import SessionReverts
 from openwork_core.session.compaction.generation import SummarySettings
 from openwork_core.session.errors import InvalidWorkspace, UnknownAgent
 from openwork_core.session.input import (
@@ -58,6 +61,7 @@ from openwork_core.session.ownership import (
 )
 from openwork_core.session.registry_settings import LoadLimits, ModelPortFactory
 from openwork_core.session.runner.context import ResolvedModel, SessionServices, TurnSpec
+from openwork_core.session.runner.steering import SteerAccepted, steer_of
 from openwork_core.session.snapshot import SessionSnapshot, sandbox_view, stored_snapshot
 from openwork_core.session.trace import TraceRecorder
 from openwork_core.session.turn_accepted import TurnAccepted
@@ -94,6 +98,7 @@ if TYPE_CHECKING:
     from openwork_core.session.handle import SessionHandle
     from openwork_core.session.registry import SessionRegistry
     from openwork_core.storage.postgres.session_storage import PostgresSessionStorage
+    from openwork_core.storage.postgres.steers import PostgresSteers
     from openwork_tools.results import FileChange
     from openwork_tools.undo import ChangeDirection
 
@@ -145,6 +150,8 @@ class OpenWorkCore:
         self._agent_store = AgentStore(store.pool)
         self.providers = ProviderRuntime(store, ProviderKeys(keys_path(home)))
         """Keys, served windows and the session-choice check (issue 14)."""
+        self.model_switch = ModelSwitch(store, self.providers)
+        """``PATCH``'s provider and model, a turn's model (issue 26 point 4)."""
         self.mcp = McpRuntime(
             store=PostgresMcpServers(store.pool),
             secrets=McpSecretsFile(secrets_path(home)),
@@ -162,6 +169,10 @@ class OpenWorkCore:
         self._sessions = LazyRegistry(self._build_registry)
         self.desktop = DesktopQueries(store.pool, home, self._sessions)
         """The desktop app's reads and the session lifecycle (issue 16); never loads an actor."""
+        self.forks = SessionForks(store, self.desktop)
+        """``POST /v1/sessions/{sid}/fork`` (issue 26 point 2)."""
+        self.reverts = SessionReverts(store, self._sessions)
+        """Revert and unrevert (issue 26 point 3)."""
         self._idle_check_s = max(1.0, min(30.0, (load_limits or LoadLimits()).idle_seconds / 4))
 
     def _build_registry(self) -> SessionRegistry:
@@ -171,6 +182,7 @@ class OpenWorkCore:
         return SessionRegistry(
             deps=SessionDeps(
                 storage_for=self._session_storage,
+                steers_for=self._steers,
                 engine=ContextEngine(),
                 registry=builtin_registry(),
                 trace=self._trace,
@@ -199,6 +211,11 @@ class OpenWorkCore:
         from openwork_core.session.runtime import PostgresSessionStorage  # the registry's
 
         return PostgresSessionStorage(self._store.pool, session_id, lease)
+
+    def _steers(self, session_id: SessionId, lease: SessionLease) -> PostgresSteers:
+        from openwork_core.storage.postgres.steers import PostgresSteers
+
+        return PostgresSteers(self._store.pool, session_id, lease)
 
     # -- read-only views the daemon and tests use ----------------------------------------------
     @property
@@ -367,27 +384,18 @@ class OpenWorkCore:
         client_request_id: ClientRequestId,
         inputs: Sequence[UserInput],
         disabled_skill_names: Sequence[str] = (),
+        model_name: str | None = None,
     ) -> TurnAccepted:
+        """``model_name``: a model of the session's provider for this turn only (issue 26)."""
         record = await self._store.get_session(session_id)
         known = await self._store.get_turn_by_client_request(session_id, client_request_id)
         if known is not None:  # idempotent from the database, across restarts and daemons
             return TurnAccepted(known.id, client_request_id)
-        visible = visible_user_message(tuple(inputs))
         # the persisted preference plus this request's (skills.md §6: snapshotted at turn start)
         disabled = self._skills.disabled | frozenset(disabled_skill_names)
-        skills = await asyncio.to_thread(
-            select_skills,
-            self._skill_root,
-            disabled,
-            [(p.name, p.path) for p in inputs if isinstance(p, SkillInput)],
-        )
-        snapshots = tuple(
-            input_message(user_text(skill_snapshot_text(s)), MessageKind.SKILL_INSTRUCTION)
-            for s in skills
-        )
-        prepared = PreparedTurnInput(messages=(*snapshots, visible))
+        prepared = await self._prepared_input(inputs, disabled)
         sessions = await self._sessions.registry()
-        model = await sessions.resolve_model(record)
+        model = await sessions.resolve_model(await self.model_switch.for_turn(record, model_name))
         handle = await sessions.load_for_turn(session_id)
         if record.parent_session_id is None:  # multi-agent.md §8, before the user Turn
             await (await sessions.agent_host(session_id)).reconcile(handle)
@@ -400,6 +408,36 @@ class OpenWorkCore:
             disabled_skill_names=disabled,
         )
         return await handle.start_turn(spec)
+
+    async def _prepared_input(
+        self, inputs: Sequence[UserInput], disabled: frozenset[str]
+    ) -> PreparedTurnInput:
+        """A turn's (or a steer's) user messages: skill snapshots, then the visible message."""
+        visible = visible_user_message(tuple(inputs))
+        skills = await asyncio.to_thread(
+            select_skills,
+            self._skill_root,
+            disabled,
+            [(p.name, p.path) for p in inputs if isinstance(p, SkillInput)],
+        )
+        snapshots = tuple(
+            input_message(user_text(skill_snapshot_text(s)), MessageKind.SKILL_INSTRUCTION)
+            for s in skills
+        )
+        return PreparedTurnInput(messages=(*snapshots, visible))
+
+    async def steer_turn(
+        self,
+        session_id: SessionId,
+        turn_id: TurnId,
+        *,
+        client_request_id: ClientRequestId,
+        inputs: Sequence[UserInput],
+    ) -> SteerAccepted:
+        """Input for the running turn (issue 26 point 1), committed before the answer."""
+        handle = await self._loaded(session_id)
+        prepared = await self._prepared_input(inputs, self._skills.disabled)
+        return await handle.steer_turn(steer_of(turn_id, client_request_id, prepared))
 
     async def resolve_model(self, record: SessionRecord) -> ResolvedModel:
         return await (await self._sessions.registry()).resolve_model(record)

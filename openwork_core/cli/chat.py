@@ -185,7 +185,7 @@ class TurnPrinter:
                     cancelling = True
                     self._cancel(turn_id)
             elif isinstance(item, Typed):
-                self._typed(item.text)
+                self._typed(item.text, None if cancelling else turn_id)
             elif isinstance(item, Draft):
                 self._show_draft(item.text)
             elif isinstance(item, StreamEnded):
@@ -221,12 +221,32 @@ class TurnPrinter:
             return None
         return self._on_update(turn_id, update)
 
-    def _typed(self, text: str) -> None:
-        """A line typed while the turn runs waits as the next message: a session runs one turn
-        at a time (session-runtime.md §2); steering a running turn is issue 26."""
-        self.typed.lines.append(text)
+    def _typed(self, text: str, turn_id: str | None = None) -> None:
+        """A line typed while the turn runs is sent to it as a steer (issue 26 point 1: the
+        model reads it at the turn's next step); one the turn no longer takes (409
+        ``turn_not_active``: it just ended; or the turn is being cancelled) waits as the next
+        message — a session runs one turn at a time (session-runtime.md §2)."""
         self._end_line()
+        if turn_id is not None and self._steer(turn_id, text):
+            self._note(f"steering: {shorten(text, OUTCOME_CHARS)} (read at the turn's next step)")
+            return
+        self.typed.lines.append(text)
         self._note(f"queued: {shorten(text, OUTCOME_CHARS)} (sent when this turn ends)")
+
+    def _steer(self, turn_id: str, text: str) -> bool:
+        try:
+            self._client.post(
+                f"/v1/sessions/{self.session_id}/turns/{turn_id}/steer",
+                {
+                    "client_request_id": f"cli-steer-{uuid.uuid4().hex}",
+                    "input": [{"type": "text", "text": text}],
+                },
+            )
+        except ApiError as error:
+            if error.code == "turn_not_active":
+                return False
+            raise
+        return True
 
     def _turn_if_done(self, turn_id: str) -> TurnResult | None:
         """The turn's outcome once it is no longer running. A daemon that answers no more

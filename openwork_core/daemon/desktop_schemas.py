@@ -19,6 +19,7 @@ from openwork_core.context.limits import ModelContextLimits
 from openwork_core.context.normalize import ProjectionSummary
 from openwork_core.daemon.errors import SOMETIMES
 from openwork_core.daemon.schemas import MessageBody, ModelWarningBody, TurnBody
+from openwork_core.daemon.validation import Name
 from openwork_core.desktop.views import ChildSession, SessionSummary
 from openwork_core.mcp.surface import ServerShare
 from openwork_core.plan.model import PlanStep
@@ -43,6 +44,12 @@ class PatchSessionBody(BaseModel):
         default=None, description="null puts back the title derived from the first message"
     )
     archived: bool | None = None
+    provider: Name | None = Field(
+        default=None, description="switch the session's provider (its default model unless named)"
+    )
+    model: Name | None = Field(
+        default=None, description="switch the session's model; null: the provider's default"
+    )
 
 
 class TurnWarningBody(ModelWarningBody):
@@ -57,6 +64,10 @@ class TurnDetailBody(TurnBody):
     finished_at: datetime | None
     usage: UsageBody
     warnings: list[TurnWarningBody]
+    model: ModelNameBody | None = Field(
+        description="the provider and model the turn ran with (issue 26 point 4); null before "
+        "its row is written"
+    )
 
 
 class TurnCancelAcceptedBody(BaseModel):

@@ -69,6 +69,17 @@ class CreateSessionBody(RequestModel):
     permission_mode: AcceptedMode = SandboxMode.AUTO
 
 
+class ForkSessionBody(RequestModel):
+    """Issue 26 point 2: fork through the end of a finished turn (default: the last one)."""
+
+    model_config = ConfigDict(extra="forbid")
+    after_sequence: int | None = Field(
+        default=None,
+        ge=0,
+        description="the last message sequence the fork copies: 0, or a finished turn's last",
+    )
+
+
 class SessionBody(BaseModel):
     session_id: str
     workspace: str
@@ -102,10 +113,26 @@ class StartTurnBody(RequestModel):
     disabled_skill_names: list[Annotated[str, Field(max_length=200)]] = Field(
         default_factory=list, max_length=200
     )
+    model: Name | None = Field(
+        default=None, description="a model of the session's provider for this turn only"
+    )
 
 
 class TurnAcceptedBody(BaseModel):
     turn_id: str
+
+
+class SteerTurnBody(RequestModel):
+    """Input for the running turn (issue 26 point 1): the turn body's input forms."""
+
+    model_config = ConfigDict(extra="forbid")
+    client_request_id: ClientRequestIdBody
+    input: list[InputBody] = Field(max_length=100)
+
+
+class SteerAcceptedBody(BaseModel):
+    turn_id: str
+    steer_id: str
 
 
 class TurnBody(BaseModel):
@@ -330,6 +357,22 @@ class AppliedChangeBody(BaseModel):
 
 class AppliedChangesBody(BaseModel):
     changes: list[AppliedChangeBody]
+
+
+class ChangeRefusalBody(BaseModel):
+    """A file change a revert could not undo (or an unrevert reapply): undo's code and text."""
+
+    change_id: str
+    code: str
+    message: str
+
+
+class RevertBody(BaseModel):
+    """Issue 26 point 3: the turns reverted (or put back) and what happened to their files."""
+
+    turn_ids: list[str]
+    changes: list[AppliedChangeBody]
+    conflicts: list[ChangeRefusalBody]
 
 
 class FileMatchBody(BaseModel):

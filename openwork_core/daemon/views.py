@@ -8,18 +8,22 @@ import orjson
 from pydantic import JsonValue
 
 from openwork_core.daemon.schemas import (
+    AppliedChangeBody,
+    ChangeRefusalBody,
     CompactionBody,
     MessageBody,
     ModelWarningBody,
     ProviderBody,
     ProviderModelBody,
     ProviderSettingsBody,
+    RevertBody,
     ServedBody,
     SessionBody,
     SkillBody,
     SkillListBody,
     SkillWarningBody,
     StartTurnBody,
+    SteerTurnBody,
     TextInputBody,
 )
 from openwork_core.session.input import SkillInput, TextInput, UserInput
@@ -34,6 +38,7 @@ if TYPE_CHECKING:
     from openwork_core.models.served_window import ServedWindow
     from openwork_core.provider_runtime import ProviderRuntime
     from openwork_core.session.compaction import CompactionResult
+    from openwork_core.session.revert import RevertResult
     from openwork_core.skills.enablement import SkillListing
 
 
@@ -136,7 +141,7 @@ def compaction_body(result: CompactionResult) -> CompactionBody:
     )
 
 
-def turn_inputs(body: StartTurnBody) -> list[UserInput]:
+def turn_inputs(body: StartTurnBody | SteerTurnBody) -> list[UserInput]:
     return [
         TextInput(text=part.text)
         if isinstance(part, TextInputBody)
@@ -145,6 +150,20 @@ def turn_inputs(body: StartTurnBody) -> list[UserInput]:
     ]
 
 
-def input_chars(body: StartTurnBody) -> int:
+def input_chars(body: StartTurnBody | SteerTurnBody) -> int:
     """The characters of the turn's text parts (the cap of ``OPENWORK_MAX_INPUT_CHARS``)."""
     return sum(len(part.text) for part in body.input if isinstance(part, TextInputBody))
+
+
+def revert_body(result: RevertResult) -> RevertBody:
+    return RevertBody(
+        turn_ids=list(result.turn_ids),
+        changes=[
+            AppliedChangeBody(change_id=c.change_id, path=c.path, undone=c.undone)
+            for c in result.changes
+        ],
+        conflicts=[
+            ChangeRefusalBody(change_id=c.change_id, code=c.code, message=c.message)
+            for c in result.conflicts
+        ],
+    )

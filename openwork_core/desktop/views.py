@@ -58,6 +58,9 @@ class TurnSummary(BaseModel):
     model_calls: int
     usage: UsageBody
     final_text_preview: str | None
+    reverted: bool = Field(
+        default=False, description="hidden from the Conversation by a revert (issue 26 point 3)"
+    )
 
 
 class TurnPage(BaseModel):

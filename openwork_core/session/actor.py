@@ -44,11 +44,13 @@ from openwork_core.session.commands import (
     GetStatus,
     InspectContext,
     ResolvePermission,
+    RevertTurns,
     Rewind,
     SessionCommand,
     SessionStatus,
     SetPermissionMode,
     StartTurn,
+    SteerTurn,
     Stop,
     Subscribe,
     TurnEnded,
@@ -75,6 +77,7 @@ from openwork_core.session.outcome import (
     TurnOutcome,
 )
 from openwork_core.session.repair import TurnEndRepair
+from openwork_core.session.revert import RevertResult, RevertStore, revert_turns, unrevert
 from openwork_core.session.runner import (
     PermissionSlot,
     ResolvedModel,
@@ -86,6 +89,13 @@ from openwork_core.session.runner import (
 from openwork_core.session.runner.cancellation import TurnCancellation
 from openwork_core.session.runner.context import PermissionModeView
 from openwork_core.session.runner.prepare import prepare_call, system_context, turn_opening
+from openwork_core.session.runner.steering import (
+    Steer,
+    SteerAccepted,
+    SteerInbox,
+    SteerTarget,
+    accept_steer,
+)
 from openwork_core.session.runner.usage_step import inspection_usage
 from openwork_core.session.snapshot import (
     IdleRuntime,
@@ -136,6 +146,7 @@ class _ActiveTurn:
     mode: PermissionModeView
     slot: TurnSlot | None
     task: asyncio.Task[None] | None = None
+    steering: SteerInbox = dataclasses.field(default_factory=SteerInbox)
 
 
 @dataclass(slots=True)
@@ -211,6 +222,8 @@ class SessionActor:
         match command:
             case StartTurn(spec=spec, reply=reply):
                 await settle(reply, self._start_turn(spec))
+            case SteerTurn(steer=steer, reply=reply):
+                await settle(reply, self._steer(steer))
             case CancelTurn(turn_id=turn_id, reply=reply):
                 await settle(reply, self._cancel_turn(turn_id))
             case ResolvePermission(turn_id=turn_id, tool_call_id=call_id, decision=decision):
@@ -219,6 +232,8 @@ class SessionActor:
                 await settle(reply, self._set_mode(mode))
             case ApplyFileChanges(change_ids=change_ids, direction=direction, reply=reply):
                 await settle(reply, self._file_changes(change_ids, direction))
+            case RevertTurns(turn_id=turn_id, store=store, reply=reply):
+                await settle(reply, self._revert(turn_id, store))
             case Compact(model=model, reply=reply):
                 self._own_compaction(
                     CompactionKind.MANUAL,
@@ -310,6 +325,7 @@ class SessionActor:
                 permission=active.permission,
                 mode=active.mode,
                 opened=opened,
+                steering=active.steering,
             )
         )
         active.task = asyncio.get_running_loop().create_task(
@@ -368,8 +384,24 @@ class SessionActor:
 
     def _require_turn(self, turn_id: TurnId) -> _ActiveTurn:
         if self._active is None or self._active.turn_id != turn_id:
-            raise TurnNotActive(turn_id)
+            raise TurnNotActive(turn_id, None if self._active is None else self._active.turn_id)
         return self._active
+
+    async def _steer(self, steer: Steer) -> SteerAccepted:
+        """Issue 26 point 1: input for the running turn, committed before the reply."""
+        active = self._active
+        target = (
+            None if active is None else SteerTarget(turn_id=active.turn_id, inbox=active.steering)
+        )
+        services = self._services
+        return await accept_steer(
+            services.steers,
+            services.storage,
+            services.chat,
+            steer,
+            target,
+            lambda u: self._emit(steer.accepted.turn_id, u),
+        )
 
     async def _cancel_turn(self, turn_id: TurnId) -> None:
         self._require_turn(turn_id).cancellation.request()
@@ -413,6 +445,13 @@ class SessionActor:
             name=f"{kind.value}-compaction-{self._session_id}",
         )
         self._compaction = _ActiveCompaction(kind, cancellation, task)
+
+    async def _revert(self, turn_id: TurnId | None, store: RevertStore) -> RevertResult:
+        """Issue 26 point 3: a user action on the Conversation, never while a turn runs."""
+        self._require_idle()
+        if turn_id is None:
+            return await unrevert(self._session_id, self._services, self._mode, store)
+        return await revert_turns(self._session_id, self._services, self._mode, store, turn_id)
 
     async def _file_changes(
         self, change_ids: tuple[str, ...], direction: ChangeDirection

@@ -22,6 +22,7 @@ from openwork_core.session.outcome import TurnOutcome
 from openwork_core.session.ownership import SessionLease
 from openwork_core.session.runner import SessionServices, WorldStateTracker
 from openwork_core.session.runner.history import CompactionHistory
+from openwork_core.session.runner.steering import SteerStore, write_stranded
 from openwork_core.session.storage import SessionRecord, SessionStorage
 from openwork_core.session.sub_agent_host import SubAgentHost
 from openwork_core.session.toolset import TurnToolset, control_surface
@@ -45,6 +46,8 @@ class SessionDeps:
 
     storage_for: Callable[[SessionId, SessionLease], SessionStorage]
     """The storage port of one session, fenced by this daemon's lease on it."""
+    steers_for: Callable[[SessionId, SessionLease], SteerStore]
+    """The steers of one session (issue 26 point 1), fenced the same way."""
     engine: ContextEngine
     registry: ToolRegistry
     trace: TraceRecorder
@@ -81,6 +84,8 @@ async def build_session_handle(
     session_id = record.id
     agent = AGENTS[record.agent]
     storage = deps.storage_for(session_id, lease)
+    steers = deps.steers_for(session_id, lease)
+    await write_stranded(steers, storage)  # issue 26 point 1: before the Conversation is read
     loaded = await load_conversation_items(storage.compactions, session_id)
     chat = ChatStateActor.spawn()
     try:
@@ -117,6 +122,7 @@ async def build_session_handle(
 
     services = SessionServices(
         storage=storage,
+        steers=steers,
         agents=host if record.parent_session_id is None else None,
         interactive=record.parent_session_id is None,
         chat=chat,

@@ -19,7 +19,9 @@ from openwork_core.session.approval import PermissionDecision
 from openwork_core.session.compaction import CompactionResult
 from openwork_core.session.errors import ActorStopped
 from openwork_core.session.outcome import TurnOutcome
+from openwork_core.session.revert import RevertResult, RevertStore
 from openwork_core.session.runner import ResolvedModel, TurnSpec
+from openwork_core.session.runner.steering import Steer, SteerAccepted
 from openwork_core.session.snapshot import SessionSnapshot
 from openwork_core.session.storage import TurnClosing
 from openwork_core.session.turn_accepted import TurnAccepted
@@ -70,6 +72,13 @@ class StartTurn(_Asks[TurnAccepted]):
 
 
 @dataclass(frozen=True, slots=True)
+class SteerTurn(_Asks[SteerAccepted]):
+    """Input for the running turn (issue 26 point 1): committed before the reply."""
+
+    steer: Steer
+
+
+@dataclass(frozen=True, slots=True)
 class CancelTurn(_Asks[None]):
     turn_id: TurnId
 
@@ -90,6 +99,15 @@ class SetPermissionMode(_Asks[None]):
 class ApplyFileChanges(_Asks[tuple[FileChange, ...]]):
     change_ids: tuple[str, ...]
     direction: ChangeDirection
+
+
+@dataclass(frozen=True, slots=True)
+class RevertTurns(_Asks[RevertResult]):
+    """Issue 26 point 3: hide ``turn_id`` and every later turn (``None``: put the last revert
+    back); idle only."""
+
+    turn_id: TurnId | None
+    store: RevertStore
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,10 +189,12 @@ class CompactionEnded:
 
 SessionCommand: TypeAlias = (
     StartTurn
+    | SteerTurn
     | CancelTurn
     | ResolvePermission
     | SetPermissionMode
     | ApplyFileChanges
+    | RevertTurns
     | Compact
     | Rewind
     | InspectContext

@@ -43,8 +43,11 @@ class TurnNotActive(SessionError):
     code = "turn_not_active"
     http_status = 409
 
-    def __init__(self, turn_id: TurnId) -> None:
-        super().__init__(f"turn is not active: {turn_id}")
+    def __init__(self, turn_id: TurnId, running: TurnId | None = None) -> None:
+        """``running``: the session's active turn, named so a client need not guess it (issue
+        26 point 1: a steer sent to a turn that already ended)."""
+        now = f"; the running turn is {running}" if running is not None else "; no turn is running"
+        super().__init__(f"turn is not active: {turn_id}{now}")
 
 
 class PermissionNotPending(SessionError):
@@ -139,3 +142,55 @@ class ModelNotFound(SessionError):
             f"provider {provider_id[:200]} has no model {(model or '(default)')[:200]} "
             f"(it lists: {names})"
         )
+
+
+class InvalidForkPoint(SessionError):
+    """``POST …/fork`` with an ``after_sequence`` that is not the end of a finished turn (issue
+    26 point 2): a fork is cut at a turn boundary."""
+
+    code = "invalid_fork_point"
+
+    def __init__(self, after: int, ends: tuple[int, ...]) -> None:
+        shown = ", ".join(str(e) for e in ends[-10:]) or "none"
+        super().__init__(
+            f"after_sequence {after} is not the end of a finished turn (0 or one of: {shown})"
+        )
+
+
+class ForkCrossesCompaction(SessionError):
+    """A fork whose copied history a compaction checkpoint summarised (issue 26 point 2): the
+    raw messages are not what the source sends; fork after a later turn, or rewind first."""
+
+    code = "fork_crosses_compaction"
+    http_status = 409
+
+    def __init__(self, after: int) -> None:
+        super().__init__(f"a compaction checkpoint covers messages through {after} or earlier")
+
+
+class RevertCrossesCompaction(SessionError):
+    """Issue 26 point 3: a compaction checkpoint summarised messages of the turns to revert;
+    ``rewind`` serves that."""
+
+    code = "revert_crosses_compaction"
+    http_status = 409
+
+    def __init__(self, turn_id: TurnId) -> None:
+        super().__init__(
+            f"a compaction checkpoint covers turn {turn_id} or a later one; rewind instead"
+        )
+
+
+class TurnAlreadyReverted(SessionError):
+    code = "turn_already_reverted"
+    http_status = 409
+
+    def __init__(self, turn_id: TurnId) -> None:
+        super().__init__(f"turn {turn_id} is already reverted")
+
+
+class UnrevertUnavailable(SessionError):
+    """Issue 26 point 3: no revert to put back, or a turn started since the last one."""
+
+    code = "unrevert_unavailable"
+    http_status = 409

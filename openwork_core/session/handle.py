@@ -20,16 +20,20 @@ from openwork_core.session.commands import (
     GetStatus,
     InspectContext,
     ResolvePermission,
+    RevertTurns,
     Rewind,
     SessionStatus,
     SetPermissionMode,
     StartTurn,
+    SteerTurn,
     Stop,
     Subscribe,
 )
 from openwork_core.session.compaction import CompactionResult
 from openwork_core.session.errors import ActorStopped
+from openwork_core.session.revert import RevertResult, RevertStore
 from openwork_core.session.runner import ResolvedModel, TurnSpec
+from openwork_core.session.runner.steering import Steer, SteerAccepted
 from openwork_core.session.snapshot import SessionSnapshot
 from openwork_core.session.turn_accepted import TurnAccepted
 from openwork_core.session.update_streams import SessionReplay, Subscription
@@ -54,6 +58,9 @@ class SessionHandle:
     async def start_turn(self, spec: TurnSpec) -> TurnAccepted:
         return await self._queue.ask(StartTurn(spec))
 
+    async def steer_turn(self, steer: Steer) -> SteerAccepted:
+        return await self._queue.ask(SteerTurn(steer))
+
     async def cancel_turn(self, turn_id: TurnId) -> None:
         await self._queue.ask(CancelTurn(turn_id))
 
@@ -71,6 +78,10 @@ class SessionHandle:
         self, change_ids: tuple[str, ...], direction: ChangeDirection
     ) -> tuple[FileChange, ...]:
         return await self._queue.ask(ApplyFileChanges(change_ids, direction))
+
+    async def revert(self, turn_id: TurnId | None, store: RevertStore) -> RevertResult:
+        """Revert ``turn_id`` and every later turn; ``None`` puts the last revert back."""
+        return await self._queue.ask(RevertTurns(turn_id, store))
 
     async def compact(self, model: ResolvedModel) -> CompactionResult:
         return await self._queue.ask(Compact(model))

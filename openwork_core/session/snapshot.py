@@ -32,6 +32,7 @@ from openwork_core.session.updates import (
     ToolCallStarted,
     TurnFinished,
     TurnStarted,
+    TurnSteered,
     WarningRaised,
 )
 from openwork_core.storage.records import SessionRecord, TurnRecord
@@ -137,7 +138,14 @@ def fold(runtime: Runtime, envelope: SessionUpdateEnvelope) -> Runtime:
                 outcome=outcome,
                 plan=runtime.plan,
             )
-        case ToolCallProgress() | ContextUpdated() | WarningRaised() | Resync() | StreamEnded():
+        case (
+            ToolCallProgress()
+            | ContextUpdated()
+            | WarningRaised()
+            | TurnSteered()
+            | Resync()
+            | StreamEnded()
+        ):
             pass
         case _:
             assert_never(update)

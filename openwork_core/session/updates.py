@@ -16,7 +16,7 @@ import orjson
 from pydantic import JsonValue
 
 from openwork_chat_state.messages import JsonObject, ToolCallBlock
-from openwork_core.ids import ClientRequestId, SessionId, ToolCallId, TurnId
+from openwork_core.ids import ClientRequestId, SessionId, SteerId, ToolCallId, TurnId
 from openwork_core.models.warnings import WarningCode
 from openwork_core.plan.model import PlanStep, TurnPlan
 from openwork_core.session.approval import PermissionDecision, PermissionRequest
@@ -90,6 +90,18 @@ def file_change_artifacts(artifacts: Iterable[JsonValue]) -> list[FileChange] | 
 class TurnStarted:
     type: Literal["turn_started"] = "turn_started"
     client_request_id: ClientRequestId
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TurnSteered:
+    """Our addition (issue 26 point 1): input added to the running turn was committed; it joins
+    the Conversation as the user's message at the turn's next model call. ``text`` is its
+    visible text."""
+
+    type: Literal["turn_steered"] = "turn_steered"
+    steer_id: SteerId
+    client_request_id: ClientRequestId
+    text: str
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -289,6 +301,7 @@ class StreamEnded:
 
 SessionUpdate: TypeAlias = (
     TurnStarted
+    | TurnSteered
     | PhaseChanged
     | TextDeltaUpdate
     | ReasoningDeltaUpdate

@@ -44,12 +44,14 @@ def _user_texts(body: object) -> list[str]:
     ]
 
 
-async def test_on_a_tty_text_typed_during_a_turn_is_not_echoed_and_waits_as_the_next_message(
+async def test_on_a_tty_text_typed_during_a_turn_is_not_echoed_and_steers_the_running_turn(
     daemon: Daemon,  # noqa: F811
     fake_provider: FakeProvider,  # noqa: F811
     project: Path,  # noqa: F811
 ) -> None:
-    """Issue 25 point 8: typed during a turn → shown as queued, not in the answer, sent next."""
+    """Issue 25 point 8, issue 26 point 1: typed during a turn → not in the answer, sent to the
+    running turn as a steer (shown as steering), which the turn's next model call carries after
+    its answer so far."""
     gate = Gate()
     fake_provider.push(Held(Reply(text="The first answer."), gate), Reply(text="The second one."))
     before = len(fake_provider.requests)
@@ -57,7 +59,7 @@ async def test_on_a_tty_text_typed_during_a_turn_is_not_echoed_and_waits_as_the_
     try:
         first = await _this_turns_request(fake_provider, before, "first question")
         cli.type("and a follow-up\r")
-        await cli.wait_for("queued: and a follow-up")
+        await cli.wait_for("steering: and a follow-up")
         gate.release()
         assert await cli.exit_code() == 0
     finally:
@@ -65,25 +67,25 @@ async def test_on_a_tty_text_typed_during_a_turn_is_not_echoed_and_waits_as_the_
         cli.close()
     lines = [line.strip() for line in cli.text.splitlines()]
     assert "The first answer." in lines and "The second one." in lines
-    # the typed text shows only as queued, as sent (and beside the spinner while typed): on a
-    # line of its own, never inside the answer (control sequences are stripped, so a line may
+    # the typed text shows only as steering, as sent (and beside the spinner while typed): on
+    # a line of its own, never inside the answer (control sequences are stripped, so a line may
     # begin with the spinner frames it overwrote)
-    queued = "queued: and a follow-up (sent when this turn ends)"
+    steering = "steering: and a follow-up (read at the turn's next step)"
     mentions = [line for line in lines if "and a follow-up" in line]
-    assert all(line.endswith((queued, "› and a follow-up")) for line in mentions), mentions
-    assert sum(line.endswith(queued) for line in mentions) == 1
-    assert "› and a follow-up" in lines
-    second = fake_provider.requests[first]  # the next request: the queued message's turn
-    assert "and a follow-up" in _user_texts(second.body)
-    assert "first question" in json.dumps(second.body)  # the same session
+    assert all(line.endswith((steering, "› and a follow-up")) for line in mentions), mentions
+    assert sum(line.endswith(steering) for line in mentions) == 1
+    second = fake_provider.requests[first]  # the same turn's next model call
+    assert _user_texts(second.body)[-1] == "and a follow-up"
+    assert "The first answer." in json.dumps(second.body)
 
 
-async def test_on_a_tty_text_typed_before_a_cancel_is_not_sent_and_is_shown_as_not_sent(
+async def test_on_a_tty_text_typed_before_a_cancel_is_kept_and_no_more_is_sent(
     daemon: Daemon,  # noqa: F811
     fake_provider: FakeProvider,  # noqa: F811
     project: Path,  # noqa: F811
 ) -> None:
-    """Issue 25 point 8: a cancel sends nothing more; what was typed is shown, not lost."""
+    """Issue 25 point 8, issue 26 point 1: a cancel sends nothing more to the model; what was
+    typed before it was a steer, committed to the Conversation (cancel discards nothing)."""
     gate = Gate()
     fake_provider.push(Held(Reply(text="too late"), gate))
     before = len(fake_provider.requests)
@@ -91,15 +93,14 @@ async def test_on_a_tty_text_typed_before_a_cancel_is_not_sent_and_is_shown_as_n
     try:
         await _this_turns_request(fake_provider, before, "a long job")
         cli.type("never mind\r")
-        await cli.wait_for("queued: never mind")
+        await cli.wait_for("steering: never mind")
         cli.interrupt()
         assert await cli.exit_code() == 130
     finally:
         gate.release()
         cli.close()
     assert "turn cancelled" in cli.text
-    assert "not sent: never mind" in cli.text
-    assert not any(b"never mind" in r.raw for r in fake_provider.requests[before:])
+    assert not any(b"never mind" in r.raw for r in fake_provider.requests[before + 1 :])
 
 
 async def test_slash_commands_are_answered_by_chat_and_never_sent_to_the_model(

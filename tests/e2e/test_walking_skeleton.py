@@ -54,8 +54,9 @@ async def test_a_turn_that_reads_a_file_then_answers_takes_two_model_calls(
                 "final_text": "It is Project X.",
                 "model_calls": 2,
             }
-            # issue 16: timing and usage; issue 24: the turn's warnings
-            assert set(turn) - set(contract) == {"started_at", "finished_at", "usage", "warnings"}
+            # issue 16: timing and usage; issue 24: the turn's warnings; issue 26: its model
+            added = {"started_at", "finished_at", "usage", "warnings", "model"}
+            assert set(turn) - set(contract) == added
             kinds = [u["update"]["type"] for u in updates]  # type: ignore[index]
             assert kinds[0] == "turn_started"
             assert kinds[-1] == "turn_finished"

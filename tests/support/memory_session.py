@@ -27,6 +27,7 @@ from openwork_core.session.update_streams import GlobalUpdates
 from openwork_core.session.updates import SessionUpdateEnvelope, TurnFinished
 from openwork_core.storage.memory import InMemorySessionStorage, InMemorySpanSink
 from openwork_core.storage.memory_sessions import InMemorySessions
+from openwork_core.storage.memory_steers import InMemorySteers
 from openwork_core.storage.records import (
     ProviderKind,
     ProviderModel,
@@ -121,6 +122,7 @@ async def memory_session(
     storage = sessions.create_session(record)
     deps = SessionDeps(
         storage_for=lambda _sid, _lease: storage,
+        steers_for=lambda _sid, _lease: InMemorySteers(),
         engine=ContextEngine(),
         registry=builtin_registry() if registry is None else registry,
         trace=TraceRecorder(InMemorySpanSink()),  # never started: spans are dropped

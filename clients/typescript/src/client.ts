@@ -196,6 +196,8 @@ export function describe(update: Update): string {
   switch (update.type) {
     case "turn_started":
       return `turn started (${update.clientRequestId})`;
+    case "turn_steered":
+      return `steered: ${update.text}`;
     case "phase_changed":
       return `phase ${update.phase}`;
     case "text_delta":

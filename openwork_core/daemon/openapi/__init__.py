@@ -33,6 +33,7 @@ from openwork_core.daemon.desktop_schemas import (
     TurnCancelAcceptedBody,
 )
 from openwork_core.daemon.errors import SOMETIMES, ErrorEnvelope
+from openwork_core.daemon.schemas import SteerAcceptedBody
 from openwork_core.daemon.security import is_public_path
 from openwork_core.session.snapshot import SessionSnapshot
 from openwork_core.session.updates import BroadcastResync, SessionUpdate
@@ -60,6 +61,7 @@ _RAW_RESPONSES: dict[str, type[BaseModel]] = {
     "getTranscript": TranscriptPageBody,
     "inspectContext": ContextInspectionBody,
     "cancelTurn": TurnCancelAcceptedBody,
+    "steerTurn": SteerAcceptedBody,
     "resolvePermission": PermissionAcceptedBody,
 }
 """Routes that answer pre-encoded JSON: the schema of what they answer."""
@@ -89,8 +91,12 @@ _ERRORS: dict[int, str] = {
 
 DOMAIN_ERRORS: dict[str, frozenset[int]] = {
     "createSession": frozenset({400}),
+    "forkSession": frozenset({400, 409}),
     "startTurn": frozenset({400, 409, 422}),
+    "steerTurn": frozenset({400, 409, 422}),
     "cancelTurn": frozenset({409}),
+    "revertTurn": frozenset({409}),
+    "unrevert": frozenset({409}),
     "resolvePermission": frozenset({409}),
     "setPermissionMode": frozenset({409}),
     "compactSession": frozenset({400, 409, 502}),

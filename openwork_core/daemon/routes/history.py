@@ -14,6 +14,7 @@ from openwork_core.daemon.desktop_schemas import (
     ChildListBody,
     CompactionListBody,
     CompactionTargetBody,
+    ModelNameBody,
     PlanBody,
     PlanSnapshotBody,
     SpanBody,
@@ -53,13 +54,19 @@ def history_routes(router: APIRouter, core: OpenWorkCore) -> None:
     ) -> TurnPage:
         """Newest first."""
         before = None if cursor is None else parse_turn_cursor(cursor)
-        return await core.desktop.turns(sid, before, limit)
+        page = await core.desktop.turns(sid, before, limit)
+        hidden = await core.reverts.hidden(sid)
+        if not hidden:
+            return page
+        turns = tuple(t.model_copy(update={"reverted": t.turn_id in hidden}) for t in page.turns)
+        return page.model_copy(update={"turns": turns})
 
     @router.get("/v1/sessions/{sid}/turns/{tid}", response_model=TurnDetailBody, tags=TAGS)
     async def get_turn(sid: SessionIdPath, tid: TurnIdPath) -> TurnDetailBody:
         view = await core.turn_view(sid, tid)
         stored = await core.desktop.turn(sid, tid)
         warnings = await core.store.turn_warnings(tid)
+        ran = await core.model_switch.turn_model(sid, tid)
         return TurnDetailBody(
             turn_id=view.turn_id,
             status=view.status.value,
@@ -70,6 +77,7 @@ def history_routes(router: APIRouter, core: OpenWorkCore) -> None:
             started_at=None if stored is None else stored.started_at,
             finished_at=None if stored is None else stored.finished_at,
             usage=UsageBody() if stored is None else stored.usage,
+            model=None if ran is None else ModelNameBody(provider_id=ran[0], name=ran[1]),
             warnings=[
                 TurnWarningBody(code=w.code, message=w.message, model_call=w.model_call)
                 for w in warnings

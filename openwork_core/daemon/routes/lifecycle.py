@@ -18,6 +18,7 @@ from openwork_core.daemon.errors import JsonBytes
 from openwork_core.daemon.validation import SessionIdPath
 from openwork_core.desktop.cursor import parse_session_cursor
 from openwork_core.desktop.views import SessionPage, SessionSummary
+from openwork_core.model_switch import ModelChoice
 from openwork_core.session.wire import wire_json
 from openwork_core.storage.desktop_records import SessionFilter, SessionKey, SessionPatch
 
@@ -73,6 +74,14 @@ def lifecycle_routes(router: APIRouter, core: OpenWorkCore) -> None:
     @router.patch("/v1/sessions/{sid}", response_model=SessionSummary, tags=TAGS)
     async def update_session(sid: SessionIdPath, body: PatchSessionBody) -> SessionSummary:
         given = body.model_fields_set
+        choice = ModelChoice(
+            provider=body.provider,
+            model=body.model,
+            provider_given="provider" in given,
+            model_given="model" in given,
+        )
+        if not choice.empty:  # validated and stored first: a refusal changes nothing
+            await core.model_switch.switch(sid, choice)
         patch = SessionPatch(
             title=body.title,
             clear_title="title" in given and body.title is None,

@@ -12,6 +12,7 @@ from openwork_core.daemon.errors import JsonBytes
 from openwork_core.daemon.schemas import (
     CompactionBody,
     CreateSessionBody,
+    ForkSessionBody,
     MessagePageBody,
     PermissionModeBody,
     RewindBody,
@@ -39,6 +40,11 @@ def sessions_routes(router: APIRouter, core: OpenWorkCore) -> None:
         return session_body(record)
 
     # GET /v1/sessions and GET /v1/sessions/{sid}: daemon/routes/lifecycle.py (issue 16)
+
+    @router.post("/v1/sessions/{sid}/fork", status_code=201, response_model=SessionBody)
+    async def fork_session(sid: SessionIdPath, body: ForkSessionBody) -> SessionBody:
+        """Issue 26 point 2: a new root session with the source's history through a turn."""
+        return session_body(await core.forks.fork(sid, body.after_sequence))
 
     @router.put("/v1/sessions/{sid}/permission-mode", response_model=SessionBody)
     async def set_mode(sid: SessionIdPath, body: PermissionModeBody) -> SessionBody:

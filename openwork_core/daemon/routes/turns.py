@@ -10,11 +10,14 @@ from starlette.responses import Response
 from openwork_core.daemon.errors import InvalidBody, JsonBytes
 from openwork_core.daemon.schemas import (
     PermissionDecisionBody,
+    RevertBody,
     StartTurnBody,
+    SteerAcceptedBody,
+    SteerTurnBody,
     TurnAcceptedBody,
 )
 from openwork_core.daemon.validation import SessionIdPath, ToolCallIdPath, TurnIdPath
-from openwork_core.daemon.views import input_chars, turn_inputs
+from openwork_core.daemon.views import input_chars, revert_body, turn_inputs
 from openwork_core.session.errors import TurnNotActive
 
 if TYPE_CHECKING:
@@ -40,10 +43,40 @@ def turns_routes(router: APIRouter, core: OpenWorkCore, *, max_input_chars: int)
             client_request_id=body.client_request_id,
             inputs=turn_inputs(body),
             disabled_skill_names=body.disabled_skill_names,
+            model_name=body.model,
         )
         return TurnAcceptedBody(turn_id=accepted.turn_id)
 
     # GET /v1/sessions/{sid}/turns/{tid}: daemon/routes/history.py (issue 16)
+
+    @router.post(
+        "/v1/sessions/{sid}/turns/{tid}/steer", status_code=202, response_model=SteerAcceptedBody
+    )
+    async def steer_turn(sid: SessionIdPath, tid: TurnIdPath, body: SteerTurnBody) -> Response:
+        """Issue 26 point 1: input for the running turn, committed before the 202."""
+        chars = input_chars(body)
+        if chars > max_input_chars:
+            raise InputTooLong(chars, max_input_chars)
+        try:
+            accepted = await core.steer_turn(
+                sid, tid, client_request_id=body.client_request_id, inputs=turn_inputs(body)
+            )
+        except TurnNotActive:
+            await core.turn_view(sid, tid)  # an unknown turn is 404 not_found, not 409
+            raise
+        return JsonBytes(
+            {"turn_id": accepted.turn_id, "steer_id": accepted.steer_id}, status_code=202
+        )
+
+    @router.post("/v1/sessions/{sid}/turns/{tid}/revert", response_model=RevertBody)
+    async def revert_turn(sid: SessionIdPath, tid: TurnIdPath) -> RevertBody:
+        """Issue 26 point 3: the Conversation drops this turn and every later one."""
+        return revert_body(await core.reverts.revert(sid, tid))
+
+    @router.post("/v1/sessions/{sid}/unrevert", response_model=RevertBody)
+    async def unrevert(sid: SessionIdPath) -> RevertBody:
+        """Issue 26 point 3: put back the last revert while no turn has started since."""
+        return revert_body(await core.reverts.unrevert(sid))
 
     @router.post("/v1/sessions/{sid}/turns/{tid}/cancel", status_code=202)
     async def cancel_turn(sid: SessionIdPath, tid: TurnIdPath) -> Response:

@@ -21,6 +21,7 @@ from openwork_core.session.input import PreparedTurnInput
 from openwork_core.session.runner.cancellation import TurnCancellation
 from openwork_core.session.runner.history import CompactionHistory
 from openwork_core.session.runner.permission import PermissionSlot
+from openwork_core.session.runner.steering import SteerInbox, SteerStore
 from openwork_core.session.runner.usage_step import CallLedger
 from openwork_core.session.runner.world_state_step import WorldStateTracker
 from openwork_core.session.storage import ProviderModel, ProviderRecord, SessionStorage
@@ -79,6 +80,8 @@ class SessionServices:
     """What every turn of one session uses; owned by the session actor."""
 
     storage: SessionStorage
+    steers: SteerStore
+    """The session's steers (issue 26 point 1)."""
     chat: ChatStateHandle
     toolset: TurnToolset
     engine: ContextEngine
@@ -119,6 +122,8 @@ class TurnContext:
     mode: PermissionModeView
     opened: tuple[ConversationItem, ...] = ()
     """The turn's input messages, committed with the turn row before the turn was accepted."""
+    steering: SteerInbox = field(default_factory=SteerInbox)
+    """Steers the actor accepted for this turn and the runner has not taken yet."""
 
     @property
     def interactive(self) -> bool:

@@ -57,6 +57,7 @@ from openwork_core.session.runner.model_step import (
     stream_response,
 )
 from openwork_core.session.runner.prepare import prepare_call, system_context
+from openwork_core.session.runner.steering import SteerDelivery
 from openwork_core.session.runner.step_writer import CompletedResponse, StepWriter
 from openwork_core.session.runner.tool_dispatch import ToolCallRunner
 from openwork_core.session.runner.usage_step import SubmissionFacts, model_call_record
@@ -113,6 +114,9 @@ class TurnRunner:
         """The terminal state a database outage kept from being written (faults issue)."""
         self._compaction = CompactionStep(turn)
         self._warnings = TurnWarnings(turn.spec.turn_id, turn.services.storage, turn.emit)
+        self._steering = SteerDelivery(
+            turn.steering, turn.services.storage, turn.services.chat, turn.spec.turn_id
+        )
 
     async def run(self) -> TurnOutcome:
         spec = self._spec
@@ -130,6 +134,7 @@ class TurnRunner:
                 outcome = Failed(FailureCode.ACTOR_STOPPED, f"internal error: {exc!r}")
             finally:
                 await self._discard_draft()
+            await self._steering.close()  # cancel discards nothing committed (issue 26)
             await self._finish(outcome)
             log.info("turn.finished", outcome=outcome.status)
             return outcome
@@ -155,11 +160,14 @@ class TurnRunner:
         for model_call in range(1, services.agent.max_model_calls + 1):
             self._cancellation.check()
             await self._drain_mailbox()
+            await self._steering.deliver()  # after every tool result of the last step
             self._emit(PhaseChanged(phase=SessionPhase.RUNNING_MODEL))
             await world_state.sample(self._spec.turn_id, model_call, 1)
             message = await self._model_call(system, world_state, model_call)
             calls = message.tool_calls
             if not calls:
+                if self._steering.waiting and model_call < services.agent.max_model_calls:
+                    continue  # a steer came during the final answer: one more call carries it
                 return Completed(message.text)
             self._emit(PhaseChanged(phase=SessionPhase.RUNNING_TOOLS))
             terminal = await self._tools.run_calls(calls)

@@ -29,6 +29,7 @@ from openwork_core.storage.compaction_records import (
 from openwork_core.storage.errors import RecordNotFound
 from openwork_core.storage.postgres import messages as message_rows
 from openwork_core.storage.postgres.connection import Conn
+from openwork_core.storage.postgres.reverts import without_reverted
 from openwork_core.storage.postgres.sessions import fetch_session, lock_session
 from openwork_core.storage.postgres.steady_statements import steady
 from openwork_core.storage.records import StoredMessage, TurnStatus
@@ -197,7 +198,7 @@ async def load_projection(conn: Conn, session_id: SessionId) -> ProjectionRows:
         return ProjectionRows(
             checkpoint=checkpoint,
             replayed=replayed,
-            raw=tuple(raw),
+            raw=await without_reverted(conn, session_id, raw),  # issue 26 point 3
             watermark=session.tool_result_pruned_through_sequence,
         )
 

@@ -237,11 +237,13 @@ async def _every_route_is_not_found(
     document = served_document()
     bodies: dict[str, object] = {
         "startTurn": {"client_request_id": "x", "input": [{"type": "text", "text": "x"}]},
+        "steerTurn": {"client_request_id": "x", "input": [{"type": "text", "text": "x"}]},
         "resolvePermission": {"decision": "deny"},
         "setPermissionMode": {"mode": "auto"},
         "rewindSession": {"compaction_id": "c"},
         "applyFileChanges": {"change_ids": ["c"]},
         "updateSession": {"title": "t"},
+        "forkSession": {},
     }
     checked = 0
     for path, item in document["paths"].items():

@@ -156,6 +156,7 @@ _EXAMPLES: dict[str, dict[str, object]] = {
         "auto_compact_percent": 1.5,
     },
     "WarningRaised": {"code": "window_too_small", "message": "m", "model_call": 1},
+    "TurnSteered": {"steer_id": "steer_1", "client_request_id": "r", "text": "also this"},
     "TurnFinished": {"outcome": {"status": "completed", "final_text": "done"}},
     "StreamEnded": {"reason": "deleted"},
 }
