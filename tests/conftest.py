@@ -61,9 +61,11 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
 
 @pytest.fixture
-async def database_url(pg_cluster: PgCluster) -> str:
-    """A fresh, migrated database for this test."""
-    return await pg_cluster.new_database()
+async def database_url(pg_cluster: PgCluster) -> AsyncIterator[str]:
+    """A fresh, migrated database for this test, dropped in the background after it."""
+    url = await pg_cluster.new_database()
+    yield url
+    pg_cluster.drop_soon(url)
 
 
 @pytest.fixture

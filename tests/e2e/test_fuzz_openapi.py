@@ -105,6 +105,7 @@ def _fuzz(operation: schemathesis.APIOperation, mode: GenerationMode) -> None:
     run()
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(
     360
 )  # 50 examples per operation; CPU-bound, it shares the cores with the workers

@@ -20,7 +20,7 @@ from tests.support.llamacpp import LlamaServer, llama_server
 from tests.support.postgres import PgCluster
 from tests.support.sse import open_events
 
-pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.timeout(300)]
+pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.timeout(300), pytest.mark.slow]
 
 CAP = 1_024
 CANCEL_BOUND_S = 5.0

@@ -20,7 +20,7 @@ from tests.support.daemon import Daemon, run_turn_and_wait, start_daemon
 from tests.support.llamacpp import LlamaServer, llama_server
 from tests.support.postgres import PgCluster
 
-pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.timeout(300)]
+pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.timeout(300), pytest.mark.slow]
 """A CPU model's prompt evaluation on 2 shared cores: seconds alone, minutes under load."""
 
 WINDOW = 8_192

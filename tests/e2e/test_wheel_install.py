@@ -10,6 +10,8 @@ import sys
 import zipfile
 from pathlib import Path
 
+import pytest
+
 from tests.e2e.conftest import provider_env
 from tests.fakes.fake_provider import FakeProvider
 from tests.fakes.fake_script import Reply
@@ -36,6 +38,7 @@ async def _run(*argv: str, cwd: Path, env: dict[str, str] | None = None) -> str:
     return text
 
 
+@pytest.mark.slow
 async def test_the_installed_wheel_migrates_a_fresh_database_and_serves_a_turn(
     tmp_path: Path, pg_cluster: PgCluster, fake_provider: FakeProvider
 ) -> None:

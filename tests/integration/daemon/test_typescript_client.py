@@ -23,9 +23,10 @@ def dist() -> Path:
 
 
 def test_the_generated_types_type_check_the_client(dist: Path) -> None:
+    """``built`` compiled the client and its tests with ``tsc`` against the generated types,
+    failing on any type error (its output is the failure); what it compiled is there."""
     assert (dist / "src" / "client.js").is_file()
-    done = run(str(CLIENT / "node_modules" / ".bin" / "tsc"), "--noEmit", "-p", ".")
-    assert done.returncode == 0, done.stdout + done.stderr
+    assert (dist / "test" / "sse.test.js").is_file()
 
 
 def test_the_clients_sse_parser_and_back_off_pass_their_node_tests(dist: Path) -> None:
