@@ -104,7 +104,8 @@ def control_surface(
 
 @dataclass(frozen=True, slots=True)
 class UpdatePlan:
-    """Parse with ``openwork_core.plan.read_update_plan``; commit with ``PlanStore``."""
+    """Parse with ``openwork_core.plan.read_update_plan``; commit with ``SessionStorage.append``
+    (a ``StepWrite`` with the plan)."""
 
     kind: Literal["update_plan"] = "update_plan"
 

@@ -102,18 +102,6 @@ async def fetch_running_turn(conn: Conn, session_id: SessionId) -> TurnRecord | 
     return None if row is None else _row(row)
 
 
-async def record_submission(conn: Conn, turn_id: TurnId, model_call_index: int) -> None:
-    """Before each provider submission: the logical call count and one more submission."""
-    await conn.execute(
-        """UPDATE turns SET model_call_count = GREATEST(model_call_count, $2),
-                            model_submission_count = model_submission_count + 1,
-                            updated_at = now()
-           WHERE id = $1""",
-        turn_id,
-        model_call_index,
-    )
-
-
 _TOKEN_COLUMNS = (
     "input_tokens",
     "output_tokens",

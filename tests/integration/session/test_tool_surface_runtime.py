@@ -10,6 +10,7 @@ import pytest
 
 from openwork_chat_state.messages import TextBlock, ToolResultBlock, ToolResultState
 from openwork_core.models.adapters.scripted import ScriptedModel, ScriptedResponse
+from openwork_core.plan import steps_from_json
 from openwork_core.session.approval import PermissionDecision, PermissionRequest
 from openwork_core.session.errors import PermissionNotPending, TurnNotActive
 from openwork_core.session.input import TextInput
@@ -17,7 +18,7 @@ from openwork_core.session.update_streams import Subscription
 from openwork_core.session.updates import SessionUpdateEnvelope
 from openwork_core.storage import PostgresStore
 from openwork_core.storage.codec import decode_message
-from openwork_core.storage.postgres.plans import PlanStore
+from openwork_core.storage.postgres import history as history_rows
 from openwork_core.storage.records import TurnStatus
 from openwork_tools import SandboxMode, SandboxStatus
 from openwork_tools.sandbox.probe import probe_sandbox
@@ -83,9 +84,13 @@ async def test_update_plan_commits_the_plan_with_its_result_and_then_emits_plan_
         assert snapshot.runtime.state == "terminal"
         assert snapshot.runtime.plan is not None
         assert snapshot.runtime.plan.steps[1].step == "  add migration "
-    stored = await PlanStore(store.pool).load_turn_plan(turn_id)
-    assert stored is not None
-    assert [s.step for s in stored.steps] == ["read schema", "  add migration "]
+    async with store.pool.acquire() as conn:
+        stored = await history_rows.fetch_latest_plan(conn, sid)
+    assert stored is not None and stored.turn_id == turn_id
+    assert [s.step for s in steps_from_json(stored.steps_json)] == [
+        "read schema",
+        "  add migration ",
+    ]
     results = await _results(store, sid)
     assert [(_text(r), r.state) for r in results] == [
         ("Plan updated", ToolResultState.SUCCESS),
