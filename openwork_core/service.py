@@ -150,8 +150,6 @@ class OpenWorkCore:
         self._agent_store = AgentStore(store.pool)
         self.providers = ProviderRuntime(store, ProviderKeys(keys_path(home)))
         """Keys, served windows and the session-choice check (issue 14)."""
-        self.model_switch = ModelSwitch(store, self.providers)
-        """``PATCH``'s provider and model, a turn's model (issue 26 point 4)."""
         self.mcp = McpRuntime(
             store=PostgresMcpServers(store.pool),
             secrets=McpSecretsFile(secrets_path(home)),
@@ -167,6 +165,8 @@ class OpenWorkCore:
         self._model_ports = model_ports
         self._load_limits = load_limits
         self._sessions = LazyRegistry(self._build_registry)
+        self.model_switch = ModelSwitch(store, self.providers, self._sessions)
+        """``PATCH``'s provider and model, a turn's model (issue 26 point 4)."""
         self.desktop = DesktopQueries(store.pool, home, self._sessions)
         """The desktop app's reads and the session lifecycle (issue 16); never loads an actor."""
         self.forks = SessionForks(store, self.desktop)

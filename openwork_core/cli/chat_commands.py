@@ -15,7 +15,7 @@ HELP: tuple[tuple[str, str], ...] = (
     ("/help", "this list"),
     ("/new", "start a new session in this folder (same --model and --mode)"),
     ("/mode [auto|accept_edits]", "show or set the session's permission mode"),
-    ("/model [NAME]", "show the session's model, or switch it from the next turn"),
+    ("/model [NAME]", "show the session's model, or switch it from the next model call"),
     ("/inspect", "the session's context window (as `openwork inspect`)"),
     ("/quit", "leave (also /exit, Ctrl-D)"),
 )

@@ -211,7 +211,7 @@ class ChatSession:
             )
             return
         self._model = model
-        self._note(f"model {model}, from the next turn")
+        self._note(f"model {model}, from the next model call")
 
     def _lines(self, lines: list[str]) -> None:
         for line in lines:

@@ -53,6 +53,7 @@ from openwork_core.session.commands import (
     SteerTurn,
     Stop,
     Subscribe,
+    SwitchModel,
     TurnEnded,
     settle,
 )
@@ -87,7 +88,7 @@ from openwork_core.session.runner import (
     TurnSpec,
 )
 from openwork_core.session.runner.cancellation import TurnCancellation
-from openwork_core.session.runner.context import PermissionModeView
+from openwork_core.session.runner.context import ModelSwitchSlot, PermissionModeView
 from openwork_core.session.runner.prepare import prepare_call, system_context, turn_opening
 from openwork_core.session.runner.steering import (
     Steer,
@@ -147,6 +148,7 @@ class _ActiveTurn:
     slot: TurnSlot | None
     task: asyncio.Task[None] | None = None
     steering: SteerInbox = dataclasses.field(default_factory=SteerInbox)
+    next_model: ModelSwitchSlot = dataclasses.field(default_factory=ModelSwitchSlot)
 
 
 @dataclass(slots=True)
@@ -230,6 +232,8 @@ class SessionActor:
                 await settle(command.reply, self._resolve_permission(turn_id, call_id, decision))
             case SetPermissionMode(mode=mode, reply=reply):
                 await settle(reply, self._set_mode(mode))
+            case SwitchModel(model=model, reply=reply):
+                await settle(reply, self._switch_model(model))
             case ApplyFileChanges(change_ids=change_ids, direction=direction, reply=reply):
                 await settle(reply, self._file_changes(change_ids, direction))
             case RevertTurns(turn_id=turn_id, store=store, reply=reply):
@@ -326,6 +330,7 @@ class SessionActor:
                 mode=active.mode,
                 opened=opened,
                 steering=active.steering,
+                next_model=active.next_model,
             )
         )
         active.task = asyncio.get_running_loop().create_task(
@@ -416,6 +421,10 @@ class SessionActor:
         self._mode = mode
         if self._active is not None:  # effective from the next tool call (§1)
             self._active.mode.current = mode
+
+    async def _switch_model(self, model: ResolvedModel) -> None:
+        if self._active is not None:  # from its next model call (issue 26 point 4)
+            self._active.next_model.pending = model
 
     # -- idle-only work ------------------------------------------------------------------------
     def _require_idle(self) -> None:

@@ -96,6 +96,14 @@ class SetPermissionMode(_Asks[None]):
 
 
 @dataclass(frozen=True, slots=True)
+class SwitchModel(_Asks[None]):
+    """Issue 26 point 4: the session's newly stored model, for the running turn's next model
+    call (an idle session resolves it at its next turn)."""
+
+    model: ResolvedModel
+
+
+@dataclass(frozen=True, slots=True)
 class ApplyFileChanges(_Asks[tuple[FileChange, ...]]):
     change_ids: tuple[str, ...]
     direction: ChangeDirection
@@ -193,6 +201,7 @@ SessionCommand: TypeAlias = (
     | CancelTurn
     | ResolvePermission
     | SetPermissionMode
+    | SwitchModel
     | ApplyFileChanges
     | RevertTurns
     | Compact

@@ -28,6 +28,7 @@ from openwork_core.session.commands import (
     SteerTurn,
     Stop,
     Subscribe,
+    SwitchModel,
 )
 from openwork_core.session.compaction import CompactionResult
 from openwork_core.session.errors import ActorStopped
@@ -73,6 +74,10 @@ class SessionHandle:
 
     async def set_permission_mode(self, mode: SandboxMode) -> None:
         await self._queue.ask(SetPermissionMode(mode))
+
+    async def switch_model(self, model: ResolvedModel) -> None:
+        """The running turn, if any, uses ``model`` from its next model call (issue 26)."""
+        await self._queue.ask(SwitchModel(model))
 
     async def apply_file_changes(
         self, change_ids: tuple[str, ...], direction: ChangeDirection

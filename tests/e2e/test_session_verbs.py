@@ -236,14 +236,7 @@ async def test_a_steer_after_the_turn_ended_is_refused_turn_not_active(
 
 
 # -- 4. model switch --------------------------------------------------------------------------
-async def test_a_model_switch_is_in_the_next_request_the_inspection_and_the_turn(
-    scripted: Scripted, client: httpx.AsyncClient, tmp_path: Path
-) -> None:
-    """Issue 26 point 4: ``PATCH`` with ``model`` (validated as at create: 400
-    ``model_not_found`` / ``provider_not_found``, nothing changed) is the next request's
-    ``model``; the inspection's limits are the new model's, the turn names the model it ran
-    with; a turn body's ``model`` is for that turn only."""
-    fake = scripted.fake
+async def _switchable_provider(client: httpx.AsyncClient, fake: FakeProvider) -> None:
     put = await client.put(
         "/v1/providers/switchable",
         json={
@@ -257,6 +250,66 @@ async def test_a_model_switch_is_in_the_next_request_the_inspection_and_the_turn
         },
     )
     assert put.status_code == 200, put.text
+
+
+def _threshold(limits: Mapping[str, int]) -> int:
+    """The compaction line of an inspection's ``limits`` (model-providers.md)."""
+    return min(limits["auto_compact_token_limit"], limits["effective_input_tokens"])
+
+
+async def test_a_model_switch_during_a_turn_is_in_that_turns_next_model_call(
+    scripted: Scripted, client: httpx.AsyncClient, tmp_path: Path
+) -> None:
+    """Issue 26 point 4, "effective from the next model call": a ``PATCH`` while the turn's first
+    model call is in flight leaves that call alone and the same turn's next request carries the
+    new ``model``, after the tool result (pairing intact); that call's compaction line is the
+    new model's (its ``context_updated`` percentage); the session's usage names the model of its
+    last call and the turn's ``model`` is the one of its latest call."""
+    fake = scripted.fake
+    await _switchable_provider(client, fake)
+    sid = await session(client, made(tmp_path / "ws"), provider="switchable", model="small-model")
+    small = (await client.get(f"/v1/sessions/{sid}/context")).json()["limits"]
+    before = len(fake.requests)
+    gate = Gate()
+    listing = Reply(tool_calls=(ToolCallSpec("call_s", "list", {"path": "."}),))
+    fake.push(Held(listing, gate), Reply(text="big finished"))
+    async with open_events(client, f"/v1/sessions/{sid}/events") as events:
+        tid = await start_turn(client, sid, "look around", "turn-switch-mid")
+        await fake.wait_for_requests(before + 1, timeout=30)
+        switched = await client.patch(f"/v1/sessions/{sid}", json={"model": "big-model"})
+        assert switched.status_code == 200, switched.text
+        big = (await client.get(f"/v1/sessions/{sid}/context")).json()["limits"]
+        gate.release()
+        ended = await events.until(finished(tid))
+    assert _ended(ended) == {"status": "completed", "finalText": "big finished"}
+    assert [r.body["model"] for r in fake.requests[before:]] == ["small-model", "big-model"]
+    second = messages_of(fake.requests[before + 1].body)
+    assert [m["role"] for m in second[-2:]] == ["assistant", "tool"]
+    assert second[-1]["tool_call_id"] == "call_s"
+    budgets = [e.update for e in ended if e.type == "context_updated"]
+    assert len(budgets) == 2
+    for budget, limits in zip(budgets, (small, big), strict=True):
+        used = budget["estimatedInputTokens"] + budget["reservedOutputTokens"]
+        expected = 100.0 * used / _threshold(limits)
+        assert budget["autoCompactPercent"] == pytest.approx(expected)
+    assert _threshold(small) != _threshold(big)
+    overview = (await client.get(f"/v1/sessions/{sid}/context/overview")).json()
+    usage = overview["usage"]
+    assert (usage["model_calls"], usage["last_call"]["model_name"]) == (2, "big-model")
+    turn = (await client.get(f"/v1/sessions/{sid}/turns/{tid}")).json()
+    assert turn["model"] == {"provider_id": "switchable", "name": "big-model"}
+    assert turn["model_calls"] == 2
+
+
+async def test_a_model_switch_is_in_the_next_request_the_inspection_and_the_turn(
+    scripted: Scripted, client: httpx.AsyncClient, tmp_path: Path
+) -> None:
+    """Issue 26 point 4: ``PATCH`` with ``model`` (validated as at create: 400
+    ``model_not_found`` / ``provider_not_found``, nothing changed) is the next request's
+    ``model``; the inspection's limits are the new model's, the turn names the model it ran
+    with; a turn body's ``model`` is for that turn only."""
+    fake = scripted.fake
+    await _switchable_provider(client, fake)
     sid = await session(client, made(tmp_path / "ws"), provider="switchable", model="small-model")
     fake.push(
         Reply(text="small says hi"),

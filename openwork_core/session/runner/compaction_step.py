@@ -71,8 +71,10 @@ class CompactionStep:
         kind: CompactionKind,
         system: ResolvedSystemContext,
         plan: TurnPlan | None,
+        model: ResolvedModel,
     ) -> CompactionResult:
-        """One automatic summary compaction; failures end the turn with compaction_error."""
+        """One automatic summary compaction by ``model`` (the turn's current one, issue 26
+        point 4); failures end the turn with compaction_error."""
         turn = self._turn
         services = turn.services
         history = services.compaction_history
@@ -88,7 +90,7 @@ class CompactionStep:
         )
         try:
             result = await run_compaction(
-                compaction_deps(turn.spec.session_id, services, turn.spec.model, turn.cancellation),
+                compaction_deps(turn.spec.session_id, services, model, turn.cancellation),
                 kind,
                 turn.spec.turn_id,
                 plan,

@@ -54,6 +54,18 @@ class TurnSpec:
     however the Turn ends."""
 
 
+@dataclass(slots=True)
+class ModelSwitchSlot:
+    """A model the session switched to while this turn runs (issue 26 point 4): the actor puts
+    it, the runner takes it at the top of its next model call (never within a step)."""
+
+    pending: ResolvedModel | None = None
+
+    def take(self) -> ResolvedModel | None:
+        switched, self.pending = self.pending, None
+        return switched
+
+
 class AgentHost(Protocol):
     """What a root session's control tools ask of Core (multi-agent.md §2, §5). Each method raises
     an ``AgentError`` (its ``body`` is the failed tool result); the parent Turn continues."""
@@ -124,6 +136,8 @@ class TurnContext:
     """The turn's input messages, committed with the turn row before the turn was accepted."""
     steering: SteerInbox = field(default_factory=SteerInbox)
     """Steers the actor accepted for this turn and the runner has not taken yet."""
+    next_model: ModelSwitchSlot = field(default_factory=ModelSwitchSlot)
+    """The session's model switch this turn has not taken yet."""
 
     @property
     def interactive(self) -> bool:

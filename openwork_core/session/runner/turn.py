@@ -8,6 +8,7 @@ state diagram)."""
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import UTC, datetime
 from typing import assert_never
 
@@ -161,6 +162,7 @@ class TurnRunner:
             self._cancellation.check()
             await self._drain_mailbox()
             await self._steering.deliver()  # after every tool result of the last step
+            self._take_model_switch()
             self._emit(PhaseChanged(phase=SessionPhase.RUNNING_MODEL))
             await world_state.sample(self._spec.turn_id, model_call, 1)
             message = await self._model_call(system, world_state, model_call)
@@ -178,6 +180,16 @@ class TurnRunner:
             FailureCode.MAX_MODEL_CALLS,
             f"the turn reached its limit of {limit} model calls without a final answer",
         )
+
+    def _take_model_switch(self) -> None:
+        """Issue 26 point 4: a model the session switched to while this turn runs is used from
+        this model call on, with its limits (window, reservation, compaction line)."""
+        switched = self._turn.next_model.take()
+        if switched is None:
+            return
+        self._spec = dataclasses.replace(self._spec, model=switched)
+        self._limits = ModelContextLimits.from_capabilities(switched.capabilities)
+        log.info("turn.model_switched", model=switched.model.name)
 
     async def _drain_mailbox(self) -> None:
         """Step 3b (multi-agent.md §6): every queued agent message is written (``ON CONFLICT (id)
@@ -232,7 +244,7 @@ class TurnRunner:
                 prepared = await self._prepare(system)
             if self._decision(prepared) is ThresholdDecision.COMPACT:
                 await self._compaction.summarize(
-                    CompactionKind.THRESHOLD, system, self._tools.current_plan
+                    CompactionKind.THRESHOLD, system, self._tools.current_plan, self._spec.model
                 )
                 summarized = True
                 await world_state.sample(self._spec.turn_id, model_call, 2)
@@ -255,7 +267,7 @@ class TurnRunner:
         if not pruned or threshold_due(prepared.budget, self._limits):
             if overflow_can_compact(prepared.budget, compaction_floor(prepared)):
                 await self._compaction.summarize(
-                    CompactionKind.OVERFLOW, system, self._tools.current_plan
+                    CompactionKind.OVERFLOW, system, self._tools.current_plan, self._spec.model
                 )
                 summarized = True
                 await world_state.sample(self._spec.turn_id, model_call, 2)

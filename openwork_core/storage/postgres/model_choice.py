@@ -1,5 +1,5 @@
 """A session's provider and model (issue 26 point 4): ``PATCH /v1/sessions/{sid}`` switches
-them; the next turn resolves them."""
+them; a running turn takes them at its next model call, an idle session at its next turn."""
 
 from __future__ import annotations
 

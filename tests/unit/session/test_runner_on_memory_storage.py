@@ -5,19 +5,25 @@ commands around a turn (session-runtime.md §2)."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
 from openwork_chat_state.item import MessageKind
 from openwork_chat_state.messages import Role, user_text
-from openwork_core.models.adapters.scripted import ScriptedModel, ScriptedResponse
+from openwork_core.context.limits import ModelContextLimits
+from openwork_core.models.adapters.scripted import ScriptedModel, ScriptedResponse, scripted_events
+from openwork_core.models.capabilities import ModelCapabilities
+from openwork_core.models.port import ModelEvent
 from openwork_core.session.errors import ActorStopped, Busy
 from openwork_core.session.input import PreparedTurnInput, input_message
 from openwork_core.session.outcome import Completed
 from openwork_core.session.runner import TurnSpec
 from openwork_core.session.storage import TurnStatus
-from openwork_core.session.updates import TurnFinished
+from openwork_core.session.updates import ContextUpdated, TurnFinished
+from openwork_core.storage.records import ProviderModel
 from tests.support.memory_session import MemorySession, memory_session
 
 
@@ -100,3 +106,60 @@ async def test_a_second_turn_while_one_runs_is_busy_and_a_stopped_actor_answers_
         assert session.storage.turns["turn-1"].status is TurnStatus.CANCELLED
         with pytest.raises(ActorStopped):
             await session.handle.snapshot()
+
+
+async def test_a_model_switch_is_taken_at_the_running_turns_next_model_call(
+    tmp_path: Path,
+) -> None:
+    """Issue 26 point 4 ("effective from the next model call"): a switch handed to the actor
+    while the turn's first call streams leaves that call alone; the next call of the same turn
+    goes to the new model's port with its name, after the tool result, and its budget's
+    percentage is against the new model's compaction line."""
+    release = asyncio.Event()
+    listing = ScriptedResponse(tool_calls=(("call-1", "list", {"path": "."}),))
+
+    async def held(_request: object) -> AsyncIterator[ModelEvent]:
+        await release.wait()
+        for event in scripted_events(listing):
+            yield event
+
+    first = ScriptedModel([held])
+    second = ScriptedModel([ScriptedResponse(text="switched")])
+    capabilities = ModelCapabilities(context_window_tokens=32_768, max_output_tokens=4_096)
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    async with memory_session(first, workspace) as session:
+        other = dataclasses.replace(
+            session.model,
+            model=ProviderModel(name="other-model", context_window=32_768, max_output_tokens=4_096),
+            capabilities=capabilities,
+            port=second,
+        )
+        _, subscription = await session.handle.subscribe(None)
+        try:
+            await session.handle.start_turn(_spec(session, "turn-1", "look around"))
+            await first.wait_for_requests(1, timeout=10)
+            await session.handle.switch_model(other)
+            release.set()
+            budgets: list[ContextUpdated] = []
+            async with asyncio.timeout(20):
+                while not isinstance(
+                    (envelope := await subscription.queue.get()).update, TurnFinished
+                ):
+                    if isinstance(envelope.update, ContextUpdated):
+                        budgets.append(envelope.update)
+        finally:
+            subscription.close()
+        assert envelope.update.outcome == Completed("switched")
+    assert [r.model for r in (*first.requests, *second.requests)] == [
+        "scripted-model",
+        "other-model",
+    ]
+    assert second.requests[0].messages[-1].role is Role.TOOL
+    lines = [ModelContextLimits.from_capabilities(m.capabilities) for m in (session.model, other)]
+    assert lines[0].compaction_threshold != lines[1].compaction_threshold
+    for budget, limits in zip(budgets, lines, strict=True):
+        used = budget.estimated_input_tokens + budget.reserved_output_tokens
+        assert budget.auto_compact_percent == pytest.approx(
+            100.0 * used / limits.compaction_threshold
+        )
