@@ -68,6 +68,9 @@ class _Interrupt:
 INTERRUPT = _Interrupt()
 REOPEN_ATTEMPTS = 5
 REOPEN_FIRST_WAIT_S = 0.1
+STOP_NOTICE_S = 2.0
+"""How long chat waits, after a cancel it did not ask for, for the stream's end that says the
+daemon is stopping."""
 
 
 class Interrupts:
@@ -199,6 +202,8 @@ class TurnPrinter:
                 reopened = 0
                 result = self._on_envelope(turn_id, item)
                 if result is not None:
+                    if result.status == "cancelled" and not cancelling and self._stopping(inbox):
+                        raise DaemonStopped()
                     return result
 
     def _on_envelope(self, turn_id: str, envelope: dict[str, JsonValue]) -> TurnResult | None:
@@ -247,6 +252,26 @@ class TurnPrinter:
                 return False
             raise
         return True
+
+    def _stopping(self, inbox: Inbox) -> bool:
+        """A cancel nobody here asked for: a stopping daemon cancels its turns, then ends the
+        stream at once with ``stream_ended`` (``unloaded``); another client's cancel ends
+        nothing, so this waits at most ``STOP_NOTICE_S``."""
+        deadline = time.monotonic() + STOP_NOTICE_S
+        while (left := deadline - time.monotonic()) > 0:
+            try:
+                item = inbox.get(timeout=left)
+            except queue.Empty:
+                return False
+            if isinstance(item, StreamEnded):
+                return True
+            if isinstance(item, Typed):
+                self._typed(item.text)
+            elif isinstance(item, dict):
+                update = item.get("update")
+                if isinstance(update, dict) and update.get("type") == "stream_ended":
+                    return update.get("reason") == "unloaded"
+        return False
 
     def _turn_if_done(self, turn_id: str) -> TurnResult | None:
         """The turn's outcome once it is no longer running. A daemon that answers no more

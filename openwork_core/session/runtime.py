@@ -29,6 +29,7 @@ from openwork_core.session.build import SessionDeps
 from openwork_core.session.registry import SessionRegistry
 from openwork_core.session.sub_agent_host import SubAgentModeFixed
 from openwork_core.storage.postgres.session_storage import PostgresSessionStorage
+from openwork_core.storage.postgres.steers import PostgresSteers
 from openwork_core.storage.records import ProviderKind
 from openwork_tools.builtin.registry import builtin_registry
 
@@ -36,6 +37,7 @@ log = structlog.get_logger(__name__)
 
 __all__ = [
     "PostgresSessionStorage",
+    "PostgresSteers",
     "SessionDeps",
     "SessionRegistry",
     "SubAgentModeFixed",
