@@ -27,6 +27,8 @@ from openwork_core.models.adapters import model_port_for, warm_up
 from openwork_core.plan.tool import update_plan_definition
 from openwork_core.session.build import SessionDeps
 from openwork_core.session.registry import SessionRegistry
+from openwork_core.session.runner.context import TurnSpec
+from openwork_core.session.runner.steering import steer_of
 from openwork_core.session.sub_agent_host import SubAgentModeFixed
 from openwork_core.storage.postgres.session_storage import PostgresSessionStorage
 from openwork_core.storage.records import ProviderKind
@@ -39,8 +41,11 @@ __all__ = [
     "SessionDeps",
     "SessionRegistry",
     "SubAgentModeFixed",
+    "TurnSpec",
+    "builtin_registry",
     "context_overview",
     "model_port_for",
+    "steer_of",
     "warm_up_first_use",
 ]
 

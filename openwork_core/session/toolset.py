@@ -32,11 +32,8 @@ from openwork_core.agents.tools import (
 )
 from openwork_core.ids import CompactionId, SessionId
 from openwork_core.mcp.surface import McpSurface
-from openwork_core.plan import (
-    UPDATE_PLAN_PROMPT_RULES,
-    update_plan_definition,
-)
-from openwork_tools import FinalizedToolset, tool_not_found_text
+from openwork_core.plan.tool import UPDATE_PLAN_PROMPT_RULES, update_plan_definition
+from openwork_tools.registry import FinalizedToolset, tool_not_found_text
 from openwork_tools.schema import parse_input
 
 # -- errors ----------------------------------------------------------------------------------

@@ -10,11 +10,11 @@ import orjson
 import pytest
 from pydantic import ValidationError
 
-from openwork_core.agents import (
+from openwork_core.agents import errors as agent_errors
+from openwork_core.agents.errors import AgentError, AgentErrorCode, error_body
+from openwork_core.agents.tools import (
     AGENT_TOOL_NAMES,
     SUB_AGENT_PROMPT_RULES,
-    AgentError,
-    AgentErrorCode,
     AgentListEntry,
     AgentStatus,
     AgentToolName,
@@ -27,7 +27,6 @@ from openwork_core.agents import (
     agent_status,
     agent_tool_definitions,
     args_tool_name,
-    error_body,
     followup_result_body,
     interrupt_result_body,
     list_agents_body,
@@ -37,7 +36,6 @@ from openwork_core.agents import (
     tool_name_of,
     wait_result_body,
 )
-from openwork_core.agents import errors as agent_errors
 from openwork_core.storage.records import TurnStatus
 
 SPEC_PROMPT_RULES = """## Sub-agent delegation
