@@ -404,7 +404,6 @@ class OpenWorkCore:
         if record.parent_session_id is None:  # multi-agent.md §8, before the user Turn
             await (await sessions.agent_host(session_id)).reconcile(handle)
         from openwork_core.session.runtime import TurnSpec  # imported: the registry is built
-
         spec = TurnSpec(
             session_id=session_id,
             turn_id=new_turn_id(),
@@ -443,7 +442,6 @@ class OpenWorkCore:
         """Input for the running turn (issue 26 point 1), committed before the answer."""
         handle = await self._loaded(session_id)
         from openwork_core.session.runtime import steer_of  # imported: a session is loaded
-
         prepared = await self._prepared_input(inputs, self._skills.disabled)
         return await handle.steer_turn(steer_of(turn_id, client_request_id, prepared))
 
