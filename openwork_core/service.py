@@ -176,19 +176,14 @@ class OpenWorkCore:
 
     def _build_registry(self) -> SessionRegistry:
         """Called by ``LazyRegistry`` once the runtime is imported (the one deferred import)."""
-        from openwork_core.session.runtime import (
-            SessionDeps,
-            SessionRegistry,
-            builtin_registry,
-            model_port_for,
-        )
+        from openwork_core.session import runtime
 
-        return SessionRegistry(
-            deps=SessionDeps(
+        return runtime.SessionRegistry(
+            deps=runtime.SessionDeps(
                 storage_for=self._session_storage,
                 steers_for=self._steers,
                 engine=ContextEngine(),
-                registry=builtin_registry(),
+                registry=runtime.builtin_registry(),
                 trace=self._trace,
                 home=self._home,
                 sandbox=self._sandbox,
@@ -202,7 +197,7 @@ class OpenWorkCore:
             ),
             children=self._agent_store,
             get_provider=self._store.get_provider,
-            model_ports=self._model_ports or model_port_for,
+            model_ports=self._model_ports or runtime.model_port_for,
             ownership=self._ownership,
             limits=self._load_limits,
             api_key=self.providers.api_key,
@@ -404,6 +399,7 @@ class OpenWorkCore:
         if record.parent_session_id is None:  # multi-agent.md §8, before the user Turn
             await (await sessions.agent_host(session_id)).reconcile(handle)
         from openwork_core.session.runtime import TurnSpec  # imported: the registry is built
+
         spec = TurnSpec(
             session_id=session_id,
             turn_id=new_turn_id(),
@@ -442,6 +438,7 @@ class OpenWorkCore:
         """Input for the running turn (issue 26 point 1), committed before the answer."""
         handle = await self._loaded(session_id)
         from openwork_core.session.runtime import steer_of  # imported: a session is loaded
+
         prepared = await self._prepared_input(inputs, self._skills.disabled)
         return await handle.steer_turn(steer_of(turn_id, client_request_id, prepared))
 
