@@ -101,8 +101,8 @@ def control_surface(
 
 @dataclass(frozen=True, slots=True)
 class UpdatePlan:
-    """Parse with ``openwork_core.plan.tool.read_update_plan``; commit with ``SessionStorage.append``
-    (a ``StepWrite`` with the plan)."""
+    """Parse with ``openwork_core.plan.tool.read_update_plan``; commit with
+    ``SessionStorage.append`` (a ``StepWrite`` with the plan)."""
 
     kind: Literal["update_plan"] = "update_plan"
 
