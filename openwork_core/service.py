@@ -212,7 +212,7 @@ class OpenWorkCore:
         return PostgresSessionStorage(self._store.pool, session_id, lease)
 
     def _steers(self, session_id: SessionId, lease: SessionLease) -> PostgresSteers:
-        from openwork_core.storage.postgres.steers import PostgresSteers
+        from openwork_core.session.runtime import PostgresSteers  # the registry's
 
         return PostgresSteers(self._store.pool, session_id, lease)
 

@@ -2,11 +2,11 @@
 "Start").
 
 What only a running session needs — the session registry and what it builds (the actor, the
-sub-agent host, the session's Postgres storage), the context page's overview and the model
-adapters with the provider SDKs — is imported here, at the top of this module, and this module is
-imported once, after the daemon listens (``session/lazy_registry.py``: by the warm-up thread, or
-by the first operation that needs a session, whichever comes first). Every other module imports
-at its top; nothing else defers an import. What it imports is this module's own import list: no
+sub-agent host, the session's Postgres storage and steers), the context page's overview and the
+model adapters with the provider SDKs — is imported here, at the top of this module, and this
+module is imported once, after the daemon listens (``session/lazy_registry.py``: by the warm-up
+thread, or by the first operation that needs a session, whichever comes first). Every other
+module imports at its top; nothing else defers an import. What it imports is this module's own import list: no
 other list names the runtime.
 
 ``warm_up_first_use`` pays, in that thread, what the first session and model call would otherwise
@@ -31,6 +31,7 @@ from openwork_core.session.runner.context import TurnSpec
 from openwork_core.session.runner.steering import steer_of
 from openwork_core.session.sub_agent_host import SubAgentModeFixed
 from openwork_core.storage.postgres.session_storage import PostgresSessionStorage
+from openwork_core.storage.postgres.steers import PostgresSteers
 from openwork_core.storage.records import ProviderKind
 from openwork_tools.builtin.registry import builtin_registry
 
@@ -38,6 +39,7 @@ log = structlog.get_logger(__name__)
 
 __all__ = [
     "PostgresSessionStorage",
+    "PostgresSteers",
     "SessionDeps",
     "SessionRegistry",
     "SubAgentModeFixed",
