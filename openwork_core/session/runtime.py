@@ -6,8 +6,8 @@ sub-agent host, the session's Postgres storage and steers), the context page's o
 model adapters with the provider SDKs — is imported here, at the top of this module, and this
 module is imported once, after the daemon listens (``session/lazy_registry.py``: by the warm-up
 thread, or by the first operation that needs a session, whichever comes first). Every other
-module imports at its top; nothing else defers an import. What it imports is this module's own import list: no
-other list names the runtime.
+module imports at its top; nothing else defers an import. What it imports is this module's own
+import list: no other list names the runtime.
 
 ``warm_up_first_use`` pays, in that thread, what the first session and model call would otherwise
 pay on the event loop (issue 13 §3: the first model call no slower than the second): the tool
