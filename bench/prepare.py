@@ -32,7 +32,8 @@ from openwork_chat_state.messages import (
     ToolResultState,
 )
 from openwork_chat_state.view import ConversationContextView
-from openwork_core.context import ContextEngine, PreparedModelCall, SystemContextBuilder
+from openwork_core.context.builder import SystemContextBuilder
+from openwork_core.context.engine import ContextEngine, PreparedModelCall
 from openwork_core.models.capabilities import ModelCapabilities
 
 ITEMS = 2_000

@@ -21,8 +21,8 @@ from bench.prepare import CAPS, ITEMS, REPEAT, SYSTEM, TOOLS, build_history, fre
 from openwork_chat_state.item import ConversationItem, RealOrigin
 from openwork_chat_state.messages import Message, Role, TextBlock
 from openwork_chat_state.view import ConversationContextView
-from openwork_core.context import ContextEngine, PreparedModelCall, SystemContextBuilder
-from openwork_core.context.builder import ResolvedSystemContext
+from openwork_core.context.builder import ResolvedSystemContext, SystemContextBuilder
+from openwork_core.context.engine import ContextEngine, PreparedModelCall
 from openwork_core.session.runner.usage_step import SubmissionFacts, model_call_record
 from openwork_core.usage import TokenUsage
 

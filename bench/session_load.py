@@ -45,8 +45,9 @@ from openwork_chat_state.messages import (
     user_text,
 )
 from openwork_core.ids import SessionId
-from openwork_core.storage import PostgresStore, create_pool
 from openwork_core.storage.codec import encode_content
+from openwork_core.storage.postgres.connection import create_pool
+from openwork_core.storage.postgres.store import PostgresStore
 from tests.support.postgres import find_cluster
 from tests.support.runtime import runtime
 

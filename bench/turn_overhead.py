@@ -57,9 +57,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from openwork_core.models.adapters.scripted import ScriptedModel, ScriptedResponse
 from openwork_core.session.storage import OutgoingMessage
-from openwork_core.storage import PostgresStore, create_pool
 from openwork_core.storage.codec import new_message
 from openwork_core.storage.postgres import session_storage
+from openwork_core.storage.postgres.connection import create_pool
+from openwork_core.storage.postgres.store import PostgresStore
 from tests.support.postgres import find_cluster
 from tests.support.runtime import runtime
 

@@ -23,15 +23,13 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from openwork_core.context.world_state import (
-    SECTION_ORDER,
-    RetainedSections,
-    WorldStateBaseline,
+from openwork_core.context.world_state.capture import (
     WorldStateSources,
     capture_world_state,
     capture_world_state_sync,
-    render_diff,
 )
+from openwork_core.context.world_state.diff import RetainedSections, WorldStateBaseline, render_diff
+from openwork_core.context.world_state.ids import SECTION_ORDER
 from openwork_tools.modes import SandboxMode, SandboxStatus
 
 ROUNDS = 7

@@ -1,45 +1,6 @@
-"""Chat State: the single writer of the model-visible Conversation."""
+"""Chat State: the single writer of the model-visible Conversation.
 
-from __future__ import annotations
+Names are imported from their modules (``openwork_chat_state.actor`` …): the package re-exports
+nothing, so the daemon's start path imports the Chat State types without its actor."""
 
-from openwork_chat_state.actor import ChatStateActor, ChatStateHandle
-from openwork_chat_state.errors import (
-    ChatStateError,
-    ChatStateStopped,
-    DuplicateToolCall,
-    NoActiveDraft,
-    PersistedSystemMessage,
-    SystemMessageRejected,
-    UnmatchedToolResult,
-)
-from openwork_chat_state.item import (
-    ConversationItem,
-    ItemOrigin,
-    MessageKind,
-    RealOrigin,
-    SyntheticOrigin,
-    SyntheticReason,
-)
-from openwork_chat_state.state import ConversationState, Draft
-from openwork_chat_state.view import ConversationContextView
-
-__all__ = [
-    "ChatStateActor",
-    "ChatStateError",
-    "ChatStateHandle",
-    "ChatStateStopped",
-    "ConversationContextView",
-    "ConversationItem",
-    "ConversationState",
-    "Draft",
-    "DuplicateToolCall",
-    "ItemOrigin",
-    "MessageKind",
-    "NoActiveDraft",
-    "PersistedSystemMessage",
-    "RealOrigin",
-    "SyntheticOrigin",
-    "SyntheticReason",
-    "SystemMessageRejected",
-    "UnmatchedToolResult",
-]
+__all__: list[str] = []

@@ -10,8 +10,8 @@ from __future__ import annotations
 from openwork_core.desktop.queries import DesktopQueries
 from openwork_core.desktop.titles import clip
 from openwork_core.ids import SessionId, new_session_id
-from openwork_core.storage import PostgresStore
 from openwork_core.storage.postgres.fork import fork_session
+from openwork_core.storage.postgres.store import PostgresStore
 from openwork_core.storage.records import SessionRecord
 
 TITLE_MAX_CHARS = 200

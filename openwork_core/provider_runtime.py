@@ -18,8 +18,8 @@ from openwork_core.models.warnings import ModelWarning, served_window_smaller, t
 from openwork_core.models.window_probe import probe_served_window, probes_window
 from openwork_core.session.errors import ModelNotFound, ProviderNotFound
 from openwork_core.session.registry_settings import environment_key
-from openwork_core.storage import PostgresStore
 from openwork_core.storage.errors import RecordNotFound
+from openwork_core.storage.postgres.store import PostgresStore
 from openwork_core.storage.provider_keys import ProviderKeys
 from openwork_core.storage.records import ProviderModel, ProviderRecord
 

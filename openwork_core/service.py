@@ -60,8 +60,6 @@ from openwork_core.session.ownership import (
     in_process_identity,
 )
 from openwork_core.session.registry_settings import LoadLimits, ModelPortFactory
-from openwork_core.session.runner.context import ResolvedModel, SessionServices, TurnSpec
-from openwork_core.session.runner.steering import SteerAccepted, steer_of
 from openwork_core.session.snapshot import SessionSnapshot, sandbox_view, stored_snapshot
 from openwork_core.session.trace import TraceRecorder
 from openwork_core.session.turn_accepted import TurnAccepted
@@ -75,18 +73,17 @@ from openwork_core.session.update_streams import (
 from openwork_core.session.workspace import is_directory, workspace_refusal
 from openwork_core.skills.enablement import SkillEnablement, SkillListing
 from openwork_core.skills.selection import select_skills, skill_snapshot_text
-from openwork_core.storage import PostgresStore
 from openwork_core.storage.postgres.agents import AgentStore
 from openwork_core.storage.postgres.compactions import CompactionStore, TranscriptPage
 from openwork_core.storage.postgres.file_changes import FileChangeStore
 from openwork_core.storage.postgres.mcp_servers import PostgresMcpServers
 from openwork_core.storage.postgres.ownership import PostgresOwnership
 from openwork_core.storage.postgres.skills import SkillStatusStore
+from openwork_core.storage.postgres.store import PostgresStore
 from openwork_core.storage.postgres.traces import PostgresSpanSink
 from openwork_core.storage.provider_keys import ProviderKeys, keys_path
 from openwork_core.storage.records import ProviderRecord, SessionRecord, StoredMessage
 from openwork_core.storage.spill_retention import sweep_spill_dirs
-from openwork_tools.builtin.registry import builtin_registry
 from openwork_tools.modes import SandboxMode, SandboxStatus
 from openwork_tools.policy import SandboxSettings
 
@@ -94,9 +91,11 @@ if TYPE_CHECKING:
     from openwork_core.context.inspection import ContextInspection
     from openwork_core.desktop.context_overview import ContextOverview
     from openwork_core.session.approval import PermissionDecision
-    from openwork_core.session.compaction import CompactionResult
+    from openwork_core.session.compaction.run import CompactionResult
     from openwork_core.session.handle import SessionHandle
     from openwork_core.session.registry import SessionRegistry
+    from openwork_core.session.runner.context import ResolvedModel, SessionServices
+    from openwork_core.session.runner.steering import SteerAccepted
     from openwork_core.storage.postgres.session_storage import PostgresSessionStorage
     from openwork_core.storage.postgres.steers import PostgresSteers
     from openwork_tools.results import FileChange
@@ -177,14 +176,14 @@ class OpenWorkCore:
 
     def _build_registry(self) -> SessionRegistry:
         """Called by ``LazyRegistry`` once the runtime is imported (the one deferred import)."""
-        from openwork_core.session.runtime import SessionDeps, SessionRegistry, model_port_for
+        from openwork_core.session import runtime
 
-        return SessionRegistry(
-            deps=SessionDeps(
+        return runtime.SessionRegistry(
+            deps=runtime.SessionDeps(
                 storage_for=self._session_storage,
                 steers_for=self._steers,
                 engine=ContextEngine(),
-                registry=builtin_registry(),
+                registry=runtime.builtin_registry(),
                 trace=self._trace,
                 home=self._home,
                 sandbox=self._sandbox,
@@ -198,7 +197,7 @@ class OpenWorkCore:
             ),
             children=self._agent_store,
             get_provider=self._store.get_provider,
-            model_ports=self._model_ports or model_port_for,
+            model_ports=self._model_ports or runtime.model_port_for,
             ownership=self._ownership,
             limits=self._load_limits,
             api_key=self.providers.api_key,
@@ -399,6 +398,8 @@ class OpenWorkCore:
         handle = await sessions.load_for_turn(session_id)
         if record.parent_session_id is None:  # multi-agent.md §8, before the user Turn
             await (await sessions.agent_host(session_id)).reconcile(handle)
+        from openwork_core.session.runtime import TurnSpec  # imported: the registry is built
+
         spec = TurnSpec(
             session_id=session_id,
             turn_id=new_turn_id(),
@@ -436,6 +437,8 @@ class OpenWorkCore:
     ) -> SteerAccepted:
         """Input for the running turn (issue 26 point 1), committed before the answer."""
         handle = await self._loaded(session_id)
+        from openwork_core.session.runtime import steer_of  # imported: a session is loaded
+
         prepared = await self._prepared_input(inputs, self._skills.disabled)
         return await handle.steer_turn(steer_of(turn_id, client_request_id, prepared))
 

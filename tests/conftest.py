@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
-from openwork_core.storage import PostgresStore, create_pool
+from openwork_core.storage.postgres.connection import create_pool
+from openwork_core.storage.postgres.store import PostgresStore
 from tests.support.postgres import PgCluster, find_cluster
 from tests.support.tiers import SLOW, MisplacedTest, Tier, run_order, tier_of
 

@@ -327,27 +327,3 @@ class WaitTimeoutStreak:
         """Record one wait; ``True`` when the timeouts now reach the threshold."""
         self._count = 0 if delivered else self._count + 1
         return self._count >= self.threshold
-
-
-def tool_name_of(name: str) -> AgentToolName | None:
-    """The control tool with this name, or ``None``."""
-    try:
-        return AgentToolName(name)
-    except ValueError:
-        return None
-
-
-def args_tool_name(args: AgentToolArgs) -> AgentToolName:
-    match args:
-        case SpawnAgentArgs():
-            return AgentToolName.SPAWN_AGENT
-        case WaitAgentArgs():
-            return AgentToolName.WAIT_AGENT
-        case ListAgentsArgs():
-            return AgentToolName.LIST_AGENTS
-        case FollowupTaskArgs():
-            return AgentToolName.FOLLOWUP_TASK
-        case InterruptAgentArgs():
-            return AgentToolName.INTERRUPT_AGENT
-        case _:
-            assert_never(args)

@@ -37,7 +37,8 @@ from openwork_core.daemon.startup import embedded_home_guard, key_required, open
 from openwork_core.logs import configure_logging
 from openwork_core.models.capabilities import CapabilityError, resolve_capabilities
 from openwork_core.skills.discovery import discover_skills
-from openwork_core.storage import PostgresStore, discover_migrations
+from openwork_core.storage.migrate import discover_migrations
+from openwork_core.storage.postgres.store import PostgresStore
 from openwork_core.storage.records import ProviderKind, ProviderRecord
 from openwork_tools.sandbox.cgroup import find_parents
 from openwork_tools.sandbox.probe import probe_sandbox, root_note

@@ -12,8 +12,8 @@ from openwork_core.config import ConfigError, OpenWorkSettings, load_settings
 from openwork_core.daemon.server import MIGRATION_FIX
 from openwork_core.daemon.startup import embedded_home_guard, open_database
 from openwork_core.logs import configure_logging
-from openwork_core.storage import apply_migrations, discover_migrations
 from openwork_core.storage.errors import MigrationChecksumMismatch, MigrationLayoutError
+from openwork_core.storage.migrate import apply_migrations, discover_migrations
 
 
 def register(app: typer.Typer) -> None:

@@ -42,7 +42,8 @@ from openwork_core.storage.records import (
     ReasoningEffort,
     TurnStatus,
 )
-from openwork_tools import FileChange, SandboxMode
+from openwork_tools.modes import SandboxMode
+from openwork_tools.results import FileChange
 
 
 def _mode(value: object) -> object:

@@ -50,8 +50,9 @@ from openwork_core.service import OpenWorkCore
 from openwork_core.session.lazy_registry import warm_up_after_listen
 from openwork_core.session.ownership import daemon_identity
 from openwork_core.session.registry_settings import LoadLimits
-from openwork_core.storage import PostgresStore, apply_migrations
 from openwork_core.storage.errors import MigrationChecksumMismatch, MigrationLayoutError
+from openwork_core.storage.migrate import apply_migrations
+from openwork_core.storage.postgres.store import PostgresStore
 from openwork_core.version import app_version
 from openwork_tools.sandbox.probe import current_root_note, probe_sandbox
 

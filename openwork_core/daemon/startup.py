@@ -24,8 +24,7 @@ from openwork_core.config import (
 )
 from openwork_core.daemon.embedded_pg import EmbeddedPostgres, start_embedded_postgres
 from openwork_core.daemon.home import HomeInUse, HomeLock
-from openwork_core.storage import create_pool
-from openwork_core.storage.postgres.connection import PoolWarmth
+from openwork_core.storage.postgres.connection import PoolWarmth, create_pool
 from openwork_core.storage.records import ProviderKind, ProviderRecord
 from openwork_tools.modes import SandboxStatus
 

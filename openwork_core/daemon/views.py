@@ -37,7 +37,7 @@ from openwork_core.storage.records import (
 if TYPE_CHECKING:
     from openwork_core.models.served_window import ServedWindow
     from openwork_core.provider_runtime import ProviderRuntime
-    from openwork_core.session.compaction import CompactionResult
+    from openwork_core.session.compaction.run import CompactionResult
     from openwork_core.session.revert import RevertResult
     from openwork_core.skills.enablement import SkillListing
 

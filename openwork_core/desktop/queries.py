@@ -41,7 +41,7 @@ from openwork_core.storage.postgres import session_listing as listing_rows
 from openwork_core.storage.records import TurnStatus
 
 if TYPE_CHECKING:
-    from openwork_core.session.compaction import CompactionResult
+    from openwork_core.session.compaction.run import CompactionResult
     from openwork_core.session.handle import SessionHandle
 
 

@@ -1,6 +1,6 @@
 """MCP tools in the Tool Surface (issue 27 points 3 and 4; docs/mcp.md).
 
-``McpTool`` is a listed tool as a registry tool (``openwork_tools.AnyTool``): the same
+``McpTool`` is a listed tool as a registry tool (``openwork_tools.definition.AnyTool``): the same
 ``FinalizedToolset`` that dispatches the built-in tools dispatches it, so its result gets the same
 32,000-byte cap and spill file, and a bug in it is a result. ``prepare`` gives the approval gate
 the facts of a call that asks first; ``dispatch`` sends ``tools/call`` with the server's

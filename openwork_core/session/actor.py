@@ -22,8 +22,8 @@ from typing import TypeVar, assert_never
 
 import structlog
 
-from openwork_chat_state import ConversationItem
-from openwork_core.agents import TurnSlot
+from openwork_chat_state.item import ConversationItem
+from openwork_core.agents.control import TurnSlot
 from openwork_core.context.inspection import ContextInspection, build_context_inspection
 from openwork_core.context.limits import ModelContextLimits
 from openwork_core.ids import (
@@ -57,9 +57,7 @@ from openwork_core.session.commands import (
     TurnEnded,
     settle,
 )
-from openwork_core.session.compaction import (
-    CompactionResult,
-)
+from openwork_core.session.compaction.run import CompactionResult
 from openwork_core.session.errors import (
     ActorStopped,
     Busy,
@@ -79,16 +77,16 @@ from openwork_core.session.outcome import (
 )
 from openwork_core.session.repair import TurnEndRepair
 from openwork_core.session.revert import RevertResult, RevertStore, revert_turns, unrevert
-from openwork_core.session.runner import (
-    PermissionSlot,
+from openwork_core.session.runner.cancellation import TurnCancellation
+from openwork_core.session.runner.context import (
+    ModelSwitchSlot,
+    PermissionModeView,
     ResolvedModel,
     SessionServices,
     TurnContext,
-    TurnRunner,
     TurnSpec,
 )
-from openwork_core.session.runner.cancellation import TurnCancellation
-from openwork_core.session.runner.context import ModelSwitchSlot, PermissionModeView
+from openwork_core.session.runner.permission import PermissionSlot
 from openwork_core.session.runner.prepare import prepare_call, system_context, turn_opening
 from openwork_core.session.runner.steering import (
     Steer,
@@ -97,6 +95,7 @@ from openwork_core.session.runner.steering import (
     SteerTarget,
     accept_steer,
 )
+from openwork_core.session.runner.turn import TurnRunner
 from openwork_core.session.runner.usage_step import inspection_usage
 from openwork_core.session.snapshot import (
     IdleRuntime,
@@ -121,8 +120,9 @@ from openwork_core.session.updates import (
 )
 from openwork_core.storage.compaction_records import CompactionKind
 from openwork_core.usage import TokenUsage
-from openwork_tools import FileChange, SandboxMode, SandboxStatus
 from openwork_tools.faults import faultpoint
+from openwork_tools.modes import SandboxMode, SandboxStatus
+from openwork_tools.results import FileChange
 from openwork_tools.undo import ChangeDirection
 
 log = structlog.get_logger(__name__)

@@ -26,18 +26,11 @@ from typing import Literal, Protocol, TypeAlias
 from openwork_chat_state.messages import JsonObject
 from openwork_core.ids import SessionId, ToolCallId, TurnId
 from openwork_core.session.wire_fields import OMIT_WHEN_NONE
-from openwork_tools import (
-    Access,
-    Actor,
-    DangerMatch,
-    GrantScope,
-    PathGrant,
-    PreparedCall,
-    SandboxMode,
-    SandboxPolicy,
-    ToolSessionContext,
-)
+from openwork_tools.context import ToolSessionContext
+from openwork_tools.modes import SandboxMode
 from openwork_tools.paths import is_credential, is_hard_protected, is_under
+from openwork_tools.policy import Access, Actor, GrantScope, PathGrant, SandboxPolicy
+from openwork_tools.prepared import DangerMatch, PreparedCall
 from openwork_tools.sandbox.bwrap import workspace_writable
 
 JUSTIFICATION_REQUIRED_TEXT = (

@@ -9,33 +9,32 @@ from pathlib import Path
 
 import structlog
 
-from openwork_chat_state import ChatStateActor, ChatStateError
+from openwork_chat_state.actor import ChatStateActor
+from openwork_chat_state.errors import ChatStateError
 from openwork_core.agents.definitions import AGENTS
 from openwork_core.context.engine import ContextEngine
-from openwork_core.context.world_state import WorldStateSources
+from openwork_core.context.world_state.capture import WorldStateSources
 from openwork_core.ids import SessionId, TurnId
 from openwork_core.mcp.surface import SurfaceSource
 from openwork_core.session.actor import SessionActor
-from openwork_core.session.compaction import SummarySettings, load_conversation_items
+from openwork_core.session.compaction.generation import SummarySettings
+from openwork_core.session.compaction.loading import load_conversation_items
 from openwork_core.session.handle import SessionHandle
 from openwork_core.session.outcome import TurnOutcome
 from openwork_core.session.ownership import SessionLease
-from openwork_core.session.runner import SessionServices, WorldStateTracker
+from openwork_core.session.runner.context import SessionServices
 from openwork_core.session.runner.history import CompactionHistory
 from openwork_core.session.runner.steering import SteerStore, write_stranded
+from openwork_core.session.runner.world_state_step import WorldStateTracker
 from openwork_core.session.storage import SessionRecord, SessionStorage
 from openwork_core.session.sub_agent_host import SubAgentHost
 from openwork_core.session.toolset import TurnToolset, control_surface
 from openwork_core.session.trace import TraceRecorder
 from openwork_core.session.update_streams import GlobalUpdates, UpdateHub, sequence_floor
-from openwork_tools import (
-    SandboxMode,
-    SandboxStatus,
-    ToolRegistry,
-    ToolSessionContext,
-    ToolsetConfig,
-)
+from openwork_tools.context import ToolSessionContext
+from openwork_tools.modes import SandboxMode, SandboxStatus
 from openwork_tools.policy import SandboxSettings
+from openwork_tools.registry import ToolRegistry, ToolsetConfig
 
 log = structlog.get_logger(__name__)
 

@@ -12,15 +12,15 @@ from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from typing import Generic, TypeAlias, TypeVar
 
-from openwork_core.agents import AgentMessage
+from openwork_core.agents.messages import AgentMessage
 from openwork_core.context.inspection import ContextInspection
 from openwork_core.ids import CompactionId, ToolCallId, TurnId
 from openwork_core.session.approval import PermissionDecision
-from openwork_core.session.compaction import CompactionResult
+from openwork_core.session.compaction.run import CompactionResult
 from openwork_core.session.errors import ActorStopped
 from openwork_core.session.outcome import TurnOutcome
 from openwork_core.session.revert import RevertResult, RevertStore
-from openwork_core.session.runner import ResolvedModel, TurnSpec
+from openwork_core.session.runner.context import ResolvedModel, TurnSpec
 from openwork_core.session.runner.steering import Steer, SteerAccepted
 from openwork_core.session.snapshot import SessionSnapshot
 from openwork_core.session.storage import TurnClosing
@@ -29,7 +29,8 @@ from openwork_core.session.update_streams import SessionReplay, Subscription
 from openwork_core.session.updates import StreamEndReason
 from openwork_core.storage.compaction_records import CompactionKind
 from openwork_core.usage import TokenUsage
-from openwork_tools import FileChange, SandboxMode
+from openwork_tools.modes import SandboxMode
+from openwork_tools.results import FileChange
 from openwork_tools.undo import ChangeDirection
 
 T = TypeVar("T")

@@ -8,7 +8,7 @@ from typing import Protocol
 
 from openwork_core.ids import SessionId
 from openwork_core.session.handle import SessionHandle
-from openwork_core.session.runner import ResolvedModel
+from openwork_core.session.runner.context import ResolvedModel
 from openwork_core.session.storage import SessionRecord
 
 

@@ -10,7 +10,9 @@ import structlog
 from openwork_chat_state.error_root import NotFound
 from openwork_core.ids import SessionId
 from openwork_core.session.storage import FileChangeStorage
-from openwork_tools import FileChange, SandboxMode, ToolSessionContext
+from openwork_tools.context import ToolSessionContext
+from openwork_tools.modes import SandboxMode
+from openwork_tools.results import FileChange
 from openwork_tools.undo import ChangeDirection, apply_file_changes
 
 log = structlog.get_logger(__name__)

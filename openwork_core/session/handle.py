@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import contextlib
 
-from openwork_core.agents import AgentMessage, check_deliverable
+from openwork_core.agents.messages import AgentMessage, check_deliverable
 from openwork_core.context.inspection import ContextInspection
 from openwork_core.ids import CompactionId, SessionId, ToolCallId, TurnId
 from openwork_core.session.approval import PermissionDecision
@@ -30,16 +30,17 @@ from openwork_core.session.commands import (
     Subscribe,
     SwitchModel,
 )
-from openwork_core.session.compaction import CompactionResult
+from openwork_core.session.compaction.run import CompactionResult
 from openwork_core.session.errors import ActorStopped
 from openwork_core.session.revert import RevertResult, RevertStore
-from openwork_core.session.runner import ResolvedModel, TurnSpec
+from openwork_core.session.runner.context import ResolvedModel, TurnSpec
 from openwork_core.session.runner.steering import Steer, SteerAccepted
 from openwork_core.session.snapshot import SessionSnapshot
 from openwork_core.session.turn_accepted import TurnAccepted
 from openwork_core.session.update_streams import SessionReplay, Subscription
 from openwork_core.session.updates import StreamEndReason
-from openwork_tools import FileChange, SandboxMode
+from openwork_tools.modes import SandboxMode
+from openwork_tools.results import FileChange
 from openwork_tools.undo import ChangeDirection
 
 

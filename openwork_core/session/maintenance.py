@@ -7,19 +7,16 @@ from __future__ import annotations
 from collections.abc import Awaitable
 
 from openwork_core.ids import CompactionId, SessionId
-from openwork_core.session.compaction import (
-    CompactionInstallFailed,
-    CompactionResult,
-    rewind,
-    run_compaction,
-)
+from openwork_core.session.compaction.errors import CompactionInstallFailed
+from openwork_core.session.compaction.run import CompactionResult, rewind, run_compaction
 from openwork_core.session.file_changes import apply_recorded_changes
-from openwork_core.session.runner import ResolvedModel, SessionServices
 from openwork_core.session.runner.cancellation import TurnCancellation
 from openwork_core.session.runner.compaction_step import compaction_deps
+from openwork_core.session.runner.context import ResolvedModel, SessionServices
 from openwork_core.session.runner.prepare import system_context
 from openwork_core.storage.compaction_records import CompactionKind
-from openwork_tools import FileChange, SandboxMode
+from openwork_tools.modes import SandboxMode
+from openwork_tools.results import FileChange
 from openwork_tools.undo import ChangeDirection
 
 

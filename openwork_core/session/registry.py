@@ -11,7 +11,7 @@ from collections.abc import Mapping
 
 import structlog
 
-from openwork_core.agents import AgentControl
+from openwork_core.agents.control import AgentControl
 from openwork_core.ids import SessionId
 from openwork_core.models.capabilities import resolve_capabilities
 from openwork_core.models.port import ModelPort
@@ -34,7 +34,7 @@ from openwork_core.session.registry_settings import (
     environment_key,
     not_probed,
 )
-from openwork_core.session.runner import ResolvedModel
+from openwork_core.session.runner.context import ResolvedModel
 from openwork_core.session.storage import (
     ChildSessionStorage,
     ProviderModel,

@@ -17,13 +17,14 @@ from typing import Protocol
 import structlog
 
 from openwork_chat_state.error_root import OpenWorkError
-from openwork_core.context.world_state import WorldStateBaseline
+from openwork_core.context.world_state.diff import WorldStateBaseline
 from openwork_core.ids import SessionId, TurnId
-from openwork_core.session.compaction import load_conversation_items
+from openwork_core.session.compaction.loading import load_conversation_items
 from openwork_core.session.file_changes import apply_recorded_changes
-from openwork_core.session.runner import SessionServices
+from openwork_core.session.runner.context import SessionServices
 from openwork_core.storage.postgres.reverts import ActiveRevert, RevertPlan
-from openwork_tools import FileChange, SandboxMode
+from openwork_tools.modes import SandboxMode
+from openwork_tools.results import FileChange
 from openwork_tools.undo import ChangeDirection
 
 log = structlog.get_logger(__name__)

@@ -2,12 +2,12 @@
 "Start").
 
 What only a running session needs — the session registry and what it builds (the actor, the
-sub-agent host, the session's Postgres storage), the context page's overview and the model
-adapters with the provider SDKs — is imported here, at the top of this module, and this module is
-imported once, after the daemon listens (``session/lazy_registry.py``: by the warm-up thread, or
-by the first operation that needs a session, whichever comes first). Every other module imports
-at its top; nothing else defers an import. What it imports is this module's own import list: no
-other list names the runtime.
+sub-agent host, the session's Postgres storage and steers), the context page's overview and the
+model adapters with the provider SDKs — is imported here, at the top of this module, and this
+module is imported once, after the daemon listens (``session/lazy_registry.py``: by the warm-up
+thread, or by the first operation that needs a session, whichever comes first). Every other
+module imports at its top; nothing else defers an import. What it imports is this module's own
+import list: no other list names the runtime.
 
 ``warm_up_first_use`` pays, in that thread, what the first session and model call would otherwise
 pay on the event loop (issue 13 §3: the first model call no slower than the second): the tool
@@ -27,6 +27,8 @@ from openwork_core.models.adapters import model_port_for, warm_up
 from openwork_core.plan.tool import update_plan_definition
 from openwork_core.session.build import SessionDeps
 from openwork_core.session.registry import SessionRegistry
+from openwork_core.session.runner.context import TurnSpec
+from openwork_core.session.runner.steering import steer_of
 from openwork_core.session.sub_agent_host import SubAgentModeFixed
 from openwork_core.storage.postgres.session_storage import PostgresSessionStorage
 from openwork_core.storage.postgres.steers import PostgresSteers
@@ -41,8 +43,11 @@ __all__ = [
     "SessionDeps",
     "SessionRegistry",
     "SubAgentModeFixed",
+    "TurnSpec",
+    "builtin_registry",
     "context_overview",
     "model_port_for",
+    "steer_of",
     "warm_up_first_use",
 ]
 

@@ -18,9 +18,9 @@ from pydantic import JsonValue
 
 from openwork_chat_state.item import ConversationItem, MessageKind, RealOrigin
 from openwork_chat_state.messages import Message, Role
-from openwork_core.agents import Reconciliation, TurnlessChild
+from openwork_core.agents.reconcile import Reconciliation, TurnlessChild
 from openwork_core.ids import ClientRequestId, CompactionId, MessageId, SessionId, SpanId, TurnId
-from openwork_core.plan import TurnPlan
+from openwork_core.plan.model import TurnPlan
 from openwork_core.storage.agent_records import ChildSessionRecord
 from openwork_core.storage.codec import decode_message, storable_json, storable_message
 from openwork_core.storage.compaction_records import (

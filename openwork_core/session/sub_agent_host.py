@@ -13,29 +13,29 @@ from typing import assert_never
 import structlog
 
 from openwork_chat_state.messages import user_text
-from openwork_core.agents import (
-    AgentControl,
+from openwork_core.agents.control import AgentControl, TurnSlot
+from openwork_core.agents.definitions import EXPLORER_AGENT
+from openwork_core.agents.errors import (
     AgentError,
     AgentHostUnavailable,
     AgentInspectionFailed,
     AgentInterruptFailed,
-    AgentListEntry,
-    AgentMessageKind,
-    AgentMessageTooLarge,
     AgentStartFailed,
     AgentTurnStartFailed,
+    DuplicateTaskName,
+)
+from openwork_core.agents.messages import (
+    AgentMessageKind,
     ChildCancelled,
     ChildCompleted,
     ChildFailed,
     ChildOutcome,
-    DuplicateTaskName,
-    TurnSlot,
     agent_message_id,
-    agent_status,
     fit_for_delivery,
     terminal_agent_message,
 )
-from openwork_core.agents.definitions import EXPLORER_AGENT
+from openwork_core.agents.tools import AgentListEntry, agent_status
+from openwork_core.context.errors import AgentMessageTooLarge
 from openwork_core.ids import (
     MessageId,
     SessionId,
@@ -49,11 +49,11 @@ from openwork_core.session.errors import ActorStopped, Busy, SessionError, TurnN
 from openwork_core.session.handle import SessionHandle
 from openwork_core.session.input import PreparedTurnInput, input_message
 from openwork_core.session.outcome import Cancelled, Completed, Failed, TurnOutcome
-from openwork_core.session.runner import TurnSpec
+from openwork_core.session.runner.context import TurnSpec
 from openwork_core.session.storage import ChildSessionStorage, SessionRecord
 from openwork_core.storage.agent_records import ChildTaskNameTaken
-from openwork_tools import SandboxMode
 from openwork_tools.faults import faultpoint
+from openwork_tools.modes import SandboxMode
 
 log = structlog.get_logger(__name__)
 

@@ -32,11 +32,8 @@ from openwork_core.agents.tools import (
 )
 from openwork_core.ids import CompactionId, SessionId
 from openwork_core.mcp.surface import McpSurface
-from openwork_core.plan import (
-    UPDATE_PLAN_PROMPT_RULES,
-    update_plan_definition,
-)
-from openwork_tools import FinalizedToolset, tool_not_found_text
+from openwork_core.plan.tool import UPDATE_PLAN_PROMPT_RULES, update_plan_definition
+from openwork_tools.registry import FinalizedToolset, tool_not_found_text
 from openwork_tools.schema import parse_input
 
 # -- errors ----------------------------------------------------------------------------------
@@ -104,8 +101,8 @@ def control_surface(
 
 @dataclass(frozen=True, slots=True)
 class UpdatePlan:
-    """Parse with ``openwork_core.plan.read_update_plan``; commit with ``SessionStorage.append``
-    (a ``StepWrite`` with the plan)."""
+    """Parse with ``openwork_core.plan.tool.read_update_plan``; commit with
+    ``SessionStorage.append`` (a ``StepWrite`` with the plan)."""
 
     kind: Literal["update_plan"] = "update_plan"
 

@@ -9,8 +9,9 @@ from typing import TYPE_CHECKING, assert_never
 from openwork_core.ids import SessionId, TurnId
 from openwork_core.session.outcome import Cancelled, Completed, Failed, TurnOutcome
 from openwork_core.session.snapshot import TerminalRuntime
-from openwork_core.storage import PostgresStore, RecordNotFound
 from openwork_core.storage.codec import content_text
+from openwork_core.storage.errors import RecordNotFound
+from openwork_core.storage.postgres.store import PostgresStore
 from openwork_core.storage.records import TurnRecord, TurnStatus
 
 if TYPE_CHECKING:

@@ -23,7 +23,7 @@ from openwork_core.session.approval import PermissionDecision, PermissionRequest
 from openwork_core.session.outcome import TurnOutcome
 from openwork_core.session.wire_fields import OMIT_WHEN_NONE
 from openwork_core.usage import TokenUsage
-from openwork_tools import FileChange, ToolStatus
+from openwork_tools.results import FileChange, ToolStatus
 
 SESSION_UPDATE_VERSION = 7
 

@@ -13,7 +13,7 @@ import orjson
 from openwork_chat_state.item import MessageKind, RealOrigin
 from openwork_chat_state.messages import Role
 from openwork_core.ids import ClientRequestId, CompactionId, SessionId, SpanId, TurnId
-from openwork_core.plan import TurnPlan
+from openwork_core.plan.model import TurnPlan
 from openwork_core.session.storage import OutgoingMessage, StepWrite, TurnClosing, TurnOpening
 from openwork_core.storage.codec import new_message
 from openwork_core.storage.compaction_records import (

@@ -13,8 +13,12 @@ from datetime import UTC, datetime
 
 from openwork_chat_state.item import MessageKind
 from openwork_chat_state.messages import Role
-from openwork_core.agents import Reconciliation, TurnlessChild
-from openwork_core.agents.reconcile import ChildTurn, plan_reconciliation
+from openwork_core.agents.reconcile import (
+    ChildTurn,
+    Reconciliation,
+    TurnlessChild,
+    plan_reconciliation,
+)
 from openwork_core.ids import SessionId, SpanId, new_session_id
 from openwork_core.storage.agent_records import (
     ChildSessionRecord,

@@ -10,7 +10,7 @@ from datetime import datetime
 from pydantic import JsonValue
 
 from openwork_core.ids import MessageId, SessionId, SpanId, TurnId
-from openwork_tools import ToolStatus
+from openwork_tools.results import ToolStatus
 
 
 class SpanKind(enum.StrEnum):

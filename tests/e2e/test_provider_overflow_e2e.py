@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from openwork_core.session.compaction import SUMMARY_PREFIX
+from openwork_core.session.compaction.compacted_view import SUMMARY_PREFIX
 from tests.e2e.conftest import provider_env
 from tests.fakes.fake_provider import FakeProvider
 from tests.fakes.fake_script import Reply

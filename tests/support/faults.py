@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from openwork_core.storage import PostgresStore
+from openwork_core.storage.postgres.store import PostgresStore
 
 _FUNCTION = """
 CREATE OR REPLACE FUNCTION openwork_test_injected_failure() RETURNS trigger AS $$

@@ -11,16 +11,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from openwork_chat_state.messages import user_text
-from openwork_core.agents import AgentControl
+from openwork_core.agents.control import AgentControl
 from openwork_core.context.engine import ContextEngine
 from openwork_core.models.adapters.scripted import ScriptedModel
 from openwork_core.models.capabilities import ModelCapabilities
 from openwork_core.session.build import SessionDeps, build_session_handle
-from openwork_core.session.compaction import SummarySettings
+from openwork_core.session.compaction.generation import SummarySettings
 from openwork_core.session.handle import SessionHandle
 from openwork_core.session.input import PreparedTurnInput, input_message
 from openwork_core.session.ownership import SessionLease
-from openwork_core.session.runner import ResolvedModel, SessionServices, TurnSpec
+from openwork_core.session.runner.context import ResolvedModel, SessionServices, TurnSpec
 from openwork_core.session.sub_agent_host import SubAgentHost
 from openwork_core.session.trace import TraceRecorder
 from openwork_core.session.update_streams import GlobalUpdates
@@ -34,7 +34,9 @@ from openwork_core.storage.records import (
     ProviderRecord,
     SessionRecord,
 )
-from openwork_tools import SandboxMode, SandboxStatus, ToolRegistry, builtin_registry
+from openwork_tools.builtin.registry import builtin_registry
+from openwork_tools.modes import SandboxMode, SandboxStatus
+from openwork_tools.registry import ToolRegistry
 
 SESSION_ID = "ses_memory"
 MODEL = ProviderModel(name="scripted-model", context_window=200_000, max_output_tokens=8_000)

@@ -15,7 +15,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
 
-from openwork_core.storage import apply_migrations
+from openwork_core.storage.migrate import apply_migrations
 
 LOCAL_URL = "postgresql://postgres@127.0.0.1:5432/test"
 

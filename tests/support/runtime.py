@@ -11,14 +11,14 @@ from pathlib import Path
 from openwork_core.models.adapters.scripted import ScriptedModel
 from openwork_core.models.port import ModelPort
 from openwork_core.service import OpenWorkCore
-from openwork_core.session.compaction import SummarySettings
+from openwork_core.session.compaction.generation import SummarySettings
 from openwork_core.session.input import TextInput
 from openwork_core.session.registry import LoadLimits
-from openwork_core.session.runner import SessionServices
+from openwork_core.session.runner.context import SessionServices
 from openwork_core.session.updates import SessionUpdateEnvelope, TurnFinished
-from openwork_core.storage import PostgresStore
+from openwork_core.storage.postgres.store import PostgresStore
 from openwork_core.storage.records import ProviderKind, ProviderModel, ProviderRecord
-from openwork_tools import SandboxMode, SandboxStatus
+from openwork_tools.modes import SandboxMode, SandboxStatus
 
 TEST_PROVIDER = ProviderRecord(
     id="default",

@@ -8,17 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from openwork_tools import (
-    FinalizedToolset,
-    SandboxMode,
-    SandboxPolicy,
-    SandboxStatus,
-    ToolCallContext,
-    ToolSessionContext,
-    ToolsetConfig,
-    builtin_registry,
-)
-from openwork_tools.builtin.registry import BUILTIN_TOOL_IDS
+from openwork_tools.builtin.registry import BUILTIN_TOOL_IDS, builtin_registry
+from openwork_tools.context import ToolCallContext, ToolSessionContext
+from openwork_tools.modes import SandboxMode, SandboxStatus
+from openwork_tools.policy import SandboxPolicy
+from openwork_tools.registry import FinalizedToolset, ToolsetConfig
 from tests.support.visible import visible_dir
 
 AVAILABLE = SandboxStatus(available=True)

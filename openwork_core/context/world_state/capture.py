@@ -25,7 +25,7 @@ from openwork_core.context.world_state.sandbox_policy import (
 )
 from openwork_core.context.world_state.skill_catalog import load_skill_catalog
 from openwork_core.context.world_state.user_project import load_user_project_context
-from openwork_core.skills import SkillWarning
+from openwork_core.skills.discovery import SkillWarning
 from openwork_tools.modes import SandboxMode, SandboxStatus
 
 

@@ -15,7 +15,12 @@ from pathlib import Path
 import structlog
 
 from openwork_core.context.world_state.errors import SkillCatalogTaskError
-from openwork_core.skills import SkillDiscovery, SkillSummary, SkillWarning, discover_skills
+from openwork_core.skills.discovery import (
+    SkillDiscovery,
+    SkillSummary,
+    SkillWarning,
+    discover_skills,
+)
 
 log = structlog.get_logger(__name__)
 

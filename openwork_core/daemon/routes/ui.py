@@ -13,7 +13,7 @@ from starlette.responses import RedirectResponse, Response
 
 from openwork_core.daemon.desktop_schemas import ContextOverviewBody
 from openwork_core.ids import SessionId
-from openwork_core.storage import RecordNotFound
+from openwork_core.storage.errors import RecordNotFound
 
 if TYPE_CHECKING:
     from openwork_core.desktop.context_overview import ContextOverview

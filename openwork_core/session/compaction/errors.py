@@ -94,12 +94,6 @@ class CompactionInstallFailed(CompactionError):
         self.compaction_id = compaction_id
 
 
-class CompactionIneffective(CompactionError):
-    """The loop breaker: the last two automatic compactions each freed less than 10 %."""
-
-    code = "compaction_ineffective"
-
-
 class CheckpointUnreadable(CompactionError):
     """A stored checkpoint cannot be projected (no replay anchor, unsupported format)."""
 

@@ -32,7 +32,6 @@ from openwork_core.session.compaction.compacted_view import (
     SUMMARY_PREFIX_SEPARATOR,
     is_real_user_request,
 )
-from openwork_core.session.compaction.errors import CompactionIneffective
 from openwork_core.session.compaction.reminder import EMPTY_REMINDER
 from openwork_core.session.compaction.summary import SUMMARY_MIN_CHARS
 
@@ -142,7 +141,3 @@ def compaction_ineffective(recent_automatic: Sequence[CompactionEffect]) -> bool
     are at least two and each of the last two freed less than 10 %."""
     window = recent_automatic[-INEFFECTIVE_WINDOW:]
     return len(window) == INEFFECTIVE_WINDOW and not any(e.freed_enough for e in window)
-
-
-def ineffective_compaction_error() -> CompactionIneffective:
-    return CompactionIneffective(INEFFECTIVE_COMPACTION_MESSAGE)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import structlog
 
-from openwork_chat_state import ChatStateHandle
+from openwork_chat_state.actor import ChatStateHandle
 from openwork_chat_state.item import ConversationItem, RealOrigin
 from openwork_chat_state.messages import Role
 from openwork_core.context.prune import PRUNE_THRESHOLD_CHARS, result_text, spill_path

@@ -19,7 +19,7 @@ root, a non-empty body; a reminder breaking these fails the compaction.
 
 from __future__ import annotations
 
-from openwork_core.plan import escape_reminder_text, render_plan_section
+from openwork_core.plan.reminder import escape_reminder_text, render_plan_section
 from openwork_core.session.compaction.errors import ReminderInvalid
 from openwork_core.session.compaction.runtime_state import CompactionRuntimeState
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 import structlog
 
-from openwork_chat_state import ChatStateHandle
+from openwork_chat_state.actor import ChatStateHandle
 from openwork_chat_state.item import ConversationItem, RealOrigin
 from openwork_chat_state.messages import Message
 from openwork_chat_state.view import ConversationContextView
@@ -31,7 +31,7 @@ from openwork_core.context.engine import ContextEngine
 from openwork_core.ids import CompactionId, SessionId, TurnId, new_compaction_id
 from openwork_core.models.capabilities import ModelCapabilities
 from openwork_core.models.port import ModelPort
-from openwork_core.plan import TurnPlan
+from openwork_core.plan.model import TurnPlan
 from openwork_core.session.compaction.compacted_view import (
     ReplayAnchor,
     build_compacted_items,

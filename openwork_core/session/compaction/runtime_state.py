@@ -26,14 +26,8 @@ from dataclasses import dataclass
 import orjson
 from pydantic import JsonValue
 
-from openwork_core.plan import (
-    TURN_PLAN_EXTENSION_KEY,
-    TURN_PLAN_EXTENSION_SCHEMA_VERSION,
-    PlanStep,
-    TurnPlan,
-    steps_from_json,
-    steps_to_json,
-)
+from openwork_core.plan.model import PlanStep, TurnPlan, steps_from_json, steps_to_json
+from openwork_core.plan.reminder import TURN_PLAN_EXTENSION_KEY, TURN_PLAN_EXTENSION_SCHEMA_VERSION
 from openwork_core.session.compaction.errors import RuntimeStateInvalid
 
 RUNTIME_STATE_SCHEMA_VERSION = 1

@@ -15,15 +15,17 @@ from typing import assert_never
 import structlog
 
 from openwork_chat_state.messages import ToolResultState
-from openwork_core.agents import (
+from openwork_core.agents.errors import (
     AgentError,
     AgentHostUnavailable,
     AgentInspectionFailed,
     AgentInterruptFailed,
     AgentStartFailed,
+    AgentTurnStartFailed,
+)
+from openwork_core.agents.tools import (
     AgentToolArgs,
     AgentToolName,
-    AgentTurnStartFailed,
     FollowupTaskArgs,
     InterruptAgentArgs,
     ListAgentsArgs,
@@ -40,7 +42,7 @@ from openwork_core.agents import (
 from openwork_core.ids import SpanId
 from openwork_core.session.outcome import Cancelled, Failed, FailureCode, TurnCancelled, TurnOutcome
 from openwork_core.session.runner.context import AgentHost, TurnContext
-from openwork_tools import ToolStatus
+from openwork_tools.results import ToolStatus
 
 log = structlog.get_logger(__name__)
 

@@ -9,17 +9,14 @@ from contextlib import nullcontext
 
 from openwork_core.context.builder import ResolvedSystemContext
 from openwork_core.ids import SessionId
-from openwork_core.plan import TurnPlan
-from openwork_core.session.compaction import (
+from openwork_core.plan.model import TurnPlan
+from openwork_core.session.compaction.errors import CompactionError, CompactionInstallFailed
+from openwork_core.session.compaction.policy import (
     INEFFECTIVE_COMPACTION_MESSAGE,
-    CompactionDeps,
-    CompactionError,
-    CompactionInstallFailed,
-    CompactionResult,
-    advance_prune_watermark,
     compaction_ineffective,
-    run_compaction,
 )
+from openwork_core.session.compaction.prune_step import advance_prune_watermark
+from openwork_core.session.compaction.run import CompactionDeps, CompactionResult, run_compaction
 from openwork_core.session.outcome import FailureCode, TurnCancelled, TurnFailure
 from openwork_core.session.runner.cancellation import TurnCancellation
 from openwork_core.session.runner.context import ResolvedModel, SessionServices, TurnContext

@@ -7,16 +7,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from openwork_chat_state import ChatStateHandle, ConversationItem
-from openwork_core.agents import AgentListEntry, AgentMailbox, TurnSlot
+from openwork_chat_state.actor import ChatStateHandle
+from openwork_chat_state.item import ConversationItem
+from openwork_core.agents.control import TurnSlot
 from openwork_core.agents.definitions import AgentDefinition
+from openwork_core.agents.mailbox import AgentMailbox
+from openwork_core.agents.tools import AgentListEntry
 from openwork_core.context.engine import ContextEngine
-from openwork_core.context.world_state import WorldStateSources
+from openwork_core.context.world_state.capture import WorldStateSources
 from openwork_core.ids import ClientRequestId, SessionId, SpanId, TurnId
 from openwork_core.models.capabilities import ModelCapabilities
 from openwork_core.models.port import ModelPort
 from openwork_core.models.served_window import ServedWindow
-from openwork_core.session.compaction import SummarySettings
+from openwork_core.session.compaction.generation import SummarySettings
 from openwork_core.session.input import PreparedTurnInput
 from openwork_core.session.runner.cancellation import TurnCancellation
 from openwork_core.session.runner.history import CompactionHistory
@@ -28,7 +31,7 @@ from openwork_core.session.storage import ProviderModel, ProviderRecord, Session
 from openwork_core.session.toolset import TurnToolset
 from openwork_core.session.trace import TraceRecorder
 from openwork_core.session.updates import SessionUpdate
-from openwork_tools import SandboxMode
+from openwork_tools.modes import SandboxMode
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -8,7 +8,7 @@ from typing import TypeVar
 
 import structlog
 
-from openwork_chat_state import ChatStateError
+from openwork_chat_state.errors import ChatStateError
 from openwork_core.session.outcome import FailureCode, TurnFailure
 
 log = structlog.get_logger(__name__)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from openwork_core.session.compaction import CompactionEffect, CompactionResult
+from openwork_core.session.compaction.policy import CompactionEffect
+from openwork_core.session.compaction.run import CompactionResult
 
 
 @dataclass(slots=True)

@@ -7,8 +7,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import assert_never
 
-from openwork_chat_state import ChatStateError, ChatStateHandle
+from openwork_chat_state.actor import ChatStateHandle
 from openwork_chat_state.error_root import OpenWorkError
+from openwork_chat_state.errors import ChatStateError
 from openwork_chat_state.messages import (
     ContentBlock,
     Message,

@@ -17,7 +17,7 @@ from typing import Protocol
 
 import structlog
 
-from openwork_chat_state import ChatStateHandle
+from openwork_chat_state.actor import ChatStateHandle
 from openwork_chat_state.messages import TextBlock
 from openwork_core.ids import ClientRequestId, SteerId, TurnId, new_message_id, new_steer_id
 from openwork_core.session.errors import TurnNotActive

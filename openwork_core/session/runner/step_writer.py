@@ -46,7 +46,7 @@ from openwork_chat_state.messages import (
     ToolResultState,
 )
 from openwork_core.ids import SpanId, ToolCallId, new_message_id
-from openwork_core.plan import TurnPlan
+from openwork_core.plan.model import TurnPlan
 from openwork_core.session.outcome import TurnFailure
 from openwork_core.session.prompt_cache import RequestFingerprint
 from openwork_core.session.runner.context import TurnContext
@@ -63,8 +63,8 @@ from openwork_core.session.updates import (
 from openwork_core.storage.trace_records import SpanStatus
 from openwork_core.storage.usage_records import ModelCallRecord, add_usage
 from openwork_core.usage import TokenUsage
-from openwork_tools import ToolStatus
 from openwork_tools.faults import faultpoint
+from openwork_tools.results import ToolStatus
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

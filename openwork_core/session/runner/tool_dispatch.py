@@ -13,10 +13,11 @@ import orjson
 import structlog
 
 from openwork_chat_state.messages import ToolCallBlock, ToolResultState
-from openwork_core.agents import AgentToolName
+from openwork_core.agents.tools import AgentToolName
 from openwork_core.ids import SpanId, ToolCallId, new_tool_call_id
-from openwork_core.plan import PlanError, TurnPlan, read_update_plan
-from openwork_core.plan.tool import PLAN_UPDATED_TEXT
+from openwork_core.plan.errors import PlanError
+from openwork_core.plan.model import TurnPlan
+from openwork_core.plan.tool import PLAN_UPDATED_TEXT, read_update_plan
 from openwork_core.session.approval import (
     DenialSource,
     NeedsCard,
@@ -66,14 +67,10 @@ from openwork_core.session.updates import (
     SessionPhase,
 )
 from openwork_core.storage.trace_records import PermissionDecisionSource, SpanKind, SpanPermission
-from openwork_tools import (
-    SandboxPolicy,
-    ToolCallContext,
-    ToolErrorCode,
-    ToolResult,
-    ToolStatus,
-)
+from openwork_tools.context import ToolCallContext
 from openwork_tools.faults import faultpoint
+from openwork_tools.policy import SandboxPolicy
+from openwork_tools.results import ToolErrorCode, ToolResult, ToolStatus
 
 log = structlog.get_logger(__name__)
 

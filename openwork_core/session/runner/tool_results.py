@@ -8,14 +8,14 @@ from pydantic import JsonValue
 
 from openwork_chat_state.messages import ToolCallBlock, ToolResultBlock, ToolResultState
 from openwork_core.ids import SpanId, ToolCallId
-from openwork_core.plan import TurnPlan
+from openwork_core.plan.model import TurnPlan
 from openwork_core.session.runner.context import TurnContext
 from openwork_core.session.runner.step_writer import StepWriter, ToolResultRow
 from openwork_core.session.runner.tool_step import TERMINATED_TEXT, text_result
 from openwork_core.session.trace import SpanFinish
 from openwork_core.session.updates import LiveToolCall, ToolCallStarted
 from openwork_core.storage.trace_records import PermissionDecisionSource, SpanPermission, SpanStatus
-from openwork_tools import ToolResult, ToolStatus
+from openwork_tools.results import ToolResult, ToolStatus
 
 
 def control_attrs() -> dict[str, JsonValue]:

@@ -15,7 +15,7 @@ from openwork_core.session.toolset import (
     ResolvedTurnTool,
     UpdatePlan,
 )
-from openwork_tools import RiskHint
+from openwork_tools.definition import RiskHint
 
 TERMINATED_TEXT = "tool was not executed because the turn already terminated"
 """The result of every call left in a response after one call terminated the turn (§4)."""

@@ -14,9 +14,10 @@ from typing import assert_never
 
 import structlog
 
-from openwork_chat_state import ChatStateError, ConversationItem, MessageKind
+from openwork_chat_state.errors import ChatStateError
+from openwork_chat_state.item import ConversationItem, MessageKind
 from openwork_chat_state.messages import Message
-from openwork_core.agents import agent_message_content
+from openwork_core.agents.messages import agent_message_content
 from openwork_core.context.builder import ResolvedSystemContext
 from openwork_core.context.engine import PreparedModelCall
 from openwork_core.context.errors import ContextAssemblyError
@@ -26,8 +27,8 @@ from openwork_core.models.call_options import call_options
 from openwork_core.models.errors import turn_failure_code
 from openwork_core.models.port import ModelError
 from openwork_core.models.warnings import context_window_too_small, window_too_small
-from openwork_core.plan import unfinished_step_count
-from openwork_core.session.compaction import (
+from openwork_core.plan.model import unfinished_step_count
+from openwork_core.session.compaction.policy import (
     ThresholdDecision,
     compaction_floor,
     overflow_can_compact,

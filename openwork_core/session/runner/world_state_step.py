@@ -9,17 +9,13 @@ from collections.abc import Callable
 
 import structlog
 
-from openwork_chat_state import ChatStateHandle, MessageKind
+from openwork_chat_state.actor import ChatStateHandle
+from openwork_chat_state.item import MessageKind
 from openwork_chat_state.messages import user_text
-from openwork_core.context.world_state import (
-    RetainedSections,
-    WorldStateBaseline,
-    WorldStateError,
-    WorldStateSources,
-    capture_world_state,
-    render_diff,
-    world_state_message_id,
-)
+from openwork_core.context.world_state.capture import WorldStateSources, capture_world_state
+from openwork_core.context.world_state.diff import RetainedSections, WorldStateBaseline, render_diff
+from openwork_core.context.world_state.errors import WorldStateError
+from openwork_core.context.world_state.ids import world_state_message_id
 from openwork_core.ids import TurnId
 from openwork_core.session.outcome import TurnFailure
 from openwork_core.session.runner.guards import in_chat_state, persisted

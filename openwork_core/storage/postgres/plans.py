@@ -7,7 +7,7 @@ Turn locked, the plan replaced and the ``Plan updated`` tool result appended in 
 from __future__ import annotations
 
 from openwork_core.ids import SessionId, TurnId
-from openwork_core.plan import TurnPlan, steps_to_json
+from openwork_core.plan.model import TurnPlan, steps_to_json
 from openwork_core.storage.errors import RecordNotFound
 from openwork_core.storage.postgres.connection import Conn
 

@@ -8,22 +8,19 @@ from pathlib import Path
 import asyncpg
 import pytest
 
-from openwork_chat_state import MessageKind
-from openwork_chat_state.item import RealOrigin
+from openwork_chat_state.item import MessageKind, RealOrigin
 from openwork_chat_state.messages import Message, Role, TextBlock, user_text
-from openwork_core.agents import (
-    AgentControl,
+from openwork_core.agents.control import AgentControl
+from openwork_core.agents.messages import (
     AgentMessage,
     AgentMessageKind,
     ChildCancelled,
-    ChildTurn,
-    TurnlessChild,
     agent_message_content,
     render_agent_message,
     terminal_agent_message,
 )
+from openwork_core.agents.reconcile import ChildTurn, TurnlessChild
 from openwork_core.session.storage import OutgoingMessage
-from openwork_core.storage import PostgresStore
 from openwork_core.storage.codec import decode_message, new_message
 from openwork_core.storage.errors import RecordNotFound
 from openwork_core.storage.postgres.agents import (
@@ -34,6 +31,7 @@ from openwork_core.storage.postgres.agents import (
     fetch_delivered_agent_message_ids,
 )
 from openwork_core.storage.postgres.session_storage import PostgresSessionStorage
+from openwork_core.storage.postgres.store import PostgresStore
 from openwork_core.storage.records import TurnStatus
 from openwork_tools.modes import SandboxMode
 from tests.support import store_rows

@@ -16,29 +16,28 @@ from typing import TypeAlias
 import orjson
 import pytest
 
-from openwork_chat_state import MessageKind
+from openwork_chat_state.item import MessageKind
 from openwork_chat_state.messages import Role, TextBlock, ToolResultBlock
-from openwork_core.agents import (
-    AGENT_TOOL_NAMES,
+from openwork_core.agents.definitions import EXPLORER_AGENT_PROMPT
+from openwork_core.agents.messages import (
     LIVE_INTERRUPTED_BODY,
     RESTART_INTERRUPTED_BODY,
     AgentMessage,
     AgentMessageKind,
     agent_message_id,
     render_agent_message,
-    sub_agent_prompt_rules,
 )
-from openwork_core.agents.definitions import EXPLORER_AGENT_PROMPT
+from openwork_core.agents.tools import AGENT_TOOL_NAMES, sub_agent_prompt_rules
 from openwork_core.daemon.errors import response_for
 from openwork_core.models.adapters.scripted import ScriptedModel, ScriptedResponse, scripted_events
 from openwork_core.models.port import ModelEvent, ModelRequest
 from openwork_core.session.input import TextInput
 from openwork_core.session.outcome import Cancelled, Completed
 from openwork_core.session.sub_agent_host import SubAgentModeFixed
-from openwork_core.storage import PostgresStore
 from openwork_core.storage.codec import decode_message
+from openwork_core.storage.postgres.store import PostgresStore
 from openwork_core.storage.records import TurnStatus
-from openwork_tools import SandboxMode
+from openwork_tools.modes import SandboxMode
 from openwork_tools.sandbox.probe import probe_sandbox
 from tests.support import store_rows
 from tests.support.runtime import Runtime, runtime

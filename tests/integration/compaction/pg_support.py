@@ -6,10 +6,10 @@ from collections.abc import Sequence
 
 from pydantic import JsonValue
 
-from openwork_chat_state import MessageKind
+from openwork_chat_state.item import MessageKind
 from openwork_chat_state.messages import Message
-from openwork_core.storage import PostgresStore
 from openwork_core.storage.codec import new_message
+from openwork_core.storage.postgres.store import PostgresStore
 from openwork_core.storage.records import NewMessage, StoredMessage, TurnStatus
 from openwork_tools.modes import SandboxMode
 from tests.support import store_rows

@@ -7,10 +7,9 @@ import dataclasses
 
 import pytest
 
-from openwork_chat_state import MessageKind
+from openwork_chat_state.item import MessageKind
 from openwork_chat_state.messages import user_text
 from openwork_core.session.compaction.reminder import EMPTY_REMINDER
-from openwork_core.storage import PostgresStore
 from openwork_core.storage.errors import RecordNotFound
 from openwork_core.storage.postgres.compactions import (
     CheckpointCheckFailed,
@@ -20,6 +19,7 @@ from openwork_core.storage.postgres.compactions import (
     NoCheckpoint,
     TranscriptQueryInvalid,
 )
+from openwork_core.storage.postgres.store import PostgresStore
 from tests.integration.compaction.pg_support import new_session, row, turn
 from tests.support import store_rows
 from tests.unit.compaction.compaction_support import assistant, valid_summary

@@ -9,31 +9,31 @@ from pathlib import Path
 
 import pytest
 
-from openwork_chat_state import ChatStateActor, ChatStateHandle, ConversationItem, MessageKind
-from openwork_chat_state.item import SyntheticOrigin, SyntheticReason
+from openwork_chat_state.actor import ChatStateActor, ChatStateHandle
+from openwork_chat_state.item import ConversationItem, MessageKind, SyntheticOrigin, SyntheticReason
 from openwork_chat_state.messages import Role, TextBlock, user_text
-from openwork_core.context import ContextEngine, SystemContextBuilder, spill_file_name
+from openwork_core.context.builder import SystemContextBuilder
+from openwork_core.context.engine import ContextEngine
+from openwork_core.context.prune import spill_file_name
 from openwork_core.models.adapters.scripted import ScriptedModel, ScriptedResponse
 from openwork_core.models.capabilities import ModelCapabilities
-from openwork_core.session.compaction import (
-    SUMMARY_INSTRUCTION,
-    SUMMARY_PREFIX,
+from openwork_core.session.compaction.compacted_view import SUMMARY_PREFIX
+from openwork_core.session.compaction.errors import (
     CheckpointRejected,
-    CompactionDeps,
     CompactionInstallFailed,
     MissingLastUser,
     RewindRejected,
     SummaryRetriesExhausted,
-    SummarySettings,
-    advance_prune_watermark,
-    load_conversation_items,
-    rewind,
-    run_compaction,
 )
-from openwork_core.storage import PostgresStore
+from openwork_core.session.compaction.generation import SummarySettings
+from openwork_core.session.compaction.loading import load_conversation_items
+from openwork_core.session.compaction.prune_step import advance_prune_watermark
+from openwork_core.session.compaction.run import CompactionDeps, rewind, run_compaction
+from openwork_core.session.compaction.summary import SUMMARY_INSTRUCTION
 from openwork_core.storage.codec import decode_message, to_item
 from openwork_core.storage.compaction_records import CompactionKind
 from openwork_core.storage.postgres.compactions import CompactionStore
+from openwork_core.storage.postgres.store import PostgresStore
 from openwork_core.usage import TokenUsage
 from openwork_tools.results import FileChange
 from tests.integration.compaction.pg_support import new_session, row, turn

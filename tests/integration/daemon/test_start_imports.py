@@ -22,11 +22,17 @@ RUNTIME = (
     "openwork_core.session.runtime",
     "openwork_core.session.registry",
     "openwork_core.session.actor",
+    "openwork_core.session.runner",
     "openwork_core.models.adapters",
     "openwork_core.desktop.context_overview",
+    "openwork_tools.builtin.registry",
+    "openwork_chat_state.actor",
 )
 """What only a running session needs; ``import_session_runtime`` loads it after listen (the
-one deferred module, ``session/runtime.py``: the registry and its actor, the model adapters)."""
+one deferred module, ``session/runtime.py``: the registry and its actor, the turn runner, the
+built-in tools, the Chat State actor, the model adapters). A package ``__init__`` that
+re-exported one of these would put it on the start path (issue 23 point 3): they re-export
+nothing."""
 
 NEVER_AT_START = ("openai", "anthropic", "httpx", "typer")
 
@@ -53,6 +59,7 @@ START_PATH = "import openwork_core.cli.server_run, openwork_core.daemon.server\n
 
 
 def test_the_start_path_imports_no_session_runtime_or_sdk() -> None:
+    """Issue 23 point 3: the daemon listens before the session runtime is imported."""
     loaded = _loaded_after(START_PATH, RUNTIME + NEVER_AT_START)
     assert loaded == dict.fromkeys(RUNTIME + NEVER_AT_START, False)
 

@@ -14,7 +14,7 @@ from typing import Any
 from openwork_core.daemon.desktop_schemas import ContextInspectionBody, ContextOverviewBody
 from openwork_core.models.adapters.scripted import ScriptedModel, ScriptedResponse, scripted_events
 from openwork_core.models.port import ModelEvent, ModelRequest, TokenUsage
-from openwork_core.storage import PostgresStore
+from openwork_core.storage.postgres.store import PostgresStore
 from tests.support.chromium import headless_page
 from tests.support.live_app import TOKEN, live_app
 from tests.support.runtime import runtime

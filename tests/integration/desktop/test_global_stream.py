@@ -9,7 +9,7 @@ import httpx
 
 from openwork_core.daemon.desktop_schemas import SessionUpdateEnvelopeBody
 from openwork_core.models.adapters.scripted import ScriptedModel, ScriptedResponse
-from openwork_core.storage import PostgresStore
+from openwork_core.storage.postgres.store import PostgresStore
 from tests.support.live_app import live_app
 from tests.support.runtime import runtime
 from tests.support.sse import SseEvent, open_events

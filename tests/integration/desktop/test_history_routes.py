@@ -11,9 +11,9 @@ import httpx
 from openwork_chat_state.messages import TextBlock
 from openwork_core.daemon.desktop_schemas import TranscriptPageBody
 from openwork_core.models.adapters.scripted import ScriptedModel, ScriptedResponse
-from openwork_core.storage import PostgresStore
+from openwork_core.storage.postgres.store import PostgresStore
 from openwork_core.usage import TokenUsage
-from openwork_tools import SandboxMode
+from openwork_tools.modes import SandboxMode
 from tests.support.live_app import live_app
 from tests.support.runtime import Runtime, runtime
 from tests.unit.compaction.compaction_support import valid_summary

@@ -14,8 +14,8 @@ from openwork_core.daemon.openapi.__main__ import served_document
 from openwork_core.models.adapters.scripted import ScriptedModel, ScriptedResponse, scripted_events
 from openwork_core.models.port import ModelEvent, ModelRequest
 from openwork_core.session.updates import PermissionRequested
-from openwork_core.storage import PostgresStore
-from openwork_tools import SandboxMode
+from openwork_core.storage.postgres.store import PostgresStore
+from openwork_tools.modes import SandboxMode
 from openwork_tools.sandbox.probe import probe_sandbox
 from tests.support.live_app import LiveApp, live_app
 from tests.support.runtime import Runtime, runtime

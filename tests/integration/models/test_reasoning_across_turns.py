@@ -12,7 +12,7 @@ from openwork_chat_state.messages import ProviderOpaqueBlock
 from openwork_core.models.adapters.openai_responses import OpenAIResponsesAdapter
 from openwork_core.models.adapters.scripted import ScriptedModel
 from openwork_core.models.port import ModelEvent, ModelRequest
-from openwork_core.storage import PostgresStore
+from openwork_core.storage.postgres.store import PostgresStore
 from tests.fakes.fake_provider import FakeProvider
 from tests.fakes.fake_script import Reply
 from tests.integration.models.loopback import OPTIONS

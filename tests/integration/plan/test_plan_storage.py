@@ -18,7 +18,8 @@ from openwork_chat_state.messages import (
     ToolResultState,
     user_text,
 )
-from openwork_core.plan import PLAN_UPDATED_TEXT, TurnPlan, read_update_plan, steps_from_json
+from openwork_core.plan.model import TurnPlan, steps_from_json
+from openwork_core.plan.tool import PLAN_UPDATED_TEXT, read_update_plan
 from openwork_core.session.storage import (
     OutgoingMessage,
     StepWrite,
@@ -26,10 +27,10 @@ from openwork_core.session.storage import (
     TurnOpening,
     TurnStatus,
 )
-from openwork_core.storage import PostgresStore
 from openwork_core.storage.errors import InvalidPlanCommit, RecordNotFound
 from openwork_core.storage.postgres import history as history_rows
 from openwork_core.storage.postgres.session_storage import PostgresSessionStorage
+from openwork_core.storage.postgres.store import PostgresStore
 from openwork_tools.modes import SandboxMode
 from tests.support import store_rows
 

@@ -23,7 +23,7 @@ from openwork_core.models.port import ModelEvent, ModelRequest
 from openwork_core.session.input import TextInput
 from openwork_core.session.outcome import Cancelled
 from openwork_core.session.updates import TurnFinished
-from openwork_core.storage import PostgresStore
+from openwork_core.storage.postgres.store import PostgresStore
 from openwork_core.storage.records import TurnStatus
 from tests.support import store_rows
 from tests.support.live_app import live_app

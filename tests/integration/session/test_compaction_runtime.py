@@ -22,16 +22,13 @@ from openwork_core.models.port import (
     ModelErrorKind,
     ModelRequest,
 )
-from openwork_core.session.compaction import (
-    INEFFECTIVE_COMPACTION_MESSAGE,
-    SUMMARY_PREFIX,
-    CompactionEffect,
-    CompactionError,
-)
+from openwork_core.session.compaction.compacted_view import SUMMARY_PREFIX
+from openwork_core.session.compaction.errors import CompactionError
+from openwork_core.session.compaction.policy import INEFFECTIVE_COMPACTION_MESSAGE, CompactionEffect
 from openwork_core.session.compaction.summary import SUMMARY_INSTRUCTION
 from openwork_core.session.errors import ReloadRequired, SessionActive
 from openwork_core.session.input import TextInput
-from openwork_core.storage import PostgresStore
+from openwork_core.storage.postgres.store import PostgresStore
 from openwork_core.storage.records import TurnStatus
 from tests.support import store_rows
 from tests.support.runtime import Runtime, provider_with_window, runtime

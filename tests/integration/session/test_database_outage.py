@@ -17,11 +17,11 @@ import pytest
 from openwork_chat_state.item import MessageKind
 from openwork_chat_state.messages import Role
 from openwork_core.models.adapters.scripted import ScriptedModel, ScriptedResponse
-from openwork_core.session.compaction import CheckpointRejected
+from openwork_core.session.compaction.errors import CheckpointRejected
 from openwork_core.session.input import TextInput
 from openwork_core.session.storage import StepWrite
 from openwork_core.session.updates import TurnFinished
-from openwork_core.storage import PostgresStore
+from openwork_core.storage.postgres.store import PostgresStore
 from openwork_core.storage.records import TurnStatus
 from tests.support import store_rows
 from tests.support.faults import Outage

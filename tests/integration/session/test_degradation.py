@@ -10,7 +10,7 @@ import pytest
 from openwork_core.models.adapters.scripted import ScriptedModel, ScriptedResponse
 from openwork_core.session.errors import TurnNotRecorded
 from openwork_core.session.input import TextInput
-from openwork_core.storage import PostgresStore
+from openwork_core.storage.postgres.store import PostgresStore
 from openwork_core.storage.records import TurnStatus
 from tests.support import store_rows
 from tests.support.faults import fail_writes

@@ -15,7 +15,7 @@ from openwork_core.models.port import ModelEvent, ModelRequest
 from openwork_core.session.errors import SessionActive
 from openwork_core.session.file_changes import UnknownFileChange
 from openwork_core.session.input import TextInput
-from openwork_core.storage import PostgresStore
+from openwork_core.storage.postgres.store import PostgresStore
 from openwork_tools.errors import ChangeConflict, ChangeStateMismatch
 from openwork_tools.undo import ChangeDirection
 from tests.support import store_rows

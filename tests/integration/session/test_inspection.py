@@ -10,7 +10,7 @@ import orjson
 
 from openwork_chat_state.messages import Role
 from openwork_core.models.adapters.scripted import ScriptedModel, ScriptedResponse
-from openwork_core.storage import PostgresStore
+from openwork_core.storage.postgres.store import PostgresStore
 from tests.support import store_rows
 from tests.support.runtime import runtime
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from openwork_core.ids import SessionId
-from openwork_core.storage import PostgresStore
+from openwork_core.storage.postgres.store import PostgresStore
 from tests.support.runtime import runtime
 
 

@@ -12,7 +12,7 @@ from openwork_core.daemon.errors import response_for
 from openwork_core.models.adapters.scripted import ScriptedModel, ScriptedResponse
 from openwork_core.session.errors import TurnNotRecorded
 from openwork_core.session.input import TextInput
-from openwork_core.storage import PostgresStore
+from openwork_core.storage.postgres.store import PostgresStore
 from openwork_core.storage.records import TurnStatus
 from tests.support.faults import fail_writes
 from tests.support.runtime import runtime

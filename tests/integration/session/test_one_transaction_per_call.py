@@ -24,9 +24,11 @@ from openwork_core.session.updates import (
     ToolCallStarted,
     TurnFinished,
 )
-from openwork_core.storage import PostgresStore
+from openwork_core.storage.postgres.store import PostgresStore
 from openwork_core.storage.records import StoredMessage, TurnRecord, TurnStatus
-from openwork_tools import FinalizedToolset, ToolCallContext, ToolResult
+from openwork_tools.context import ToolCallContext
+from openwork_tools.registry import FinalizedToolset
+from openwork_tools.results import ToolResult
 from tests.support import store_rows
 from tests.support.runtime import Runtime, runtime
 

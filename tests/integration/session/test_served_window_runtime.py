@@ -11,7 +11,7 @@ import orjson
 import pytest
 from structlog.testing import capture_logs
 
-from openwork_core.storage import PostgresStore
+from openwork_core.storage.postgres.store import PostgresStore
 from openwork_core.storage.records import ProviderModel, ProviderSettings
 from tests.fakes.fake_local_server import FakeLocalServer, Server
 from tests.support.runtime import TEST_PROVIDER, runtime

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from openwork_chat_state import MessageKind
+from openwork_chat_state.item import MessageKind
 from openwork_chat_state.messages import Role, TextBlock
 from openwork_core.context.errors import SkillTooLarge
 from openwork_core.context.world_state.skill_catalog import SKILL_CATALOG_TAG
@@ -15,8 +15,8 @@ from openwork_core.models.adapters.scripted import ScriptedModel, ScriptedRespon
 from openwork_core.session.errors import EmptyInput
 from openwork_core.session.input import SkillInput, TextInput
 from openwork_core.skills.selection import SkillNotFound
-from openwork_core.storage import PostgresStore
 from openwork_core.storage.codec import decode_message
+from openwork_core.storage.postgres.store import PostgresStore
 from tests.support import store_rows
 from tests.support.runtime import runtime
 

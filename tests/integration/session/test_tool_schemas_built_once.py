@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 
 from openwork_core.models.adapters.scripted import ScriptedModel, ScriptedResponse
-from openwork_core.storage import PostgresStore
+from openwork_core.storage.postgres.store import PostgresStore
 from tests.support.runtime import runtime
 
 

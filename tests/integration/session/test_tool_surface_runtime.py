@@ -10,17 +10,17 @@ import pytest
 
 from openwork_chat_state.messages import TextBlock, ToolResultBlock, ToolResultState
 from openwork_core.models.adapters.scripted import ScriptedModel, ScriptedResponse
-from openwork_core.plan import steps_from_json
+from openwork_core.plan.model import steps_from_json
 from openwork_core.session.approval import PermissionDecision, PermissionRequest
 from openwork_core.session.errors import PermissionNotPending, TurnNotActive
 from openwork_core.session.input import TextInput
 from openwork_core.session.update_streams import Subscription
 from openwork_core.session.updates import SessionUpdateEnvelope
-from openwork_core.storage import PostgresStore
 from openwork_core.storage.codec import decode_message
 from openwork_core.storage.postgres import history as history_rows
+from openwork_core.storage.postgres.store import PostgresStore
 from openwork_core.storage.records import TurnStatus
-from openwork_tools import SandboxMode, SandboxStatus
+from openwork_tools.modes import SandboxMode, SandboxStatus
 from openwork_tools.sandbox.probe import probe_sandbox
 from tests.support import store_rows
 from tests.support.runtime import Runtime, runtime

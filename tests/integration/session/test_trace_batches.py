@@ -12,12 +12,12 @@ import pytest
 from openwork_core.ids import SessionId
 from openwork_core.session import trace
 from openwork_core.session.trace import SpanFinish, TraceRecorder
-from openwork_core.storage import PostgresStore
 from openwork_core.storage.postgres import traces
 from openwork_core.storage.postgres.connection import Conn
+from openwork_core.storage.postgres.store import PostgresStore
 from openwork_core.storage.postgres.traces import PostgresSpanSink
 from openwork_core.storage.trace_records import SpanClosed, SpanKind, SpanStatus
-from openwork_tools import SandboxMode
+from openwork_tools.modes import SandboxMode
 
 SID = SessionId("ses_trace_batches")
 

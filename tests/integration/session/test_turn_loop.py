@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from openwork_chat_state import PersistedSystemMessage
+from openwork_chat_state.errors import PersistedSystemMessage
 from openwork_chat_state.messages import Role, ToolCallBlock, ToolResultBlock, ToolResultState
 from openwork_core.models.adapters.scripted import ScriptedModel, ScriptedResponse
 from openwork_core.session.errors import Busy
 from openwork_core.session.input import TextInput
 from openwork_core.session.outcome import Completed
 from openwork_core.session.updates import TurnFinished, UsageBody
-from openwork_core.storage import PostgresStore
+from openwork_core.storage.postgres.store import PostgresStore
 from openwork_core.storage.records import TurnStatus
 from tests.support.runtime import runtime
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from openwork_core.models.adapters.scripted import ScriptedModel, ScriptedResponse
 from openwork_core.session.input import TextInput
 from openwork_core.session.registry import LoadLimits
-from openwork_core.storage import PostgresStore
+from openwork_core.storage.postgres.store import PostgresStore
 from openwork_core.storage.records import TurnStatus
 from tests.support.runtime import runtime
 

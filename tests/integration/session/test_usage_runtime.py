@@ -8,7 +8,7 @@ from pathlib import Path
 
 from openwork_core.models.adapters.scripted import ScriptedModel, ScriptedResponse
 from openwork_core.session.updates import TurnFinished, UsageBody
-from openwork_core.storage import PostgresStore
+from openwork_core.storage.postgres.store import PostgresStore
 from openwork_core.storage.usage_records import CacheMiss, CacheMissCause
 from openwork_core.usage import TokenUsage
 from tests.support.runtime import runtime

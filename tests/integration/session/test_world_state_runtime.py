@@ -18,7 +18,7 @@ from openwork_core.context.world_state.user_project import (
 )
 from openwork_core.models.adapters.scripted import ScriptedModel, ScriptedResponse
 from openwork_core.models.port import ModelRequest
-from openwork_core.storage import PostgresStore
+from openwork_core.storage.postgres.store import PostgresStore
 from tests.support.runtime import runtime
 
 

@@ -15,7 +15,7 @@ import pytest
 
 from openwork_chat_state.item import MessageKind
 from openwork_chat_state.messages import Message, Role, TextBlock, user_text
-from openwork_core.agents import AgentMessageKind, agent_message_content
+from openwork_core.agents.messages import AgentMessageKind, agent_message_content
 from openwork_core.ids import SessionId
 from openwork_core.session.storage import (
     ChildSessionStorage,
@@ -27,15 +27,15 @@ from openwork_core.session.storage import (
     TurnOpening,
     TurnStatus,
 )
-from openwork_core.storage import PostgresStore
 from openwork_core.storage.agent_records import ChildSessionRejected, ChildTaskNameTaken
 from openwork_core.storage.errors import RecordNotFound
 from openwork_core.storage.memory_sessions import InMemorySessions
 from openwork_core.storage.postgres.agents import AgentStore
 from openwork_core.storage.postgres.session_storage import PostgresSessionStorage
+from openwork_core.storage.postgres.store import PostgresStore
 from openwork_core.storage.usage_records import ModelCallRecord
 from openwork_core.usage import TokenUsage
-from openwork_tools import SandboxMode
+from openwork_tools.modes import SandboxMode
 
 ROOT = SessionId("ses_root")
 

@@ -32,13 +32,14 @@ from openwork_core.session.storage import (
     TurnOpening,
     TurnStatus,
 )
-from openwork_core.storage import PostgresStore, create_pool
 from openwork_core.storage.postgres import fenced, session_storage
+from openwork_core.storage.postgres.connection import create_pool
 from openwork_core.storage.postgres.ownership import PostgresOwnership
 from openwork_core.storage.postgres.session_storage import PostgresSessionStorage
+from openwork_core.storage.postgres.store import PostgresStore
 from openwork_core.storage.usage_records import ModelCallRecord
 from openwork_core.usage import TokenUsage
-from openwork_tools import SandboxMode
+from openwork_tools.modes import SandboxMode
 from tests.support import store_rows
 
 SID = SessionId("ses_fenced")

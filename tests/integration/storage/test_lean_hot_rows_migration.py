@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 import asyncpg
 import pytest
 
-from openwork_core.storage import apply_migrations, discover_migrations
+from openwork_core.storage.migrate import apply_migrations, discover_migrations
 from tests.support.postgres import PgCluster
 
 _BEFORE_0010 = tuple(m for m in discover_migrations() if m.version < 10)

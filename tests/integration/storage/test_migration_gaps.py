@@ -9,8 +9,8 @@ from pathlib import Path
 import asyncpg
 import pytest
 
-from openwork_core.storage import apply_migrations, discover_migrations
 from openwork_core.storage.errors import MigrationLayoutError
+from openwork_core.storage.migrate import apply_migrations, discover_migrations
 from tests.support.postgres import PgCluster
 
 

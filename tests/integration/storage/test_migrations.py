@@ -8,7 +8,8 @@ from dataclasses import replace
 import asyncpg
 import pytest
 
-from openwork_core.storage import MigrationChecksumMismatch, apply_migrations, discover_migrations
+from openwork_core.storage.errors import MigrationChecksumMismatch
+from openwork_core.storage.migrate import apply_migrations, discover_migrations
 from tests.support.postgres import PgCluster
 
 

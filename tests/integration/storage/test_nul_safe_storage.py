@@ -10,7 +10,7 @@ import json
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from openwork_chat_state import MessageKind
+from openwork_chat_state.item import MessageKind
 from openwork_chat_state.messages import (
     Message,
     Role,
@@ -20,8 +20,8 @@ from openwork_chat_state.messages import (
     user_text,
 )
 from openwork_core.models.adapters.openai_chat_encode import encode_messages
-from openwork_core.storage import PostgresStore
 from openwork_core.storage.codec import new_message, storable_text, to_item
+from openwork_core.storage.postgres.store import PostgresStore
 from openwork_tools.modes import SandboxMode
 from tests.support import store_rows
 

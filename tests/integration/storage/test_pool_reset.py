@@ -11,8 +11,11 @@ import asyncpg
 import pytest
 from asyncpg.pool import PoolConnectionProxy
 
-from openwork_core.storage import create_pool
-from openwork_core.storage.postgres.connection import TrackedConnection, leaves_session_state
+from openwork_core.storage.postgres.connection import (
+    TrackedConnection,
+    create_pool,
+    leaves_session_state,
+)
 
 
 @pytest.fixture

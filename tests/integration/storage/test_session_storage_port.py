@@ -22,7 +22,7 @@ from openwork_chat_state.messages import (
     ToolResultState,
     user_text,
 )
-from openwork_core.plan import read_update_plan
+from openwork_core.plan.tool import read_update_plan
 from openwork_core.session.storage import (
     OutgoingMessage,
     SessionStorage,
@@ -31,7 +31,6 @@ from openwork_core.session.storage import (
     TurnOpening,
     TurnStatus,
 )
-from openwork_core.storage import PostgresStore
 from openwork_core.storage.memory import InMemorySessionStorage
 from openwork_core.storage.postgres.compactions import (
     CheckpointCheckFailed,
@@ -39,6 +38,7 @@ from openwork_core.storage.postgres.compactions import (
     NewCheckpoint,
 )
 from openwork_core.storage.postgres.session_storage import PostgresSessionStorage
+from openwork_core.storage.postgres.store import PostgresStore
 from openwork_core.storage.usage_records import (
     CacheMiss,
     CacheMissCause,
@@ -46,7 +46,7 @@ from openwork_core.storage.usage_records import (
     SessionUsageTotals,
 )
 from openwork_core.usage import TokenUsage
-from openwork_tools import SandboxMode
+from openwork_tools.modes import SandboxMode
 
 SID = "ses_port"
 

@@ -13,10 +13,10 @@ import asyncpg
 import pytest
 
 from openwork_core.models.adapters.scripted import ScriptedModel, ScriptedResponse
-from openwork_core.storage import PostgresStore, create_pool
-from openwork_core.storage.postgres.connection import PoolWarmth, prime
+from openwork_core.storage.postgres.connection import PoolWarmth, create_pool, prime
 from openwork_core.storage.postgres.steady_statements import steady_statements
-from openwork_tools import SandboxMode
+from openwork_core.storage.postgres.store import PostgresStore
+from openwork_tools.modes import SandboxMode
 from tests.support.runtime import runtime
 
 PREPARED = "SELECT statement FROM pg_prepared_statements"

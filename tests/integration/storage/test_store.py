@@ -8,7 +8,7 @@ import asyncpg
 import orjson
 import pytest
 
-from openwork_chat_state import MessageKind
+from openwork_chat_state.item import MessageKind
 from openwork_chat_state.messages import (
     Message,
     Role,
@@ -18,8 +18,8 @@ from openwork_chat_state.messages import (
     ToolResultState,
     user_text,
 )
-from openwork_core.storage import PostgresStore
 from openwork_core.storage.codec import new_message, to_item
+from openwork_core.storage.postgres.store import PostgresStore
 from openwork_core.storage.records import TurnStatus
 from openwork_tools.modes import SandboxMode
 from tests.support import store_rows

@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 
 import openwork_tools.spill as spill_module
-from openwork_tools import FinalizedToolset, ToolSessionContext, ToolStatus
+from openwork_tools.context import ToolSessionContext
+from openwork_tools.registry import FinalizedToolset
+from openwork_tools.results import ToolStatus
 from tests.support.tools import call_ctx
 
 

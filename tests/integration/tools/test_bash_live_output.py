@@ -6,8 +6,9 @@ from __future__ import annotations
 import json
 import re
 
-from openwork_tools import FinalizedToolset, StderrProgress, StdoutProgress, ToolProgress
 from openwork_tools.builtin.live_output import MAX_FLUSH_CHARS, bounded, omitted_marker
+from openwork_tools.context import StderrProgress, StdoutProgress, ToolProgress
+from openwork_tools.registry import FinalizedToolset
 from tests.support.tools import call_ctx
 
 STATUS_LINE = re.compile(r"\[exit 0; duration \d+ ms\]$")

@@ -17,26 +17,13 @@ import pytest
 
 import openwork_tools.builtin.bash as bash_module
 import openwork_tools.spill as spill_module
-from openwork_tools import (
-    Access,
-    FinalizedToolset,
-    GrantScope,
-    PathGrant,
-    PathIntent,
-    SandboxMode,
-    SandboxPolicy,
-    SandboxStatus,
-    StdoutProgress,
-    ToolCallContext,
-    ToolErrorCode,
-    ToolProgress,
-    ToolResult,
-    ToolSessionContext,
-    ToolsetConfig,
-    ToolStatus,
-    builtin_registry,
-    resolve_path,
-)
+from openwork_tools.builtin.registry import builtin_registry
+from openwork_tools.context import StdoutProgress, ToolCallContext, ToolProgress, ToolSessionContext
+from openwork_tools.modes import SandboxMode, SandboxStatus
+from openwork_tools.paths import PathIntent, resolve_path
+from openwork_tools.policy import Access, GrantScope, PathGrant, SandboxPolicy
+from openwork_tools.registry import FinalizedToolset, ToolsetConfig
+from openwork_tools.results import ToolErrorCode, ToolResult, ToolStatus
 from tests.support.tools import UNAVAILABLE, call_ctx
 
 DURATION = r"duration \d+ ms"

@@ -6,15 +6,17 @@ from dataclasses import dataclass
 
 import pytest
 
-from openwork_core.agents import (
+from openwork_core.agents.control import (
     DEFAULT_MAX_ACTIVE_SUB_AGENT_TURNS,
     AgentControl,
+    TurnSlots,
+    is_valid_task_name,
+)
+from openwork_core.agents.errors import (
     AgentLimitReached,
     DuplicateTaskName,
     InvalidTaskName,
-    TurnSlots,
     UnknownAgent,
-    is_valid_task_name,
 )
 
 

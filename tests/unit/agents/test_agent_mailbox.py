@@ -6,7 +6,8 @@ import asyncio
 
 import pytest
 
-from openwork_core.agents import AgentMailbox, AgentMessage, AgentMessageKind
+from openwork_core.agents.mailbox import AgentMailbox
+from openwork_core.agents.messages import AgentMessage, AgentMessageKind
 
 SHORT_TIMEOUT_S = 0.01
 

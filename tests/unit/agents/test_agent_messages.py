@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from openwork_chat_state.messages import Role, TextBlock
-from openwork_core.agents import (
+from openwork_core.agents.messages import (
     CANCELLED_ERROR_CODE,
     CANCELLED_ERROR_MESSAGE,
     COMPLETED_WITHOUT_RESPONSE_BODY,
@@ -169,7 +169,7 @@ def test_a_message_under_the_cap_is_delivered_as_is_and_one_over_it_becomes_a_fa
     None
 ):
     """multi-agent.md §6, context-window.md §7.3 (decision: never an undeliverable message)."""
-    from openwork_core.agents import AgentMessage, AgentMessageKind, fit_for_delivery
+    from openwork_core.agents.messages import AgentMessage, AgentMessageKind, fit_for_delivery
 
     small = AgentMessage(
         id="agent-msg:c:t:final_answer",

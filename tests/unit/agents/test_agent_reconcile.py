@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from openwork_core.agents import (
-    AgentMessage,
-    AgentMessageKind,
+from openwork_core.agents.messages import AgentMessage, AgentMessageKind, agent_message_id
+from openwork_core.agents.reconcile import (
     ChildTurn,
     TurnlessChild,
-    agent_message_id,
     plan_reconciliation,
     reconciliation_message,
 )

@@ -10,11 +10,11 @@ import orjson
 import pytest
 from pydantic import ValidationError
 
-from openwork_core.agents import (
+from openwork_core.agents import errors as agent_errors
+from openwork_core.agents.errors import AgentError, AgentErrorCode, error_body
+from openwork_core.agents.tools import (
     AGENT_TOOL_NAMES,
     SUB_AGENT_PROMPT_RULES,
-    AgentError,
-    AgentErrorCode,
     AgentListEntry,
     AgentStatus,
     AgentToolName,
@@ -26,18 +26,14 @@ from openwork_core.agents import (
     WaitTimeoutStreak,
     agent_status,
     agent_tool_definitions,
-    args_tool_name,
-    error_body,
     followup_result_body,
     interrupt_result_body,
     list_agents_body,
     parse_agent_tool_args,
     spawn_result_body,
     sub_agent_prompt_rules,
-    tool_name_of,
     wait_result_body,
 )
-from openwork_core.agents import errors as agent_errors
 from openwork_core.storage.records import TurnStatus
 
 SPEC_PROMPT_RULES = """## Sub-agent delegation
@@ -50,6 +46,14 @@ VALID_INPUT = {
     AgentToolName.LIST_AGENTS: {},
     AgentToolName.FOLLOWUP_TASK: {"task_name": "scan", "message": "And the tests?"},
     AgentToolName.INTERRUPT_AGENT: {"task_name": "scan"},
+}
+
+ARGS_OF: dict[AgentToolName, type[object]] = {
+    AgentToolName.SPAWN_AGENT: SpawnAgentArgs,
+    AgentToolName.WAIT_AGENT: WaitAgentArgs,
+    AgentToolName.LIST_AGENTS: ListAgentsArgs,
+    AgentToolName.FOLLOWUP_TASK: FollowupTaskArgs,
+    AgentToolName.INTERRUPT_AGENT: InterruptAgentArgs,
 }
 
 
@@ -67,8 +71,6 @@ def test_the_five_tools_are_named_in_the_spec_order() -> None:
         "interrupt_agent",
     )
     assert tuple(d.name for d in agent_tool_definitions()) == AGENT_TOOL_NAMES
-    assert tool_name_of("wait_agent") is AgentToolName.WAIT_AGENT
-    assert tool_name_of("update_plan") is None
 
 
 def test_every_schema_is_a_closed_object_without_schema_or_title_keys() -> None:
@@ -104,7 +106,7 @@ def test_the_schemas_carry_the_argument_names_of_section_5_and_nothing_else() ->
 def test_valid_arguments_parse_into_the_tool_s_model(name: AgentToolName) -> None:
     parsed = _parse(name, VALID_INPUT[name])
     assert not isinstance(parsed, str)
-    assert args_tool_name(parsed) is name  # type: ignore[arg-type]
+    assert type(parsed) is ARGS_OF[name]
 
 
 @pytest.mark.parametrize("name", list(AgentToolName))

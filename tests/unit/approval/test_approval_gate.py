@@ -33,20 +33,12 @@ from openwork_core.session.approval import (
 )
 from openwork_core.session.updates import PermissionRequested, SessionUpdateEnvelope
 from openwork_core.session.wire import wire_json
-from openwork_tools import (
-    Access,
-    Actor,
-    DangerMatch,
-    Escalation,
-    GrantScope,
-    PathGrant,
-    PreparedCall,
-    SandboxMode,
-    SandboxStatus,
-    ToolSessionContext,
-    ToolsetConfig,
-    builtin_registry,
-)
+from openwork_tools.builtin.registry import builtin_registry
+from openwork_tools.context import ToolSessionContext
+from openwork_tools.modes import SandboxMode, SandboxStatus
+from openwork_tools.policy import Access, Actor, GrantScope, PathGrant
+from openwork_tools.prepared import DangerMatch, Escalation, PreparedCall
+from openwork_tools.registry import ToolsetConfig
 
 PROTECTED = (
     "[sandbox: /home/u/.openwork/x is protected and cannot be written in any mode; do not retry]"

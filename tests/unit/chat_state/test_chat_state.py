@@ -4,20 +4,21 @@ from __future__ import annotations
 
 import pytest
 
-from openwork_chat_state import (
-    ChatStateActor,
+from openwork_chat_state.actor import ChatStateActor
+from openwork_chat_state.errors import (
     ChatStateStopped,
-    ConversationItem,
-    ConversationState,
     DuplicateToolCall,
-    MessageKind,
     NoActiveDraft,
     PersistedSystemMessage,
+    SystemMessageRejected,
+    UnmatchedToolResult,
+)
+from openwork_chat_state.item import (
+    ConversationItem,
+    MessageKind,
     RealOrigin,
     SyntheticOrigin,
     SyntheticReason,
-    SystemMessageRejected,
-    UnmatchedToolResult,
 )
 from openwork_chat_state.messages import (
     Message,
@@ -28,6 +29,7 @@ from openwork_chat_state.messages import (
     ToolResultState,
     user_text,
 )
+from openwork_chat_state.state import ConversationState
 
 _sequence = iter(range(1, 10_000))
 

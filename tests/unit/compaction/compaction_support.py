@@ -19,7 +19,7 @@ from openwork_chat_state.messages import (
     ToolResultBlock,
     ToolResultState,
 )
-from openwork_core.plan import PlanStep, PlanStepStatus, TurnPlan
+from openwork_core.plan.model import PlanStep, PlanStepStatus, TurnPlan
 from openwork_core.session.compaction.summary import (
     SUMMARY_HEADINGS,
     SUMMARY_ROOT_CLOSE,

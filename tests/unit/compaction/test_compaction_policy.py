@@ -8,7 +8,6 @@ from openwork_core.context.budget import ContextBudgetEstimate
 from openwork_core.context.limits import ModelContextLimits
 from openwork_core.models.capabilities import ModelCapabilities
 from openwork_core.models.port import DeliveryState, ErrorPhase, ModelError, ModelErrorKind
-from openwork_core.session.compaction.errors import CompactionError, CompactionIneffective
 from openwork_core.session.compaction.policy import (
     INEFFECTIVE_COMPACTION_MESSAGE,
     SUMMARY_FLOOR_TOKENS,
@@ -16,7 +15,6 @@ from openwork_core.session.compaction.policy import (
     ThresholdDecision,
     compaction_floor,
     compaction_ineffective,
-    ineffective_compaction_error,
     overflow_can_compact,
     overflow_due,
     threshold_decision,
@@ -82,10 +80,7 @@ def test_two_automatic_compactions_each_freeing_under_10_percent_trip_the_loop_b
     assert strong.freed_enough and not weak.freed_enough, "exactly 10 % is enough"
 
 
-def test_the_loop_breaker_fails_with_compaction_error_and_tells_the_user_what_to_do() -> None:
-    error = ineffective_compaction_error()
-    assert isinstance(error, CompactionIneffective) and isinstance(error, CompactionError)
-    assert str(error) == INEFFECTIVE_COMPACTION_MESSAGE
+def test_the_loop_breaker_message_tells_the_user_what_to_do() -> None:
     assert "new session" in INEFFECTIVE_COMPACTION_MESSAGE
     assert "/compact" in INEFFECTIVE_COMPACTION_MESSAGE
 

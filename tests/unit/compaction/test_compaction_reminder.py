@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from openwork_core.plan import escape_reminder_text
+from openwork_core.plan.reminder import escape_reminder_text
 from openwork_core.session.compaction.errors import ReminderInvalid
 from openwork_core.session.compaction.reminder import (
     EMPTY_REMINDER,

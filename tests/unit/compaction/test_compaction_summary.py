@@ -7,7 +7,8 @@ import pytest
 from openwork_chat_state.item import MessageKind
 from openwork_chat_state.messages import Role, ToolCallBlock, user_text
 from openwork_chat_state.view import ConversationContextView
-from openwork_core.context import ContextEngine, SystemContextBuilder
+from openwork_core.context.builder import SystemContextBuilder
+from openwork_core.context.engine import ContextEngine
 from openwork_core.models.capabilities import ModelCapabilities
 from openwork_core.models.port import FinishReason, ModelResponse, ThinkingConfig
 from openwork_core.session.compaction.errors import SummaryInvalid

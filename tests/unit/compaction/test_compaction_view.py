@@ -6,9 +6,9 @@ from datetime import UTC, datetime
 
 import pytest
 
-from openwork_chat_state import ConversationState
 from openwork_chat_state.item import MessageKind, SyntheticOrigin, SyntheticReason
 from openwork_chat_state.messages import Role, user_text
+from openwork_chat_state.state import ConversationState
 from openwork_core.session.compaction.compacted_view import (
     SUMMARY_PREFIX,
     build_compacted_items,

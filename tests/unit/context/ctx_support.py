@@ -27,12 +27,8 @@ from openwork_chat_state.messages import (
     ToolResultState,
 )
 from openwork_chat_state.view import ConversationContextView
-from openwork_core.context import (
-    ContextEngine,
-    PreparedModelCall,
-    ResolvedSystemContext,
-    SystemContextBuilder,
-)
+from openwork_core.context.builder import ResolvedSystemContext, SystemContextBuilder
+from openwork_core.context.engine import ContextEngine, PreparedModelCall
 from openwork_core.models.capabilities import ModelCapabilities
 
 CAPS = ModelCapabilities(context_window_tokens=200_000, max_output_tokens=32_000)

@@ -10,11 +10,10 @@ from ctx_support import SYSTEM, TOOLS, History, image, prepare
 
 from openwork_chat_state.item import MessageKind
 from openwork_chat_state.messages import Message, Role, TextBlock
-from openwork_core.context import (
+from openwork_core.context.budget import ContextBudgetEstimate, estimate_conversation_tokens
+from openwork_core.context.limits import (
     SUMMARY_OUTPUT_TOKEN_CAP,
-    ContextBudgetEstimate,
     ModelContextLimits,
-    estimate_conversation_tokens,
     summary_output_tokens,
 )
 from openwork_core.models.capabilities import ModelCapabilities

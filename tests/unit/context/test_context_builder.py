@@ -6,7 +6,7 @@ import orjson
 from ctx_support import TOOLS, History, prepare
 
 from openwork_chat_state.item import MessageKind
-from openwork_core.context import AGENT_SYSTEM_KEY, SystemContextBuilder, SystemContextPart
+from openwork_core.context.builder import AGENT_SYSTEM_KEY, SystemContextBuilder, SystemContextPart
 
 AGENT_PROMPT = "You are OpenWork, a coding agent."
 TOOL_RULES = "Use update_plan to keep a plan."

@@ -10,16 +10,14 @@ from ctx_support import CAPS, SYSTEM, TOOLS, History, fresh, prepare
 
 from openwork_chat_state.item import MessageKind, SyntheticReason
 from openwork_chat_state.messages import Message, Role, TextBlock
-from openwork_core.context import (
+from openwork_core.context import errors
+from openwork_core.context.builder import ResolvedSystemContext, SystemContextPart
+from openwork_core.context.errors import (
     ContextAssemblyError,
-    RealProvenance,
-    ResolvedSystemContext,
-    SyntheticProvenance,
     SystemContextInvalid,
-    SystemContextPart,
     SystemMessageInConversation,
-    errors,
 )
+from openwork_core.context.provenance import RealProvenance, SyntheticProvenance
 
 
 def _history() -> History:
@@ -191,7 +189,8 @@ def test_an_empty_conversation_is_still_a_legal_request() -> None:
 def test_chat_state_rejects_a_system_message_at_load() -> None:
     """§4.1, §11 item 6 (gap closed at unit level): loading a System message fails with
     `PersistedSystemMessage`, so the engine's own check is a second line of defence."""
-    from openwork_chat_state import ConversationState, PersistedSystemMessage
+    from openwork_chat_state.errors import PersistedSystemMessage
+    from openwork_chat_state.state import ConversationState
 
     h = History()
     h.user("hello")
@@ -207,7 +206,7 @@ def test_chat_state_receives_no_model_system_prompt_or_tool_definitions() -> Non
     takes a model, a system prompt, a System Context or tool definitions."""
     import inspect
 
-    from openwork_chat_state import ChatStateHandle
+    from openwork_chat_state.actor import ChatStateHandle
 
     forbidden_names = {"model", "system", "system_prompt", "tools", "capabilities"}
     forbidden_types = (

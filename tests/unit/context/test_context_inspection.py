@@ -8,7 +8,8 @@ import orjson
 from ctx_support import CAPS, History, image, prepare
 
 from openwork_chat_state.item import MessageKind, SyntheticReason
-from openwork_core.context import ModelContextLimits, build_context_inspection
+from openwork_core.context.inspection import build_context_inspection
+from openwork_core.context.limits import ModelContextLimits
 
 
 def _metric(value: object) -> int:

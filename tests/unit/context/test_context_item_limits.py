@@ -6,11 +6,9 @@ import orjson
 import pytest
 
 from openwork_chat_state.messages import Message, Role, TextBlock
-from openwork_core.context import (
-    AgentMessageTooLarge,
-    SkillTooLarge,
-    SystemContextInvalid,
-    SystemContextPart,
+from openwork_core.context.builder import SystemContextPart
+from openwork_core.context.errors import AgentMessageTooLarge, SkillTooLarge, SystemContextInvalid
+from openwork_core.context.item_limits import (
     check_agent_message,
     check_skill_body,
     check_system_context_part,

@@ -14,12 +14,9 @@ from openwork_chat_state.messages import (
     ToolResultBlock,
     ToolResultState,
 )
-from openwork_core.context import (
-    INTERRUPTED_RESULT_TEXT,
-    DataBlockInUserInput,
-    RealProvenance,
-    SyntheticProvenance,
-)
+from openwork_core.context.errors import DataBlockInUserInput
+from openwork_core.context.normalize import INTERRUPTED_RESULT_TEXT
+from openwork_core.context.provenance import RealProvenance, SyntheticProvenance
 
 
 def _ids(messages: tuple[Message, ...]) -> list[str]:

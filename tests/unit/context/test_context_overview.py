@@ -11,8 +11,12 @@ import orjson
 from ctx_support import CAPS, History, prepare
 
 from openwork_chat_state.item import MessageKind
-from openwork_core.context import ModelContextLimits, build_context_inspection
-from openwork_core.context.inspection import ContextInspection, InspectionUsage
+from openwork_core.context.inspection import (
+    ContextInspection,
+    InspectionUsage,
+    build_context_inspection,
+)
+from openwork_core.context.limits import ModelContextLimits
 from openwork_core.desktop.context_overview import ContextOverview, Region, context_overview
 from openwork_core.storage.usage_records import (
     CacheMiss,

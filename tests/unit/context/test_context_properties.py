@@ -18,11 +18,9 @@ from hypothesis import strategies as st
 from openwork_chat_state.item import ConversationItem, MessageKind, RealOrigin
 from openwork_chat_state.messages import Message, Role, ToolOutputBlock
 from openwork_chat_state.view import ConversationContextView
-from openwork_core.context import (
-    ContextBudgetEstimate,
-    PreparedModelCall,
-    RealProvenance,
-)
+from openwork_core.context.budget import ContextBudgetEstimate
+from openwork_core.context.engine import PreparedModelCall
+from openwork_core.context.provenance import RealProvenance
 from openwork_core.models.capabilities import ModelCapabilities
 
 ALPHABET = 'abcdefghij é😀"\\\n\t\x01'

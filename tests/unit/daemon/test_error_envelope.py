@@ -14,7 +14,7 @@ import structlog
 from openwork_core.daemon.app import create_app
 from openwork_core.service import OpenWorkCore
 from openwork_core.session.errors import Busy
-from openwork_core.storage import StorageError
+from openwork_core.storage.errors import StorageError
 
 TOKEN = "unit-token"
 

@@ -14,7 +14,7 @@ from openwork_core.daemon.startup import (
     redact_database_url,
 )
 from openwork_core.storage.records import ProviderKind, ProviderModel, ProviderRecord
-from openwork_tools import SandboxStatus
+from openwork_tools.modes import SandboxStatus
 
 
 def _provider(kind: ProviderKind, base_url: str | None, models: tuple[str, ...]) -> ProviderRecord:

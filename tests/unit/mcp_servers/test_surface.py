@@ -27,14 +27,11 @@ from openwork_core.session.approval import (
 from openwork_core.session.toolset import Registered, RootSurface, TurnToolset
 from openwork_core.session.updates import PermissionRequested, SessionUpdateEnvelope
 from openwork_core.session.wire import wire_json
-from openwork_tools import (
-    RiskHint,
-    SandboxMode,
-    SandboxStatus,
-    ToolSessionContext,
-    ToolsetConfig,
-    builtin_registry,
-)
+from openwork_tools.builtin.registry import builtin_registry
+from openwork_tools.context import ToolSessionContext
+from openwork_tools.definition import RiskHint
+from openwork_tools.modes import SandboxMode, SandboxStatus
+from openwork_tools.registry import ToolsetConfig
 
 DEFAULT_IDS = ("read", "write", "edit", "grep", "glob", "list", "bash")
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from openwork_core.plan import PlanStep, PlanStepStatus, escape_reminder_text, render_plan_section
+from openwork_core.plan.model import PlanStep, PlanStepStatus
+from openwork_core.plan.reminder import escape_reminder_text, render_plan_section
 
 
 def _steps(*items: tuple[str, PlanStepStatus]) -> tuple[PlanStep, ...]:

@@ -8,26 +8,26 @@ from datetime import UTC, datetime
 import orjson
 import pytest
 
-from openwork_core import plan as plan_package
-from openwork_core.plan import (
+from openwork_core.plan import errors as plan_errors
+from openwork_core.plan.errors import PlanArgumentsUnparsable, PlanError, PlanRuleViolation
+from openwork_core.plan.model import (
     MAX_PLAN_STEPS,
     MAX_STEP_CHARS,
-    PLAN_UPDATED_TEXT,
-    UPDATE_PLAN_DESCRIPTION,
-    PlanArgumentsUnparsable,
-    PlanError,
-    PlanRuleViolation,
     PlanStep,
     PlanStepStatus,
     TurnPlan,
     TurnPlanRecord,
     TurnPlanSnapshot,
     UpdatePlanArgs,
-    parse_update_plan,
-    read_update_plan,
     steps_from_json,
     steps_to_json,
     unfinished_step_count,
+)
+from openwork_core.plan.tool import (
+    PLAN_UPDATED_TEXT,
+    UPDATE_PLAN_DESCRIPTION,
+    parse_update_plan,
+    read_update_plan,
     update_plan_definition,
     validate_plan,
 )
@@ -174,7 +174,7 @@ def test_a_rule_violation_and_a_parse_failure_are_plan_errors_with_distinct_code
     """DESIGN.md §4.5: stable unique codes; both are results the model sees."""
     codes = [
         c.code
-        for c in vars(plan_package).values()
+        for c in vars(plan_errors).values()
         if isinstance(c, type) and issubclass(c, PlanError)
     ]
     assert len(codes) == len(set(codes)) == 3

@@ -9,7 +9,8 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from openwork_core.agents import AgentListEntry, AgentToolName, UnknownAgent
+from openwork_core.agents.errors import UnknownAgent
+from openwork_core.agents.tools import AgentListEntry, AgentToolName
 from openwork_core.session.outcome import Cancelled, Failed, FailureCode
 from openwork_core.session.runner.agent_tools import (
     NO_HOST_TEXT,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from openwork_core.agents import AgentToolName
+from openwork_core.agents.tools import AgentToolName
 from openwork_core.session.runner.tool_step import step_effect_free
 from openwork_core.session.toolset import (
     Agent,
@@ -15,7 +15,7 @@ from openwork_core.session.toolset import (
     ResolvedTurnTool,
     UpdatePlan,
 )
-from openwork_tools import RiskHint
+from openwork_tools.definition import RiskHint
 
 
 @pytest.mark.parametrize(

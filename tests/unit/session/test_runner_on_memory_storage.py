@@ -20,7 +20,7 @@ from openwork_core.models.port import ModelEvent
 from openwork_core.session.errors import ActorStopped, Busy
 from openwork_core.session.input import PreparedTurnInput, input_message
 from openwork_core.session.outcome import Completed
-from openwork_core.session.runner import TurnSpec
+from openwork_core.session.runner.context import TurnSpec
 from openwork_core.session.storage import TurnStatus
 from openwork_core.session.updates import ContextUpdated, TurnFinished
 from openwork_core.storage.records import ProviderModel

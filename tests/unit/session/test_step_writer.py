@@ -15,10 +15,12 @@ from openwork_chat_state.item import MessageKind
 from openwork_chat_state.messages import user_text
 from openwork_core.models.adapters.scripted import ScriptedModel, ScriptedResponse
 from openwork_core.session.input import PreparedTurnInput, input_message
-from openwork_core.session.runner import TurnSpec
+from openwork_core.session.runner.context import TurnSpec
 from openwork_core.session.storage import StepWrite, TurnStatus
 from openwork_core.session.updates import TurnFinished
-from openwork_tools import FinalizedToolset, ToolCallContext, ToolResult
+from openwork_tools.context import ToolCallContext
+from openwork_tools.registry import FinalizedToolset
+from openwork_tools.results import ToolResult
 from tests.support.memory_session import MemorySession, memory_session
 
 Write = tuple[str, int, int | None]

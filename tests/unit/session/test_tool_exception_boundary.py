@@ -18,16 +18,9 @@ from openwork_chat_state.messages import (
 from openwork_core.models.adapters.scripted import ScriptedModel, ScriptedResponse
 from openwork_core.session.input import PreparedTurnInput, input_message
 from openwork_core.session.outcome import Completed
-from openwork_core.session.runner import TurnSpec
+from openwork_core.session.runner.context import TurnSpec
 from openwork_core.session.updates import TurnFinished
 from openwork_core.storage.codec import decode_message
-from openwork_tools import (
-    PreparedCall,
-    ToolCallContext,
-    ToolRegistry,
-    ToolResult,
-    ToolSessionContext,
-)
 from openwork_tools.builtin.bash import BashTool
 from openwork_tools.builtin.edit import EditTool
 from openwork_tools.builtin.glob_files import GlobTool
@@ -35,6 +28,10 @@ from openwork_tools.builtin.grep import GrepTool
 from openwork_tools.builtin.list_dir import ListTool
 from openwork_tools.builtin.read import ReadInput, ReadTool
 from openwork_tools.builtin.write import WriteInput, WriteTool
+from openwork_tools.context import ToolCallContext, ToolSessionContext
+from openwork_tools.prepared import PreparedCall
+from openwork_tools.registry import ToolRegistry
+from openwork_tools.results import ToolResult
 from tests.support.memory_session import MemorySession, memory_session
 
 RACE = OSError(22, "Invalid argument")

@@ -43,7 +43,8 @@ from openwork_core.session.updates import (
     UsageBody,
 )
 from openwork_core.session.wire import wire_json
-from openwork_tools import Access, GrantScope, SandboxMode
+from openwork_tools.modes import SandboxMode
+from openwork_tools.policy import Access, GrantScope
 
 
 def _envelope(update: SessionUpdate, turn_id: str | None = "turn_1") -> bytes:

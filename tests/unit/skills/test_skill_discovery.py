@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from openwork_core.skills import (
+from openwork_core.skills import discovery as d
+from openwork_core.skills.discovery import (
     MAX_SKILLS,
     SkillLoadError,
     SkillParseError,
     discover_skills,
     read_skill_body,
 )
-from openwork_core.skills import discovery as d
 
 
 def write_skill(root: Path, dirname: str, text: str | bytes) -> Path:

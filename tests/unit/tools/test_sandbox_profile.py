@@ -10,16 +10,16 @@ from pathlib import Path
 
 import pytest
 
-from openwork_tools import (
+from openwork_tools.context import ToolSessionContext
+from openwork_tools.modes import SandboxMode, SandboxStatus
+from openwork_tools.policy import (
     Access,
     GrantScope,
+    NetworkSetting,
     PathGrant,
     SandboxPolicy,
-    SandboxStatus,
-    ToolSessionContext,
+    SandboxSettings,
 )
-from openwork_tools.modes import SandboxMode
-from openwork_tools.policy import NetworkSetting, SandboxSettings
 from openwork_tools.sandbox import bwrap, cgroup, gitdir, limits, seccomp
 from openwork_tools.sandbox.bwrap import bwrap_argv
 from openwork_tools.sandbox.limits import LimitHit

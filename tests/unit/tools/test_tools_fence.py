@@ -6,19 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from openwork_tools import (
-    Access,
-    CheckedPath,
-    GrantScope,
-    PathGrant,
-    PathIntent,
-    SandboxMode,
-    SandboxPolicy,
-    ToolResult,
-    ToolSessionContext,
-    ToolStatus,
-    resolve_path,
-)
+from openwork_tools.context import ToolSessionContext
+from openwork_tools.modes import SandboxMode
+from openwork_tools.paths import CheckedPath, PathIntent, resolve_path
+from openwork_tools.policy import Access, GrantScope, PathGrant, SandboxPolicy
+from openwork_tools.results import ToolResult, ToolStatus
 
 AUTO = SandboxPolicy(SandboxMode.AUTO)
 

@@ -8,10 +8,11 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from openwork_tools import ToolSessionContext, ToolsetConfig, builtin_registry
 from openwork_tools.builtin.bash import BashInput
-from openwork_tools.builtin.registry import BUILTIN_TOOL_IDS
+from openwork_tools.builtin.registry import BUILTIN_TOOL_IDS, builtin_registry
+from openwork_tools.context import ToolSessionContext
 from openwork_tools.policy import NETWORK_GRANT_LINE
+from openwork_tools.registry import ToolsetConfig
 from openwork_tools.schema import input_schema, parse_input
 from tests.support.tools import call_ctx
 

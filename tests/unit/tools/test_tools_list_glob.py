@@ -7,8 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from openwork_tools import FinalizedToolset, ToolErrorCode, ToolSessionContext, ToolStatus
 from openwork_tools.builtin import walk
+from openwork_tools.context import ToolSessionContext
+from openwork_tools.registry import FinalizedToolset
+from openwork_tools.results import ToolErrorCode, ToolStatus
 from tests.support.tools import call_ctx
 
 

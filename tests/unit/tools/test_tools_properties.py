@@ -9,16 +9,10 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from openwork_tools import (
-    Access,
-    CheckedPath,
-    PathIntent,
-    SandboxMode,
-    SandboxPolicy,
-    SandboxStatus,
-    ToolSessionContext,
-    resolve_path,
-)
+from openwork_tools.context import ToolSessionContext
+from openwork_tools.modes import SandboxMode, SandboxStatus
+from openwork_tools.paths import CheckedPath, PathIntent, resolve_path
+from openwork_tools.policy import Access, SandboxPolicy
 from openwork_tools.results import RESULT_TEXT_LIMIT
 from openwork_tools.spill import fallback_cut
 

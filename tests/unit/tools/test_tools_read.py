@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from openwork_tools import FinalizedToolset, ToolErrorCode, ToolSessionContext, ToolStatus
-from openwork_tools.results import RESULT_TEXT_LIMIT
+from openwork_tools.context import ToolSessionContext
+from openwork_tools.registry import FinalizedToolset
+from openwork_tools.results import RESULT_TEXT_LIMIT, ToolErrorCode, ToolStatus
 from tests.support.tools import call_ctx
 
 

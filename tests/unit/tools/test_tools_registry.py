@@ -12,28 +12,26 @@ from pydantic import Field
 
 import openwork_tools.errors as errors_module
 from openwork_chat_state.messages import ToolResultState
-from openwork_tools import (
+from openwork_tools.builtin.registry import builtin_registry
+from openwork_tools.context import ToolCallContext, ToolSessionContext
+from openwork_tools.definition import RiskHint, Tool
+from openwork_tools.errors import (
     BlankToolDescription,
     BlankToolId,
     DuplicateToolRegistration,
     DuplicateToolSelection,
-    FileChange,
-    FinalizedToolset,
-    RiskHint,
-    Tool,
-    ToolCallContext,
-    ToolErrorCode,
-    ToolInput,
-    ToolRegistry,
-    ToolResult,
     ToolsError,
-    ToolSessionContext,
-    ToolsetConfig,
-    ToolStatus,
     UnknownToolSelection,
-    builtin_registry,
 )
-from openwork_tools.results import RESULT_TEXT_LIMIT
+from openwork_tools.registry import FinalizedToolset, ToolRegistry, ToolsetConfig
+from openwork_tools.results import (
+    RESULT_TEXT_LIMIT,
+    FileChange,
+    ToolErrorCode,
+    ToolResult,
+    ToolStatus,
+)
+from openwork_tools.schema import ToolInput
 from tests.support.tools import UNAVAILABLE, call_ctx
 
 

@@ -9,18 +9,12 @@ import orjson
 import pytest
 
 import openwork_tools.undo as undo_module
-from openwork_tools import (
-    ChangeConflict,
-    ChangeDenied,
-    ChangeDirection,
-    ChangeStateMismatch,
-    FileChange,
-    FinalizedToolset,
-    RollbackFailed,
-    SandboxMode,
-    ToolSessionContext,
-    apply_file_changes,
-)
+from openwork_tools.context import ToolSessionContext
+from openwork_tools.errors import ChangeConflict, ChangeDenied, ChangeStateMismatch, RollbackFailed
+from openwork_tools.modes import SandboxMode
+from openwork_tools.registry import FinalizedToolset
+from openwork_tools.results import FileChange
+from openwork_tools.undo import ChangeDirection, apply_file_changes
 from tests.support.tools import call_ctx
 
 UNDO, REAPPLY = ChangeDirection.UNDO, ChangeDirection.REAPPLY

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from openwork_tools import FileChange, FinalizedToolset, ToolResult, ToolStatus
 from openwork_tools.builtin import mutation
+from openwork_tools.registry import FinalizedToolset
+from openwork_tools.results import FileChange, ToolResult, ToolStatus
 from tests.support.tools import call_ctx
 
 

@@ -8,13 +8,13 @@ from pathlib import Path
 import orjson
 import pytest
 
-from openwork_core.agents import (
+from openwork_core.agents.tools import (
     AGENT_TOOL_NAMES,
     AgentToolName,
     agent_tool_definitions,
     sub_agent_prompt_rules,
 )
-from openwork_core.plan import UPDATE_PLAN_PROMPT_RULES, update_plan_definition
+from openwork_core.plan.tool import UPDATE_PLAN_PROMPT_RULES, update_plan_definition
 from openwork_core.session import toolset as toolset_module
 from openwork_core.session.toolset import (
     CONVERSATION_HISTORY_DESCRIPTION,
@@ -34,20 +34,13 @@ from openwork_core.session.toolset import (
     conversation_history_definition,
     parse_conversation_history,
 )
-from openwork_tools import (
-    FinalizedToolset,
-    RiskHint,
-    SandboxStatus,
-    Tool,
-    ToolCallContext,
-    ToolInput,
-    ToolRegistry,
-    ToolResult,
-    ToolSessionContext,
-    ToolsetConfig,
-    builtin_registry,
-)
-from openwork_tools.builtin.registry import BUILTIN_TOOL_IDS
+from openwork_tools.builtin.registry import BUILTIN_TOOL_IDS, builtin_registry
+from openwork_tools.context import ToolCallContext, ToolSessionContext
+from openwork_tools.definition import RiskHint, Tool
+from openwork_tools.modes import SandboxStatus
+from openwork_tools.registry import FinalizedToolset, ToolRegistry, ToolsetConfig
+from openwork_tools.results import ToolResult
+from openwork_tools.schema import ToolInput
 
 DEFAULT_IDS = ("read", "write", "edit", "grep", "glob", "list", "bash")
 

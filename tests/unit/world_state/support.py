@@ -8,17 +8,18 @@ from pathlib import Path
 
 from openwork_chat_state.item import ConversationItem, MessageKind, RealOrigin
 from openwork_chat_state.messages import user_text
-from openwork_core.context.world_state import (
-    SECTION_ORDER,
-    RetainedSections,
+from openwork_core.context.world_state.capture import (
     SectionBody,
-    SectionId,
-    WorldStateBaseline,
     WorldStateCapture,
     WorldStateSources,
+)
+from openwork_core.context.world_state.diff import (
+    RetainedSections,
+    WorldStateBaseline,
     WorldStateUpdate,
     render_diff,
 )
+from openwork_core.context.world_state.ids import SECTION_ORDER, SectionId
 from openwork_tools.modes import SandboxMode, SandboxStatus
 
 PROJECT = (

@@ -9,30 +9,29 @@ from pathlib import Path
 import pytest
 from structlog.testing import capture_logs
 
-from openwork_core.context.world_state import (
-    SECTION_ORDER,
-    ProjectInstructionError,
-    RetainedSections,
+from openwork_core.context.world_state import capture as capture_module
+from openwork_core.context.world_state import skill_catalog as catalog_module
+from openwork_core.context.world_state import user_project
+from openwork_core.context.world_state.capture import (
     SectionBody,
-    SectionId,
-    SkillCatalogTaskError,
-    UserProjectContextError,
-    WorldStateBaseline,
     WorldStateCapture,
     capture_world_state,
     capture_world_state_sync,
-    render_diff,
-    user_project,
 )
-from openwork_core.context.world_state import capture as capture_module
-from openwork_core.context.world_state import skill_catalog as catalog_module
+from openwork_core.context.world_state.diff import RetainedSections, WorldStateBaseline, render_diff
+from openwork_core.context.world_state.errors import (
+    ProjectInstructionError,
+    SkillCatalogTaskError,
+    UserProjectContextError,
+)
+from openwork_core.context.world_state.ids import SECTION_ORDER, SectionId
 from openwork_core.context.world_state.skill_catalog import (
     MAX_SKILL_CATALOG_CHARS,
     REASON_CATALOG_OVER_BUDGET,
     load_skill_catalog,
     render_skill_catalog,
 )
-from openwork_core.skills import SkillDiscovery, SkillSummary, discover_skills
+from openwork_core.skills.discovery import SkillDiscovery, SkillSummary, discover_skills
 from openwork_tools.modes import SandboxMode, SandboxStatus
 
 from .support import Session, sources

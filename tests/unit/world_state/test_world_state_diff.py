@@ -6,16 +6,14 @@ import pytest
 
 from openwork_chat_state.item import ConversationItem, MessageKind, SyntheticOrigin, SyntheticReason
 from openwork_chat_state.messages import user_text
-from openwork_core.context.world_state import (
-    SECTION_ORDER,
+from openwork_core.context.world_state import errors as ws_errors
+from openwork_core.context.world_state.diff import (
     RetainedSections,
-    SectionId,
     WorldStateBaseline,
     WorldStateUpdate,
     render_diff,
-    world_state_message_id,
 )
-from openwork_core.context.world_state import errors as ws_errors
+from openwork_core.context.world_state.ids import SECTION_ORDER, SectionId, world_state_message_id
 from openwork_core.context.world_state.sections import SECTION_SPECS
 
 from .support import AGENTS, CATALOG, POLICY, PROJECT, Session, capture, items_of, texts, user_item

@@ -10,7 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from openwork_chat_state.item import ConversationItem, MessageKind
-from openwork_core.context.world_state import SECTION_ORDER, SectionId, WorldStateCapture
+from openwork_core.context.world_state.capture import WorldStateCapture
+from openwork_core.context.world_state.ids import SECTION_ORDER, SectionId
 from openwork_core.context.world_state.sections import SECTION_SPECS, MessageForm, recognise_message
 
 from .support import Session, capture, user_item

@@ -8,7 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from openwork_core.context.world_state import ProjectInstructionError, UserProjectContextError
+from openwork_core.context.world_state.errors import (
+    ProjectInstructionError,
+    UserProjectContextError,
+)
 from openwork_core.context.world_state.project_instructions import load_project_instructions
 from openwork_core.context.world_state.sandbox_policy import (
     bash_may_write_workspace,
