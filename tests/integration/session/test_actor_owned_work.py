@@ -172,7 +172,9 @@ async def test_stopping_the_session_ends_its_manual_compaction_and_answers_actor
             await rt.core.sessions.close(sid)
             error = await asyncio.gather(compaction, return_exceptions=True)
         assert [type(e).__name__ for e in error] == ["ActorStopped"]
-        assert await store_rows.session_messages(store.pool, sid)  # the conversation is all still there
+        assert await store_rows.session_messages(
+            store.pool, sid
+        )  # the conversation is all still there
         async with store.pool.acquire() as conn:
             count = await conn.fetchval(
                 "SELECT count(*) FROM conversation_compactions WHERE session_id = $1", sid
