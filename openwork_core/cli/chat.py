@@ -68,7 +68,7 @@ class _Interrupt:
 INTERRUPT = _Interrupt()
 REOPEN_ATTEMPTS = 5
 REOPEN_FIRST_WAIT_S = 0.1
-STOP_NOTICE_S = 2.0
+STOP_NOTICE_S = 5.0
 """How long chat waits, after a cancel it did not ask for, for the stream's end that says the
 daemon is stopping."""
 

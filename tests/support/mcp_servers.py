@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import fcntl
 import hashlib
 import json
 import os
@@ -15,6 +16,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +25,9 @@ ROOT = Path(__file__).resolve().parents[2]
 EVERYTHING = ROOT / "tests" / "fixtures" / "mcp_everything"
 _STAMP = EVERYTHING / "node_modules" / ".openwork-lock-sha256"
 BIN = Path(sys.executable).parent
+_INSTALL_LOCK = Path(tempfile.gettempdir()) / (
+    "openwork-mcp-everything-" + hashlib.sha256(str(EVERYTHING).encode()).hexdigest()[:12] + ".lock"
+)
 
 
 def python_server(name: str) -> str:
@@ -38,17 +43,21 @@ def everything_bin() -> str:
         "node and npm are needed (scripts/install-system-deps.sh installs them)"
     )
     lock = hashlib.sha256((EVERYTHING / "package-lock.json").read_bytes()).hexdigest()
-    if not _STAMP.is_file() or _STAMP.read_text() != lock:
-        done = subprocess.run(
-            [npm, "ci", "--no-audit", "--no-fund"],
-            cwd=EVERYTHING,
-            capture_output=True,
-            text=True,
-            timeout=300,
-            check=False,
-        )
-        assert done.returncode == 0, done.stdout + done.stderr
-        _STAMP.write_text(lock)
+    # one install at a time: xdist's workers share the folder, and two `npm ci` runs in it
+    # break each other (ENOTEMPTY, half-written files)
+    with _INSTALL_LOCK.open("w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        if not _STAMP.is_file() or _STAMP.read_text() != lock:
+            done = subprocess.run(
+                [npm, "ci", "--no-audit", "--no-fund"],
+                cwd=EVERYTHING,
+                capture_output=True,
+                text=True,
+                timeout=300,
+                check=False,
+            )
+            assert done.returncode == 0, done.stdout + done.stderr
+            _STAMP.write_text(lock)
     return str(EVERYTHING / "node_modules" / ".bin" / "mcp-server-everything")
 
 
