@@ -177,7 +177,7 @@ async def run_turn_and_wait(
 
     task = asyncio.get_running_loop().create_task(collect())
     try:
-        async with asyncio.timeout(10):
+        async with asyncio.timeout(30):  # the first load imports the session runtime
             await ready.wait()
         turn_id = await start_turn(client, session_id, text, client_request_id)
         collected: list[dict[str, object]] = []

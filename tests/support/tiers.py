@@ -10,11 +10,12 @@ import asyncio
 import os
 import socket
 import subprocess
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import pytest
 
@@ -58,31 +59,42 @@ class UnitTierViolation(RuntimeError):
 @contextmanager
 def refusing_processes_and_connections(attempts: list[str]) -> Iterator[None]:
     """Within: starting a process, connecting or binding a socket (so PostgreSQL too) raises
-    ``UnitTierViolation`` and is recorded in ``attempts``, for the code under test may catch it."""
+    ``UnitTierViolation`` and is recorded in ``attempts``, for the code under test may catch it.
+    Only on the test's own thread: a worker that ran an integration test before may still be
+    dropping its database on a background thread, which is not this test's doing."""
+    owner = threading.get_ident()
 
     def refuse(what: str) -> NoReturn:
         attempts.append(what)
         raise UnitTierViolation(f"a unit test must not {what} ({MOVE_IT})")
 
-    def refuse_process(*args: object, **_kwargs: object) -> NoReturn:
+    def guarded(original: Callable[..., Any], describe: Callable[..., str]) -> Callable[..., Any]:
+        def check(*args: Any, **kwargs: Any) -> Any:
+            if threading.get_ident() != owner:
+                return original(*args, **kwargs)
+            refuse(describe(*args))
+
+        return check
+
+    def process(*args: object) -> str:
         command = [a for a in args if not isinstance(a, subprocess.Popen)]
-        refuse(f"start a process {command!r:.160}")
+        return f"start a process {command!r:.160}"
 
-    def refuse_connection(_sock: socket.socket, address: object, *_rest: object) -> NoReturn:
-        refuse(f"open a connection to {address!r}")
+    def connection(_sock: object, address: object = None, *_rest: object) -> str:
+        return f"open a connection to {address!r}"
 
-    def refuse_binding(_sock: socket.socket, address: object) -> NoReturn:
-        refuse(f"bind a socket to {address!r}")
+    def binding(_sock: object, address: object = None) -> str:
+        return f"bind a socket to {address!r}"
 
     with pytest.MonkeyPatch.context() as patch:
         # Popen's own __init__: every way the standard library starts a process goes through it
         # (asyncio's subprocess transports too), however its name was imported
-        patch.setattr(subprocess.Popen, "__init__", refuse_process)
-        patch.setattr(asyncio, "create_subprocess_exec", refuse_process)
-        patch.setattr(asyncio, "create_subprocess_shell", refuse_process)
+        patch.setattr(subprocess.Popen, "__init__", guarded(subprocess.Popen.__init__, process))
+        for name in ("create_subprocess_exec", "create_subprocess_shell"):
+            patch.setattr(asyncio, name, guarded(getattr(asyncio, name), process))
         for name in ("fork", "forkpty", "posix_spawn", "posix_spawnp", "system"):
-            patch.setattr(os, name, refuse_process)
-        patch.setattr(socket.socket, "connect", refuse_connection)
-        patch.setattr(socket.socket, "connect_ex", refuse_connection)
-        patch.setattr(socket.socket, "bind", refuse_binding)
+            patch.setattr(os, name, guarded(getattr(os, name), process))
+        patch.setattr(socket.socket, "connect", guarded(socket.socket.connect, connection))
+        patch.setattr(socket.socket, "connect_ex", guarded(socket.socket.connect_ex, connection))
+        patch.setattr(socket.socket, "bind", guarded(socket.socket.bind, binding))
         yield
