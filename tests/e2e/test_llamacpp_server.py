@@ -25,8 +25,9 @@ pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.timeout(300)
 
 WINDOW = 8_192
 MODEL = "smollm2"
-TURN_BOUND_S = 100.0
-"""A bound on one real turn (a few seconds on an idle machine; 2 cores shared by many here)."""
+TURN_BOUND_S = 240.0
+"""A turn of the real model: seconds alone, minutes when the suite's slow group (kill matrix,
+fuzzing) shares the two cores with it at the start of a run."""
 
 
 @dataclass
