@@ -7,19 +7,16 @@ and the HTTP stream it was waiting on is closed (the server would stop generatin
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
 
 import httpx
 import pytest
-import pytest_asyncio
 
-from tests.e2e.conftest import provider_env
+from tests.e2e.conftest import Scripted
 from tests.fakes.fake_provider import FakeProvider
 from tests.fakes.fake_script import ErrorReply, Gate, Held, Reply
-from tests.support.daemon import Daemon, run_turn_and_wait, start_daemon, start_turn
-from tests.support.postgres import PgCluster
+from tests.support.daemon import run_turn_and_wait, start_turn
 from tests.support.sse import SseEvent, open_events
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -27,33 +24,6 @@ pytestmark = pytest.mark.asyncio(loop_scope="module")
 CANCEL_BOUND_S = 5.0
 """How long a cancelled turn may take to end here (the promise is 1 s; the machine is shared).
 Every wait it cancels would otherwise last 20 s or more."""
-
-
-@dataclass
-class Scripted:
-    daemon: Daemon
-    fake: FakeProvider
-
-
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def scripted(
-    pg_cluster: PgCluster, tmp_path_factory: pytest.TempPathFactory
-) -> AsyncIterator[Scripted]:
-    home = tmp_path_factory.mktemp("cancel-wins") / "home"
-    database_url = await pg_cluster.new_database()
-    with FakeProvider() as fake:
-        daemon = await start_daemon(home=home, database_url=database_url, env=provider_env(fake))
-        try:
-            yield Scripted(daemon, fake)
-        finally:
-            assert await daemon.stop() == 0
-
-
-@pytest_asyncio.fixture(loop_scope="module")
-async def client(scripted: Scripted) -> AsyncIterator[httpx.AsyncClient]:
-    async with scripted.daemon.client() as http:
-        yield http
-    scripted.fake.clear()
 
 
 async def _session(client: httpx.AsyncClient, tmp_path: Path) -> str:

@@ -5,49 +5,20 @@ the provider was sent (the request is the truth of what the model saw)."""
 from __future__ import annotations
 
 import signal
-from collections.abc import AsyncIterator, Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import httpx
 import pytest
-import pytest_asyncio
 
-from tests.e2e.conftest import provider_env
+from tests.e2e.conftest import Scripted, provider_env
 from tests.fakes.fake_provider import FakeProvider
 from tests.fakes.fake_script import Gate, Held, Reply, ToolCallSpec
-from tests.support.daemon import Daemon, run_turn_and_wait, start_daemon, start_turn
+from tests.support.daemon import run_turn_and_wait, start_daemon, start_turn
 from tests.support.postgres import PgCluster
 from tests.support.sse import SseEvent, open_events
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
-
-
-@dataclass
-class Scripted:
-    daemon: Daemon
-    fake: FakeProvider
-
-
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def scripted(
-    pg_cluster: PgCluster, tmp_path_factory: pytest.TempPathFactory
-) -> AsyncIterator[Scripted]:
-    home = tmp_path_factory.mktemp("verbs") / "home"
-    database_url = await pg_cluster.new_database()
-    with FakeProvider() as fake:
-        daemon = await start_daemon(home=home, database_url=database_url, env=provider_env(fake))
-        try:
-            yield Scripted(daemon, fake)
-        finally:
-            assert await daemon.stop() == 0
-
-
-@pytest_asyncio.fixture(loop_scope="module")
-async def client(scripted: Scripted) -> AsyncIterator[httpx.AsyncClient]:
-    async with scripted.daemon.client() as http:
-        yield http
-    scripted.fake.clear()
 
 
 def made(folder: Path) -> Path:
