@@ -31,20 +31,28 @@ system-deps:
 serve: $(RUNTIME_STAMP) system-deps
 	$(VENV)/bin/openwork serve
 
-# Four pytest-xdist workers: most tests wait on PostgreSQL, daemons and HTTP, so on 2 cores four
-# workers finish the suite in well under half the serial time. The long poles start first
-# (tests/support/tiers.py); --maxschedchunk 1 hands them out one at a time instead of in blocks
-# that would queue them all on the first worker.
-TEST_WORKERS ?= 4
+# Three pytest-xdist workers: most tests wait on PostgreSQL, daemons and HTTP, so on 2 cores more
+# workers than cores finish sooner; but the suite's daemons make it CPU-bound, and a fourth worker
+# only adds contention (2026-12-02, one machine, same code: -n 4 11 min 10 s and 18.1 CPU-min,
+# -n 3 10 min 23 s and 16.3 CPU-min). The long poles start first (tests/support/tiers.py);
+# --maxschedchunk 1 hands them out one at a time instead of in blocks that would queue them all
+# on the first worker.
+TEST_WORKERS ?= 3
+
+# The tests write bytecode caches even where the environment asks Python not to
+# (PYTHONDONTWRITEBYTECODE, set on this machine): otherwise every daemon and CLI process the suite
+# starts compiles the package from source (0.35 CPU-s a daemon here) and every worker re-rewrites
+# the test modules' asserts (collection 17 CPU-s instead of 10). __pycache__ is ignored by git.
+PYTEST = env -u PYTHONDONTWRITEBYTECODE $(VENV)/bin/python -m pytest
 
 test: $(STAMP) system-deps
-	$(VENV)/bin/python -m pytest -n $(TEST_WORKERS) --dist load --maxschedchunk 1
+	$(PYTEST) -n $(TEST_WORKERS) --dist load --maxschedchunk 1
 
 # The unit tier only (issue 23 point 8): no process, no connection, no database; well under a
 # minute on 2 cores. Its tests only compute, so one worker per core; collecting tests/unit alone
 # spares each worker importing the other tiers' modules.
 test-fast: $(STAMP)
-	$(VENV)/bin/python -m pytest -n logical -m unit tests/unit
+	$(PYTEST) -n logical -m unit tests/unit
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check openwork_core openwork_chat_state openwork_tools tests bench

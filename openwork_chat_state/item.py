@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Literal, TypeAlias, assert_never
+from typing import Literal, TypeAlias
 
 from openwork_chat_state.ids import CompactionId, MessageId
-from openwork_chat_state.messages import Message, Role
+from openwork_chat_state.messages import Message
 
 
 class MessageKind(enum.StrEnum):
@@ -67,16 +67,3 @@ class ConversationItem:
     @property
     def message_id(self) -> str | None:
         return self.origin.message_id if isinstance(self.origin, RealOrigin) else None
-
-    def is_user_request(self) -> bool:
-        """A real user request: role user, kind normal, and a real message or its replay.
-        World State, skill bodies, agent messages, summaries and reminders never qualify."""
-        if self.message.role is not Role.USER or self.kind is not MessageKind.NORMAL:
-            return False
-        match self.origin:
-            case RealOrigin():
-                return True
-            case SyntheticOrigin(reason=reason):
-                return reason is SyntheticReason.LAST_USER_REQUEST_REPLAY
-            case _:
-                assert_never(self.origin)

@@ -143,10 +143,6 @@ class ConversationState:
             return None
         return Draft("".join(self._draft.text), "".join(self._draft.reasoning))
 
-    @property
-    def open_tool_call_ids(self) -> frozenset[str]:
-        return frozenset(self._ledger.open)
-
     def context_view(self) -> ConversationContextView:
         """The committed items and the watermark, without the draft."""
         return ConversationContextView(tuple(self._items), self._watermark)

@@ -6,7 +6,6 @@ and model. ``OpenWorkCore`` owns one; the registry asks it for keys and served w
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
@@ -26,6 +25,13 @@ from openwork_core.storage.records import ProviderModel, ProviderRecord
 log = structlog.get_logger(__name__)
 
 WindowProber = Callable[[str, str], Awaitable[ServedWindow | None]]
+STARTUP_TASK = "provider-startup"
+"""The name of the task that loads the key file and starts every provider's probe."""
+
+
+def probe_task_name(provider_id: str) -> str:
+    """The name of a provider's current window-probe task (nothing in the daemon waits for it)."""
+    return f"window-probe-{provider_id}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,9 +87,7 @@ class ProviderRuntime:
 
     def start(self) -> None:
         """Load the key file and probe every provider, in the background."""
-        self._startup = asyncio.get_running_loop().create_task(
-            self._start(), name="provider-startup"
-        )
+        self._startup = asyncio.get_running_loop().create_task(self._start(), name=STARTUP_TASK)
 
     async def _start(self) -> None:
         await asyncio.to_thread(self._keys.load)
@@ -104,7 +108,7 @@ class ProviderRuntime:
             del self._served[key]
         if probes_window(provider):
             self._probes[provider.id] = asyncio.get_running_loop().create_task(
-                self._probe_models(provider), name=f"window-probe-{provider.id}"
+                self._probe_models(provider), name=probe_task_name(provider.id)
             )
 
     async def _probe_models(self, provider: ProviderRecord) -> None:
@@ -134,15 +138,6 @@ class ProviderRuntime:
                     code=warning.code.value,
                     message=warning.message,
                 )
-
-    async def probed(self, provider_id: str) -> None:
-        """Wait for the start-up work and the provider's current probe (tests, inspection)."""
-        if self._startup is not None:
-            await asyncio.shield(self._startup)
-        task = self._probes.get(provider_id)
-        if task is not None:
-            with contextlib.suppress(asyncio.CancelledError):
-                await asyncio.shield(task)
 
     async def close(self) -> None:
         tasks = [t for t in (self._startup, *self._probes.values()) if t is not None]

@@ -166,7 +166,7 @@ class OpenWorkCore:
         self._sessions = LazyRegistry(self._build_registry)
         self.model_switch = ModelSwitch(store, self.providers, self._sessions)
         """``PATCH``'s provider and model, a turn's model (issue 26 point 4)."""
-        self.desktop = DesktopQueries(store.pool, home, self._sessions)
+        self.desktop = DesktopQueries(store.pool, home, self._sessions, self._trace)
         """The desktop app's reads and the session lifecycle (issue 16); never loads an actor."""
         self.forks = SessionForks(store, self.desktop)
         """``POST /v1/sessions/{sid}/fork`` (issue 26 point 2)."""
@@ -231,10 +231,6 @@ class OpenWorkCore:
         """The live sessions (the ``SessionDirectory``). Blocking the first time, when it imports
         the session runtime: for tests and benchmarks; the facade's operations await it."""
         return self._sessions.registry_now()
-
-    @property
-    def agent_store(self) -> AgentStore:
-        return self._agent_store
 
     @property
     def global_updates(self) -> GlobalUpdates:

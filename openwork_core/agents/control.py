@@ -70,10 +70,6 @@ class TurnSlot:
         self._owner = owner
         self._released = False
 
-    @property
-    def released(self) -> bool:
-        return self._released
-
     def release(self) -> bool:
         """Return the slot; ``False`` (and no effect) when it was already returned."""
         if self._released:

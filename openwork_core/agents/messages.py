@@ -19,6 +19,7 @@ from openwork_core.context.item_limits import (
     estimate_text_item_tokens,
 )
 from openwork_core.ids import MessageId, SessionId, TurnId
+from openwork_core.storage.records import TurnStatus
 
 
 class AgentMessageKind(enum.StrEnum):
@@ -126,21 +127,21 @@ def fit_for_delivery(message: AgentMessage) -> AgentMessage:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ChildCompleted:
     final_text: str
-    kind: Literal["completed"] = "completed"
+    kind: Literal[TurnStatus.COMPLETED] = TurnStatus.COMPLETED
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ChildFailed:
     error_code: str
     error_message: str
-    kind: Literal["failed"] = "failed"
+    kind: Literal[TurnStatus.FAILED] = TurnStatus.FAILED
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ChildCancelled:
     """The child Turn was cancelled (through ``interrupt_agent``)."""
 
-    kind: Literal["cancelled"] = "cancelled"
+    kind: Literal[TurnStatus.CANCELLED] = TurnStatus.CANCELLED
 
 
 ChildOutcome: TypeAlias = ChildCompleted | ChildFailed | ChildCancelled

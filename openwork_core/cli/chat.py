@@ -22,6 +22,7 @@ from rich.console import Console
 from rich.status import Status
 from rich.text import Text
 
+from openwork_core.cli.chat_commands import Message, parse
 from openwork_core.cli.chat_view import (
     OUTCOME_CHARS,
     ToolLine,
@@ -30,6 +31,7 @@ from openwork_core.cli.chat_view import (
     shorten,
     tool_line,
     turn_result,
+    wire_status,
 )
 from openwork_core.cli.client import (
     ApiError,
@@ -41,6 +43,7 @@ from openwork_core.cli.client import (
 )
 from openwork_core.cli.errors import CliError, ExitStatus
 from openwork_core.cli.typeahead import Draft, TypeAhead, Typed
+from openwork_core.storage.records import TurnStatus
 
 
 class SecondInterrupt(Exception):
@@ -195,6 +198,8 @@ class TurnPrinter:
                 stream.close()
                 ended = self._turn_if_done(turn_id)
                 if ended is not None:
+                    if ended.status is TurnStatus.CANCELLED and not cancelling:
+                        raise DaemonStopped()  # only a stopping actor ends both unasked
                     return ended
                 stream = self._reopen(inbox, reopened, item.error)
                 reopened += 1
@@ -202,7 +207,11 @@ class TurnPrinter:
                 reopened = 0
                 result = self._on_envelope(turn_id, item)
                 if result is not None:
-                    if result.status == "cancelled" and not cancelling and self._stopping(inbox):
+                    if (
+                        result.status is TurnStatus.CANCELLED
+                        and not cancelling
+                        and self._stopping(inbox)
+                    ):
                         raise DaemonStopped()
                     return result
 
@@ -227,16 +236,22 @@ class TurnPrinter:
         return self._on_update(turn_id, update)
 
     def _typed(self, text: str, turn_id: str | None = None) -> None:
-        """A line typed while the turn runs is sent to it as a steer (issue 26 point 1: the
+        """A message typed while the turn runs is sent to it as a steer (issue 26 point 1: the
         model reads it at the turn's next step); one the turn no longer takes (409
         ``turn_not_active``: it just ended; or the turn is being cancelled) waits as the next
-        message — a session runs one turn at a time (session-runtime.md §2)."""
+        message — a session runs one turn at a time (session-runtime.md §2). A slash command
+        (``/exit``, ``/model …``) is never a steer: it runs when the turn ends."""
         self._end_line()
-        if turn_id is not None and self._steer(turn_id, text):
-            self._note(f"steering: {shorten(text, OUTCOME_CHARS)} (read at the turn's next step)")
+        item = parse(text)
+        if item is None:
+            return
+        if turn_id is not None and isinstance(item, Message) and self._steer(turn_id, item.text):
+            shown = shorten(item.text, OUTCOME_CHARS)
+            self._note(f"steering: {shown} (read at the turn's next step)")
             return
         self.typed.lines.append(text)
-        self._note(f"queued: {shorten(text, OUTCOME_CHARS)} (sent when this turn ends)")
+        then = "sent" if isinstance(item, Message) else "run"
+        self._note(f"queued: {shorten(text, OUTCOME_CHARS)} ({then} when this turn ends)")
 
     def _steer(self, turn_id: str, text: str) -> bool:
         try:
@@ -281,11 +296,14 @@ class TurnPrinter:
             turn = self._client.get(f"/v1/sessions/{self.session_id}/turns/{turn_id}")
         except DaemonNotRunning:
             raise DaemonStopped() from None
-        if not isinstance(turn, dict) or turn.get("status") == "running":
+        if not isinstance(turn, dict):
+            return None
+        status = wire_status(turn.get("status"))
+        if status is TurnStatus.RUNNING:
             return None
         code, message = turn.get("error_code"), turn.get("message")
         return TurnResult(
-            str(turn.get("status")),
+            status,
             str(code) if code else None,
             str(message) if message is not None else None,
         )

@@ -20,7 +20,8 @@ HELP: tuple[tuple[str, str], ...] = (
     ("/quit", "leave (also /exit, Ctrl-D)"),
 )
 HELP_FOOTER = (
-    "Text typed while a turn runs waits as the next message. "
+    "Text typed while a turn runs steers it (read at its next step); a command waits until "
+    "the turn ends. "
     "Start a line with // to send a message that begins with /."
 )
 

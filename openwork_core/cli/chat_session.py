@@ -1,6 +1,7 @@
 """``openwork chat``'s conversation around the turns: which session (this folder's latest, a
 new one, ``--session``), ``--model`` and ``--mode``, the slash commands, and the lines typed
-during a turn, which wait as the next message (issue 25 point 8)."""
+during a turn that wait for its end: the commands, and what the turn no longer took as a steer
+(issue 25 point 8, issue 26 point 1)."""
 
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ from openwork_core.cli.chat_view import OUTCOME_CHARS, TurnResult, shorten
 from openwork_core.cli.client import ApiError, DaemonClient, objects
 from openwork_core.cli.errors import CliError
 from openwork_core.cli.inspect_view import inspection_lines, read_inspection
+from openwork_core.storage.records import TurnStatus
 
 HISTORY_FILE = "chat_history"
 PROMPT = "› "
@@ -62,7 +64,7 @@ def switch_model(client: DaemonClient, session_id: str, model: str) -> str | Non
 
 
 def report(result: TurnResult, err: Console) -> int:
-    if result.status != "completed":
+    if result.status is not TurnStatus.COMPLETED:
         detail = f": {result.message}" if result.message else ""
         code = result.code or result.status
         err.print(f"turn {result.status} ({code}){detail}", markup=False)
@@ -150,7 +152,7 @@ class ChatSession:
         result = self._printer.run(text)
         code = report(result, self._err)
         typed = self._printer.typed
-        if result.status == "cancelled":
+        if result.status is TurnStatus.CANCELLED:
             unsent = " ".join([*typed.lines, typed.draft]).strip()
             if unsent:
                 self._prefill = unsent

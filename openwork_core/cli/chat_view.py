@@ -9,6 +9,7 @@ import orjson
 from pydantic import JsonValue
 
 from openwork_core.cli.errors import ExitStatus
+from openwork_core.storage.records import TurnStatus
 
 ARG_CHARS = 60
 OUTCOME_CHARS = 80
@@ -112,24 +113,32 @@ def card_lines(request: JsonValue) -> list[str]:
 
 @dataclass(frozen=True, slots=True)
 class TurnResult:
-    status: str
+    status: TurnStatus
     code: str | None
     message: str | None
 
     @property
     def exit_code(self) -> int:
         """0 completed; 130 cancelled (as for Ctrl-C); 1 failed or interrupted."""
-        if self.status == "completed":
+        if self.status is TurnStatus.COMPLETED:
             return ExitStatus.OK
-        if self.status == "cancelled":
+        if self.status is TurnStatus.CANCELLED:
             return ExitStatus.INTERRUPTED
         return ExitStatus.FAILED
 
 
+def wire_status(value: JsonValue) -> TurnStatus:
+    """A turn's ``status`` as the daemon sent it; anything else counts as failed."""
+    try:
+        return TurnStatus(str(value))
+    except ValueError:
+        return TurnStatus.FAILED
+
+
 def turn_result(outcome: JsonValue) -> TurnResult:
     if not isinstance(outcome, dict):
-        return TurnResult("failed", "unknown_outcome", None)
-    status = str(outcome.get("status", "failed"))
+        return TurnResult(TurnStatus.FAILED, "unknown_outcome", None)
+    status = wire_status(outcome.get("status"))
     code = outcome.get("code")
     message = outcome.get("message")
     return TurnResult(

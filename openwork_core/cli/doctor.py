@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 import typer
 
 from openwork_core.cli.client import DaemonClient, Discovery, process_alive, read_discovery
-from openwork_core.cli.doctor_checks import Check
+from openwork_core.cli.doctor_checks import Check, Verdict
 from openwork_core.cli.doctor_daemon import daemon_checks
 from openwork_core.cli.errors import CliError
 from openwork_core.cli.output import console, print_json
@@ -74,7 +74,7 @@ def provider_checks(provider: ProviderRecord | None, key_value: str | None) -> l
         return [
             Check(
                 "provider",
-                "fail",
+                Verdict.FAIL,
                 "no provider 'default': set OPENWORK_PROVIDER, OPENWORK_PROVIDER_BASE_URL and "
                 "OPENWORK_MODEL (a turn fails with no_provider)",
             )
@@ -84,37 +84,37 @@ def provider_checks(provider: ProviderRecord | None, key_value: str | None) -> l
     checks = [
         Check(
             "provider",
-            "ok" if problem is None else "fail",
+            Verdict.OK if problem is None else Verdict.FAIL,
             f"{provider.kind.value} at {base_url}"
             + (" reachable" if problem is None else f" not reachable ({problem})"),
         )
     ]
     if key_value:
-        checks.append(Check("api key", "ok", f"{provider.api_key_env} is set"))
+        checks.append(Check("api key", Verdict.OK, f"{provider.api_key_env} is set"))
     elif key_required(provider):
         checks.append(
             Check(
                 "api key",
-                "fail",
+                Verdict.FAIL,
                 f"{provider.kind.value} needs a key: set {ENV_PREFIX}PROVIDER_API_KEY",
             )
         )
     else:
-        checks.append(Check("api key", "ok", "none (a local server may not need one)"))
+        checks.append(Check("api key", Verdict.OK, "none (a local server may not need one)"))
     if not provider.models:
-        checks.append(Check("model", "fail", "no model: set OPENWORK_MODEL"))
+        checks.append(Check("model", Verdict.FAIL, "no model: set OPENWORK_MODEL"))
         return checks
     model = provider.models[0]
     try:
         capabilities = resolve_capabilities(model, provider.settings).capabilities
         limits = ModelContextLimits.from_capabilities(capabilities)
     except CapabilityError as exc:
-        checks.append(Check("model", "fail", f"{model.name}: {exc}"))
+        checks.append(Check("model", Verdict.FAIL, f"{model.name}: {exc}"))
         return checks
     checks.append(
         Check(
             "model",
-            "ok",
+            Verdict.OK,
             f"{model.name}: window {limits.context_window}, "
             f"output {capabilities.max_output_tokens}, "
             f"reasoning {model.max_reasoning_tokens}, input {limits.effective_input_tokens}, "
@@ -129,7 +129,7 @@ async def _database_checks(settings: OpenWorkSettings) -> tuple[list[Check], Pro
     stored: ProviderRecord | None = None
     try:
         async with open_database(settings) as database:
-            checks.append(Check("database", "ok", f"{database.display} reachable"))
+            checks.append(Check("database", Verdict.OK, f"{database.display} reachable"))
             known = discover_migrations()
             async with database.pool.acquire() as conn:
                 exists = await conn.fetchval("SELECT to_regclass('schema_migrations') IS NOT NULL")
@@ -146,26 +146,28 @@ async def _database_checks(settings: OpenWorkSettings) -> tuple[list[Check], Pro
             if changed:
                 checks.append(
                     Check(
-                        "migrations", "fail", f"changed after being applied: {', '.join(changed)}"
+                        "migrations",
+                        Verdict.FAIL,
+                        f"changed after being applied: {', '.join(changed)}",
                     )
                 )
             elif pending:
                 checks.append(
                     Check(
                         "migrations",
-                        "warn",
+                        Verdict.WARN,
                         f"{len(pending)} pending ({pending[0]}…): `openwork migrate` or the next "
                         "start applies them",
                     )
                 )
             else:
-                checks.append(Check("migrations", "ok", f"current ({len(known)} applied)"))
+                checks.append(Check("migrations", Verdict.OK, f"current ({len(known)} applied)"))
             if exists and not pending:
                 for provider in await PostgresStore(database.pool).list_providers():
                     if provider.id == DEFAULT_PROVIDER_ID:
                         stored = provider
     except ConfigError as exc:
-        checks.append(Check("database", "fail", str(exc)))
+        checks.append(Check("database", Verdict.FAIL, str(exc)))
     return checks, stored
 
 
@@ -177,18 +179,24 @@ def _through_the_daemon(settings: OpenWorkSettings, running: HomeInUse) -> list[
             health = client.get("/v1/health")
     except CliError as exc:
         return [
-            Check("database", "fail", f"embedded, owned by the daemon pid {running.pid}: {exc}")
+            Check(
+                "database", Verdict.FAIL, f"embedded, owned by the daemon pid {running.pid}: {exc}"
+            )
         ]
     ok = isinstance(health, dict) and health.get("database") == "ok"
     return [
         Check(
             "database",
-            "ok" if ok else "fail",
+            Verdict.OK if ok else Verdict.FAIL,
             f"embedded ({settings.home / 'pgdata'}), reachable through the running daemon"
             if ok
             else f"the running daemon reports its database as {health}",
         ),
-        Check("migrations", "ok" if ok else "warn", "applied by the running daemon at its start"),
+        Check(
+            "migrations",
+            Verdict.OK if ok else Verdict.WARN,
+            "applied by the running daemon at its start",
+        ),
     ]
 
 
@@ -210,7 +218,7 @@ async def run_checks(settings: OpenWorkSettings) -> list[Check]:
     checks.append(
         Check(
             "sandbox",
-            "ok" if sandbox.available else "warn",
+            Verdict.OK if sandbox.available else Verdict.WARN,
             "bubblewrap self-check passed"
             if sandbox.available
             else f"unavailable: {sandbox.reason} (bash cannot run commands; file tools work)",
@@ -219,24 +227,24 @@ async def run_checks(settings: OpenWorkSettings) -> list[Check]:
     bounded = await asyncio.to_thread(find_parents) is not None
     root = root_note(os.geteuid(), bounded)
     if root is not None:
-        checks.append(Check("sandbox as root", "ok" if bounded else "warn", root))
+        checks.append(Check("sandbox as root", Verdict.OK if bounded else Verdict.WARN, root))
     discovery = await asyncio.to_thread(discover_skills, default_skill_root())
-    checks.append(Check("skills", "ok", f"{len(discovery.skills)} found"))
-    checks.extend(Check("skill", "warn", f"{w.path}: {w.reason}") for w in discovery.warnings)
+    checks.append(Check("skills", Verdict.OK, f"{len(discovery.skills)} found"))
+    checks.extend(Check("skill", Verdict.WARN, f"{w.path}: {w.reason}") for w in discovery.warnings)
     try:
         found = read_discovery(settings.home)
         alive = process_alive(found.pid)
         checks.append(
             Check(
                 "daemon",
-                "ok" if alive else "warn",
+                Verdict.OK if alive else Verdict.WARN,
                 f"running at {found.url} (pid {found.pid})"
                 if alive
                 else f"stale {found.path} (pid {found.pid} is gone)",
             )
         )
     except CliError:
-        checks.append(Check("daemon", "ok", "not running (`openwork serve` starts it)"))
+        checks.append(Check("daemon", Verdict.OK, "not running (`openwork serve` starts it)"))
     return checks
 
 
@@ -254,21 +262,25 @@ def doctor(json_output: bool = typer.Option(False, "--json", help="Print JSON.")
     try:
         settings = load_settings()
     except ConfigError as exc:
-        checks = [Check("configuration", "fail", str(exc))]
+        checks = [Check("configuration", Verdict.FAIL, str(exc))]
         effective: dict[str, str] = {}
     else:
         file = config_file_path()
         checks = [
-            Check("configuration", "ok", f"file {file}" if file.is_file() else "environment only")
+            Check(
+                "configuration",
+                Verdict.OK,
+                f"file {file}" if file.is_file() else "environment only",
+            )
         ]
-        checks.extend(Check("configuration", "warn", w) for w in unknown_settings())
+        checks.extend(Check("configuration", Verdict.WARN, w) for w in unknown_settings())
         found = running_daemon(settings)
         asked = None
         if found is not None:
             try:
                 asked = daemon_checks(found)
             except CliError as exc:
-                checks.append(Check("daemon", "warn", f"running, but not answering ({exc})"))
+                checks.append(Check("daemon", Verdict.WARN, f"running, but not answering ({exc})"))
         if asked is not None:
             daemon, effective = asked
             checks.extend(daemon)
@@ -279,7 +291,7 @@ def doctor(json_output: bool = typer.Option(False, "--json", help="Print JSON.")
             finally:
                 logging_setup.close()
             effective = masked_settings(settings)
-    failed = any(c.verdict == "fail" for c in checks)
+    failed = any(c.verdict is Verdict.FAIL for c in checks)
     if json_output:
         print_json(
             {

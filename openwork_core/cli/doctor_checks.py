@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
-from typing import Literal
 
 from pydantic import JsonValue
 
-Verdict = Literal["ok", "warn", "fail"]
+
+class Verdict(enum.StrEnum):
+    OK = "ok"
+    WARN = "warn"
+    FAIL = "fail"
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pydantic import JsonValue
 
 from openwork_core.cli.client import DaemonClient, Discovery, objects
-from openwork_core.cli.doctor_checks import Check
+from openwork_core.cli.doctor_checks import Check, Verdict
 
 
 def _text(value: JsonValue) -> str:
@@ -28,9 +28,9 @@ def _model_checks(provider: dict[str, JsonValue]) -> list[Check]:
             )
         else:
             detail = f"{model.get('name')}: the server was not asked or did not say its window"
-        checks.append(Check("model", "ok", detail))
+        checks.append(Check("model", Verdict.OK, detail))
         checks.extend(
-            Check("model", "warn", f"{model.get('name')}: {w.get('message')}")
+            Check("model", Verdict.WARN, f"{model.get('name')}: {w.get('message')}")
             for w in objects(model, "warnings")
         )
     return checks
@@ -46,33 +46,41 @@ def daemon_checks(found: Discovery) -> tuple[list[Check], dict[str, str]]:
     checks = [
         Check(
             "daemon",
-            "ok",
+            Verdict.OK,
             f"running at {found.url} (pid {found.pid}); the checks below are its own, asked "
             "over its API",
         ),
         Check(
             "database",
-            "ok" if facts.get("database") == "ok" else "fail",
+            Verdict.OK if facts.get("database") == "ok" else Verdict.FAIL,
             f"{_text(facts.get('database_location'))}: {_text(facts.get('database'))}",
         ),
     ]
     providers = objects(listing, "providers")
     if not providers:
         checks.append(
-            Check("provider", "fail", "the daemon has no provider (a turn fails with no_provider)")
+            Check(
+                "provider",
+                Verdict.FAIL,
+                "the daemon has no provider (a turn fails with no_provider)",
+            )
         )
     for provider in providers:
         where = f" at {provider['base_url']}" if provider.get("base_url") else ""
         key = "key set" if provider.get("has_key") else "no key"
         checks.append(
-            Check("provider", "ok", f"{provider.get('id')}: {provider.get('kind')}{where}, {key}")
+            Check(
+                "provider",
+                Verdict.OK,
+                f"{provider.get('id')}: {provider.get('kind')}{where}, {key}",
+            )
         )
         checks.extend(_model_checks(provider))
     available = facts.get("sandbox_available") is True
     checks.append(
         Check(
             "sandbox",
-            "ok" if available else "warn",
+            Verdict.OK if available else Verdict.WARN,
             "bubblewrap self-check passed"
             if available
             else f"unavailable: {_text(facts.get('sandbox_reason'))} (bash cannot run commands)",

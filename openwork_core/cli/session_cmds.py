@@ -43,9 +43,9 @@ def chat(
 ) -> None:
     """Talk to the agent in this folder.
 
-    Continues the folder's latest session, or starts one. Streams the answer and one line per tool call. Text typed while a turn runs waits as the
-    next message; /help lists the slash commands. Ctrl-C cancels the turn, a second Ctrl-C
-    exits."""
+    Continues the folder's latest session, or starts one. Streams the answer and one line per tool call. Text typed while a turn runs steers it
+    (a slash command waits until the turn ends); /help lists the slash commands. Ctrl-C cancels
+    the turn, a second Ctrl-C exits."""
     folder = Path.cwd().resolve()
     out, err = console(), err_console()
     with connect() as client:

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from openwork_chat_state.messages import Message, ToolDefinition
+from openwork_chat_state.messages import ToolDefinition
 from openwork_core.context.builder import ResolvedSystemContext
 from openwork_core.context.wire import json_size, tokens_for_bytes
 
@@ -50,32 +50,9 @@ class ContextBudgetEstimate:
             reserved_output_tokens=reserved_output_tokens,
         )
 
-    @classmethod
-    def measure(
-        cls,
-        *,
-        system: ResolvedSystemContext,
-        conversation: Sequence[Message],
-        tools: Sequence[ToolDefinition],
-        reserved_output_tokens: int,
-    ) -> ContextBudgetEstimate:
-        """Serialize and measure the three regions (the reference the engine's cached sizes must
-        agree with)."""
-        return cls.from_regions(
-            system_context_tokens=estimate_system_context_tokens(system),
-            conversation_tokens=estimate_conversation_tokens(conversation),
-            tool_surface_tokens=estimate_tool_surface_tokens(tools),
-            reserved_output_tokens=reserved_output_tokens,
-        )
-
 
 def estimate_system_context_tokens(system: ResolvedSystemContext) -> int:
     return tokens_for_bytes(json_size(system.parts))
-
-
-def estimate_conversation_tokens(messages: Sequence[Message]) -> int:
-    """The Conversation region alone — what compaction compares before and after."""
-    return tokens_for_bytes(json_size(tuple(messages)))
 
 
 def estimate_tool_surface_tokens(tools: Sequence[ToolDefinition]) -> int:

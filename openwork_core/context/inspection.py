@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import orjson
-from pydantic import JsonValue
 
 from openwork_chat_state.messages import Message, ToolDefinition
 from openwork_core.context.budget import ContextBudgetEstimate
@@ -78,11 +77,6 @@ class ContextInspection:
             },
             option=orjson.OPT_UTC_Z,  # the contract's one timestamp form: RFC 3339 UTC with Z
         )
-
-    def to_jsonable(self) -> JsonValue:
-        """The same document as plain JSON values (for a framework that encodes it itself)."""
-        value: JsonValue = orjson.loads(self.to_json())
-        return value
 
 
 def build_context_inspection(

@@ -5,6 +5,7 @@ bounds its strings, lists and integers (docs/reliability.md "Bounds")."""
 from __future__ import annotations
 
 import dataclasses
+import enum
 from datetime import datetime
 from typing import Annotated, Literal
 
@@ -303,12 +304,26 @@ class ProviderList(BaseModel):
     providers: list[ProviderBody]
 
 
+class DatabaseState(enum.StrEnum):
+    OK = "ok"
+    ERROR = "error"
+
+
+def database_state(answers: bool) -> DatabaseState:
+    return DatabaseState.OK if answers else DatabaseState.ERROR
+
+
+class HealthStatus(enum.StrEnum):
+    OK = "ok"
+    DEGRADED = "degraded"
+
+
 class DiagnosticsBody(BaseModel):
     """``GET /v1/diagnostics`` (issue 24 point 5): what ``openwork doctor`` asks the running
     daemon — its own database, sandbox verdict and effective settings (secrets masked)."""
 
     version: str
-    database: Literal["ok", "error"]
+    database: Literal[DatabaseState.OK, DatabaseState.ERROR]
     database_location: str
     sandbox_available: bool
     sandbox_reason: str | None
@@ -317,9 +332,9 @@ class DiagnosticsBody(BaseModel):
 
 
 class HealthBody(BaseModel):
-    status: Literal["ok", "degraded"]
+    status: Literal[HealthStatus.OK, HealthStatus.DEGRADED]
     version: str
-    database: Literal["ok", "error"]
+    database: Literal[DatabaseState.OK, DatabaseState.ERROR]
 
 
 class SkillBody(BaseModel):

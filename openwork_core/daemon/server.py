@@ -54,6 +54,7 @@ from openwork_core.storage.errors import MigrationChecksumMismatch, MigrationLay
 from openwork_core.storage.migrate import apply_migrations
 from openwork_core.storage.postgres.store import PostgresStore
 from openwork_core.version import app_version
+from openwork_tools.modes import SandboxStatus
 from openwork_tools.sandbox.probe import current_root_note, probe_sandbox
 
 log = structlog.get_logger(__name__)
@@ -163,9 +164,11 @@ async def serve(settings: OpenWorkSettings, *, allow_remote: bool = False) -> in
 
 async def _serve(settings: OpenWorkSettings, allow_remote: bool, logging_setup: LogSetup) -> int:
     sock, url = bind_socket(settings, allow_remote=allow_remote)  # a taken port fails first
+    probing = asyncio.create_task(probe_sandbox())  # bwrap's self-check runs beside the database's
     try:
-        return await _serve_on(settings, allow_remote, logging_setup, sock, url)
+        return await _serve_on(settings, allow_remote, logging_setup, sock, url, probing)
     finally:
+        probing.cancel()  # done unless the start failed before it was read
         sock.close()
 
 
@@ -175,6 +178,7 @@ async def _serve_on(
     logging_setup: LogSetup,
     sock: socket.socket,
     url: str,
+    probing: asyncio.Task[SandboxStatus],
 ) -> int:
     home = settings.home
     async with open_database(settings) as database:
@@ -188,7 +192,7 @@ async def _serve_on(
         default_provider = settings.default_provider()
         if default_provider is not None:
             await store.upsert_provider(default_provider)
-        sandbox = await probe_sandbox()
+        sandbox = await probing
         root_note = await asyncio.to_thread(current_root_note)
         log.info(
             "sandbox.probed", available=sandbox.available, reason=sandbox.reason, root=root_note

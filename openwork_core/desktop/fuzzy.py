@@ -18,15 +18,15 @@ path itself, so the order is total and stable.
 
 Speed: the candidates of a term are found by one regular expression over all paths joined by
 newlines, ``[^a\\n]*a[^b\\n]*b…`` (each class stops at the first occurrence, so a line that does
-not match fails in linear time); only those are scored, from a per-path string of character
-classes made by ``str.translate``.
+not match fails in linear time); only the paths that are candidates of every term are scored,
+from a per-path string of character classes made by ``str.translate``.
 """
 
 from __future__ import annotations
 
 import heapq
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 MATCH = 16
@@ -198,7 +198,12 @@ class SearchablePaths:
         ceiling = (sum(best_possible(t) for t in terms), True)
         kept: list[tuple[int, bool, int]] = []  # (score, in name, -index): kept[0] is the worst
         score_of = _single if len(terms) == 1 and len(terms[0]) == 1 else _match
-        for index in self._candidates(terms[0], sensitive):
+        candidates: Iterable[int] = self._candidates(terms[0], sensitive)
+        if len(terms) > 1:  # a path must hold every term: only those are scored, in tie order
+            candidates = sorted(
+                set(candidates).intersection(*(self._candidates(t, sensitive) for t in terms[1:]))
+            )
+        for index in candidates:
             if len(kept) == limit and kept[0][:2] == ceiling:
                 break
             found = score_of(terms, texts[index], self._classes[index], self._name_starts[index])

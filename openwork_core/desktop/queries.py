@@ -23,6 +23,7 @@ from openwork_core.desktop.views import (
 )
 from openwork_core.ids import SessionId, TurnId
 from openwork_core.session.errors import SessionActive, SessionError
+from openwork_core.session.trace import TraceRecorder
 from openwork_core.session.updates import StreamEndReason, UsageBody
 from openwork_core.storage.codec import content_text
 from openwork_core.storage.desktop_records import (
@@ -86,10 +87,13 @@ def _turn_summary(row: TurnHistoryRow) -> TurnSummary:
 
 
 class DesktopQueries:
-    def __init__(self, pool: asyncpg.Pool, home: Path, registry: LoadedSessions) -> None:
+    def __init__(
+        self, pool: asyncpg.Pool, home: Path, registry: LoadedSessions, trace: TraceRecorder
+    ) -> None:
         self._pool = pool
         self._spill_root = home / "spill"
         self._registry = registry
+        self._trace = trace
 
     async def _active_turn(
         self, session_id: SessionId, stored_running: TurnId | None
@@ -245,6 +249,9 @@ class DesktopQueries:
         return out
 
     async def trace(self, session_id: SessionId, turn_id: TurnId) -> list[SpanRow]:
+        """The turn's spans, after the trace writer wrote what was queued before this read (a
+        flush ends its batch window early), so a span recorded before the request is listed."""
+        await self._trace.flushed()
         async with self._pool.acquire() as conn:
             await history_rows.require_session(conn, session_id)
             await history_rows.require_turn(conn, session_id, turn_id)

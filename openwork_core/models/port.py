@@ -238,13 +238,6 @@ class ModelError(Exception):
             retry_after_ms=self.retry_after_ms,
         )
 
-    @property
-    def is_context_overflow_before_output(self) -> bool:
-        return (
-            self.kind is ModelErrorKind.CONTEXT_OVERFLOW
-            and self.delivery is not DeliveryState.SEMANTIC_OUTPUT_EMITTED
-        )
-
     @classmethod
     def protocol(cls, detail: str) -> ModelError:
         return cls(

@@ -66,6 +66,16 @@ def context_window_too_small(
     )
 
 
+def threshold_compaction_failed(estimate: ContextBudgetEstimate, window: int, failure: str) -> str:
+    """The ``compaction_error`` message of a threshold compaction (issue 24): what failed, and
+    the window whose line the request reached, with its regions and what to change."""
+    return (
+        f"{failure}; the request had reached the compaction line of the model's {window}-token "
+        f"context window ({regions(estimate)}) and the summary that makes room failed: use a "
+        f"model that can write it, or {WINDOW_FIX}"
+    )
+
+
 def input_truncation_suspected(estimated: int, reported: int) -> ModelWarning:
     return ModelWarning(
         code=WarningCode.INPUT_TRUNCATION_SUSPECTED,

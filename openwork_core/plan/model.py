@@ -6,11 +6,9 @@ import enum
 from dataclasses import dataclass
 from datetime import datetime
 
-import orjson
-from pydantic import BaseModel, ConfigDict, JsonValue, TypeAdapter
+from pydantic import BaseModel, ConfigDict, TypeAdapter
 from pydantic.dataclasses import dataclass as validated_dataclass
 
-from openwork_chat_state.messages import JsonObject
 from openwork_core.ids import TurnId
 
 MAX_PLAN_STEPS = 128
@@ -72,54 +70,6 @@ class TurnPlan:
         return TurnPlan(
             turn_id=turn_id, explanation=args.explanation, steps=args.plan, updated_at=updated_at
         )
-
-    def snapshot_json(self) -> JsonObject:
-        """``snapshot()`` as plain JSON values (``updatedAt`` ISO 8601 with offset)."""
-        steps: JsonValue = orjson.loads(steps_to_json(self.steps))
-        return {
-            "explanation": self.explanation,
-            "steps": steps,
-            "updatedAt": self.updated_at.isoformat(),
-        }
-
-    def snapshot(self) -> TurnPlanSnapshot:
-        return TurnPlanSnapshot(
-            explanation=self.explanation, steps=self.steps, updated_at=self.updated_at
-        )
-
-    def record(self) -> TurnPlanRecord:
-        return TurnPlanRecord(
-            turn_id=self.turn_id,
-            explanation=self.explanation,
-            steps=self.steps,
-            updated_at=self.updated_at,
-        )
-
-    @property
-    def is_empty(self) -> bool:
-        """An explicit clear (``plan: []``)."""
-        return not self.steps
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class TurnPlanSnapshot:
-    """``TurnPlanSnapshot{explanation, steps, updatedAt}`` (update-plan.md §7); the
-    ``plan_updated`` event carries the same values, with ``plan`` for ``steps``.
-    ``orjson.dumps`` writes ``updatedAt`` as ISO 8601 with offset."""
-
-    explanation: str | None
-    steps: tuple[PlanStep, ...]
-    updated_at: datetime
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class TurnPlanRecord:
-    """``TurnPlanRecord{turnId, explanation, steps, updatedAt}`` of ``LoadedSession.plans``."""
-
-    turn_id: TurnId
-    explanation: str | None
-    steps: tuple[PlanStep, ...]
-    updated_at: datetime
 
 
 def unfinished_step_count(plan: TurnPlan | None) -> int | None:

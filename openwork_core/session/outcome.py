@@ -6,24 +6,25 @@ from dataclasses import dataclass, field
 from typing import Literal, TypeAlias
 
 from openwork_core.failure_codes import FailureCode as FailureCode
+from openwork_core.storage.records import TurnStatus
 
 
 @dataclass(frozen=True, slots=True)
 class Completed:
-    status: Literal["completed"] = field(default="completed", kw_only=True)
+    status: Literal[TurnStatus.COMPLETED] = field(default=TurnStatus.COMPLETED, kw_only=True)
     final_text: str
 
 
 @dataclass(frozen=True, slots=True)
 class Failed:
-    status: Literal["failed"] = field(default="failed", kw_only=True)
+    status: Literal[TurnStatus.FAILED] = field(default=TurnStatus.FAILED, kw_only=True)
     code: FailureCode
     message: str
 
 
 @dataclass(frozen=True, slots=True)
 class Cancelled:
-    status: Literal["cancelled"] = "cancelled"
+    status: Literal[TurnStatus.CANCELLED] = TurnStatus.CANCELLED
 
 
 TurnOutcome: TypeAlias = Completed | Failed | Cancelled

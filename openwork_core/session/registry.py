@@ -252,10 +252,6 @@ class SessionRegistry:
                 return False
         return True
 
-    @property
-    def loaded_count(self) -> int:
-        return len(self._handles)
-
     # -- sub-agents ------------------------------------------------------------------------------
     async def agent_host(self, root_session_id: SessionId) -> SubAgentHost:
         """The root's sub-agent host; its ``AgentControl`` is restored from the child rows the

@@ -3,11 +3,13 @@
 
 What only a running session needs — the session registry and what it builds (the actor, the
 sub-agent host, the session's Postgres storage and steers), the context page's overview and the
-model adapters with the provider SDKs — is imported here, at the top of this module, and this
+model adapters' factory — is imported here, at the top of this module, and this
 module is imported once, after the daemon listens (``session/lazy_registry.py``: by the warm-up
 thread, or by the first operation that needs a session, whichever comes first). Every other
 module imports at its top; nothing else defers an import. What it imports is this module's own
-import list: no other list names the runtime.
+import list: no other list names the runtime. Part of it: a provider kind's SDK adapter is
+imported by the first ``build_model_port`` of that kind (``models/adapters/__init__.py``), so a
+daemon loads only the SDKs of the kinds it serves.
 
 ``warm_up_first_use`` pays, in that thread, what the first session and model call would otherwise
 pay on the event loop (issue 13 §3: the first model call no slower than the second): the tool
@@ -23,7 +25,8 @@ import structlog
 
 from openwork_core.agents.tools import agent_tool_definitions
 from openwork_core.desktop.context_overview import context_overview
-from openwork_core.models.adapters import model_port_for, warm_up
+from openwork_core.models.adapters import model_port_for
+from openwork_core.models.adapters.warm_up import warm_up
 from openwork_core.plan.tool import update_plan_definition
 from openwork_core.session.build import SessionDeps
 from openwork_core.session.registry import SessionRegistry

@@ -5,6 +5,7 @@ never used for restart recovery."""
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass, field, replace
 from typing import Literal, TypeAlias, assert_never
 
@@ -39,14 +40,27 @@ from openwork_core.storage.records import SessionRecord, TurnRecord
 from openwork_tools.modes import SandboxMode, SandboxStatus
 
 
+class RuntimeState(enum.StrEnum):
+    """The snapshot's ``runtime.state``: no turn yet, a turn running, the last turn ended."""
+
+    IDLE = "idle"
+    RUNNING = "running"
+    TERMINAL = "terminal"
+
+
+class SandboxState(enum.StrEnum):
+    AVAILABLE = "available"
+    UNAVAILABLE = "unavailable"
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class IdleRuntime:
-    state: Literal["idle"] = "idle"
+    state: Literal[RuntimeState.IDLE] = RuntimeState.IDLE
 
 
 @dataclass(slots=True, kw_only=True)
 class RunningRuntime:
-    state: Literal["running"] = "running"
+    state: Literal[RuntimeState.RUNNING] = RuntimeState.RUNNING
     turn_id: TurnId
     client_request_id: ClientRequestId
     phase: SessionPhase = SessionPhase.STARTING
@@ -59,7 +73,7 @@ class RunningRuntime:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TerminalRuntime:
-    state: Literal["terminal"] = "terminal"
+    state: Literal[RuntimeState.TERMINAL] = RuntimeState.TERMINAL
     turn_id: TurnId
     client_request_id: ClientRequestId
     outcome: TurnOutcome
@@ -71,7 +85,7 @@ Runtime: TypeAlias = IdleRuntime | RunningRuntime | TerminalRuntime
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SandboxView:
-    state: Literal["available", "unavailable"]
+    state: Literal[SandboxState.AVAILABLE, SandboxState.UNAVAILABLE]
     reason: str | None = None
 
 
@@ -87,8 +101,8 @@ class SessionSnapshot:
 
 def sandbox_view(status: SandboxStatus) -> SandboxView:
     if status.available:
-        return SandboxView(state="available")
-    return SandboxView(state="unavailable", reason=status.reason)
+        return SandboxView(state=SandboxState.AVAILABLE)
+    return SandboxView(state=SandboxState.UNAVAILABLE, reason=status.reason)
 
 
 def fold(runtime: Runtime, envelope: SessionUpdateEnvelope) -> Runtime:

@@ -360,9 +360,6 @@ class TurnToolset:
         resolved = self._by_name.get(name)
         return NotFound(name) if resolved is None else resolved
 
-    def advertises(self, name: str) -> bool:
-        return name in self._by_name
-
     def system_prompt(self) -> str:
         """Appended after the agent system prompt (also for context inspection): the
         ``update_plan`` rules exactly when it is advertised, then (blank line) the sub-agent

@@ -7,13 +7,12 @@ window (``_Batch.hold_open``): closed by then it is one finished row too, else i
 running at that window's end, at most two windows after it opened. A full queue or a database
 error drops the signal and counts it — the turn never waits for, or depends on, a trace write.
 ``close`` writes what is queued (clean shutdown); ``flushed`` waits until what was queued so far
-was attempted (nothing held)."""
+was attempted, nothing held (a trace read, ``GET …/trace``, waits for it)."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -22,7 +21,7 @@ from typing import Protocol, assert_never
 import structlog
 from pydantic import JsonValue
 
-from openwork_core.ids import MessageId, SessionId, SpanId, TurnId, new_span_id
+from openwork_core.ids import SessionId, SpanId, TurnId, new_span_id
 from openwork_core.storage.trace_records import SpanClosed, SpanKind, SpanOpened, SpanStatus
 
 log = structlog.get_logger(__name__)
@@ -116,38 +115,11 @@ def _now() -> datetime:
 
 
 @dataclass(frozen=True, slots=True)
-class SpanEnd:
-    """When a span really ended, for a span closed later (a deferred assistant message: its
-    model call ended before the write that lets the span name the message)."""
-
-    at: datetime
-    monotonic: float
-
-    @staticmethod
-    def now() -> SpanEnd:
-        return SpanEnd(_now(), time.monotonic())
-
-
-@dataclass(slots=True)
-class SpanFinish:
-    status: SpanStatus
-    error_code: str | None = None
-    error_message: str | None = None
-    attributes: dict[str, JsonValue] = field(default_factory=dict)
-    input_tokens: int | None = None
-    output_tokens: int | None = None
-    resolved_tool_name: str | None = None
-    response_message_id: MessageId | None = None
-    ended: SpanEnd | None = None
-    """``None``: the span ends when it is closed."""
-
-
-@dataclass(frozen=True, slots=True)
 class _OpenSpan:
     kind: SpanKind
     name: str
     model_id: str | None
-    started: float
+    started_at: datetime
 
 
 _SPAN_EVENTS = {
@@ -157,26 +129,25 @@ _SPAN_EVENTS = {
 }
 
 
-def _log_span(span: _OpenSpan, finish: SpanFinish) -> None:
+def _log_span(span: _OpenSpan, closed: SpanClosed) -> None:
     """One log line per model call (provider, model, latency, tokens), tool call and compaction;
     the session and turn ids come from the bound contextvars. Never arguments or outputs."""
     event = _SPAN_EVENTS[span.kind]
-    ended = time.monotonic() if finish.ended is None else finish.ended.monotonic
     fields: dict[str, JsonValue] = {
         "name": span.name,
-        "status": finish.status.value,
-        "duration_ms": int((ended - span.started) * 1000),
+        "status": closed.status.value,
+        "duration_ms": int((closed.ended_at - span.started_at).total_seconds() * 1000),
     }
     if span.model_id is not None:
         provider, _, model = span.model_id.partition("/")
         fields |= {"provider": provider, "model": model}
-    if finish.input_tokens is not None or finish.output_tokens is not None:
-        fields |= {"input_tokens": finish.input_tokens, "output_tokens": finish.output_tokens}
-    if finish.resolved_tool_name is not None:
-        fields["tool"] = finish.resolved_tool_name
-    if finish.error_code is not None:
-        fields["error_code"] = finish.error_code
-    (log.warning if finish.status is SpanStatus.FAILED else log.info)(event, **fields)
+    if closed.input_tokens is not None or closed.output_tokens is not None:
+        fields |= {"input_tokens": closed.input_tokens, "output_tokens": closed.output_tokens}
+    if closed.resolved_tool_name is not None:
+        fields["tool"] = closed.resolved_tool_name
+    if closed.error_code is not None:
+        fields["error_code"] = closed.error_code
+    (log.warning if closed.status is SpanStatus.FAILED else log.info)(event, **fields)
 
 
 class TraceRecorder:
@@ -270,7 +241,8 @@ class TraceRecorder:
         requested_tool_name: str | None = None,
     ) -> SpanId:
         span_id = new_span_id()
-        self._open[span_id] = _OpenSpan(kind, name, model_id, time.monotonic())
+        started_at = _now()
+        self._open[span_id] = _OpenSpan(kind, name, model_id, started_at)
         self._offer(
             SpanOpened(
                 span_id=span_id,
@@ -280,7 +252,7 @@ class TraceRecorder:
                 parent_span_id=parent_span_id,
                 kind=kind,
                 name=name,
-                started_at=_now(),
+                started_at=started_at,
                 model_id=model_id,
                 resolved_model_name=resolved_model_name,
                 provider_call_id=provider_call_id,
@@ -289,28 +261,17 @@ class TraceRecorder:
         )
         return span_id
 
-    def close_span(self, span_id: SpanId, finish: SpanFinish) -> None:
-        ended_at = _now() if finish.ended is None else finish.ended.at
-        opened = self._open.pop(span_id, None)
+    def close_span(self, closed: SpanClosed) -> None:
+        opened = self._open.pop(closed.span_id, None)
         if opened is not None:
-            _log_span(opened, finish)
-        self._offer(
-            SpanClosed(
-                span_id=span_id,
-                status=finish.status,
-                ended_at=ended_at,
-                error_code=finish.error_code,
-                error_message=finish.error_message,
-                attributes=finish.attributes,
-                input_tokens=finish.input_tokens,
-                output_tokens=finish.output_tokens,
-                resolved_tool_name=finish.resolved_tool_name,
-                response_message_id=finish.response_message_id,
-            )
-        )
+            _log_span(opened, closed)
+        self._offer(closed)
 
     async def flushed(self) -> None:
-        """Wait until everything queued so far was attempted (tests and shutdown)."""
+        """Wait until everything queued so far was attempted (a trace read, and the tests); at
+        once when no writer runs (not started, or closed: nothing queued will be written)."""
+        if self._task is None or self._task.done():
+            return
         done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         await self._queue.put(_Flush(done))
         await done

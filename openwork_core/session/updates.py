@@ -52,6 +52,12 @@ def call_input(arguments: str) -> tuple[JsonObject, str | None]:
     return (parsed, None) if isinstance(parsed, dict) else ({}, arguments)
 
 
+class LiveToolStatus(enum.StrEnum):
+    """A live tool call's status before it has a ``ToolStatus``: its input being validated."""
+
+    VALIDATING = "validating"
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class LiveToolCall:
     tool_call_id: ToolCallId
@@ -59,7 +65,7 @@ class LiveToolCall:
     name: str
     input: JsonObject
     """The parsed arguments (``{}`` when the model's were not a JSON object: see ``raw_input``)."""
-    status: ToolStatus | Literal["validating"]
+    status: ToolStatus | Literal[LiveToolStatus.VALIDATING]
     output: str | None = None
     is_error: bool | None = None
     artifacts: list[FileChange] | None = None
@@ -74,7 +80,7 @@ class LiveToolCall:
             provider_call_id=call.id,
             name=call.name,
             input=arguments,
-            status="validating",
+            status=LiveToolStatus.VALIDATING,
             raw_input=raw,
         )
 

@@ -10,6 +10,7 @@ from datetime import datetime
 
 from openwork_core.ids import CompactionId, SessionId, SpanId, TurnId
 from openwork_core.storage.records import TurnStatus
+from openwork_core.storage.trace_records import SpanKind, SpanStatus
 from openwork_core.usage import TokenUsage
 from openwork_tools.modes import SandboxMode
 
@@ -116,9 +117,9 @@ class ChildRow:
 class SpanRow:
     span_id: SpanId
     parent_span_id: SpanId | None
-    kind: str
+    kind: SpanKind
     name: str
-    status: str
+    status: SpanStatus
     started_at: datetime
     ended_at: datetime | None
     resolved_model_name: str | None

@@ -79,9 +79,6 @@ class ProviderKeys:
     def get(self, provider_id: str) -> str | None:
         return self._loaded().get(provider_id)
 
-    def has(self, provider_id: str) -> bool:
-        return provider_id in self._loaded()
-
     def set(self, provider_id: str, key: str | None) -> None:
         """Store (or, with ``None``, delete) the provider's key; the file first, then memory."""
         keys = dict(self._loaded())

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 
 from pydantic import JsonValue
 
@@ -72,11 +72,13 @@ class SpanOpened:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SpanClosed:
-    """A span's terminal columns."""
+    """A span's terminal columns. ``ended_at``: now, unless the span really ended earlier (a
+    deferred assistant message: its model call ended before the write that lets the span name
+    the message)."""
 
     span_id: SpanId
     status: SpanStatus
-    ended_at: datetime
+    ended_at: datetime = field(default_factory=lambda: datetime.now(UTC))
     error_code: str | None = None
     error_message: str | None = None
     attributes: dict[str, JsonValue] = field(default_factory=dict)

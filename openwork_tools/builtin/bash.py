@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import codecs
 import enum
 import os
 import signal
@@ -13,7 +14,7 @@ from asyncio.subprocess import Process
 from pydantic import Field
 
 from openwork_tools.builtin.live_output import LiveOutput, StreamKind
-from openwork_tools.builtin.output import OutputBuffer, StreamDecoder
+from openwork_tools.builtin.output import OutputBuffer
 from openwork_tools.context import ToolCallContext, ToolSessionContext
 from openwork_tools.definition import RiskHint, Tool
 from openwork_tools.faults import faultpoint
@@ -80,10 +81,10 @@ async def _pump(
 ) -> None:
     if stream is None:
         return
-    decoder = StreamDecoder()
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")  # progress chunks
     while chunk := await stream.read(65536):
         await buffer.add(chunk)
-        live.add(kind, decoder.feed(chunk))
+        live.add(kind, decoder.decode(chunk))
 
 
 async def terminate(proc: Process) -> bool:
@@ -208,8 +209,9 @@ class BashTool(Tool[BashInput]):
             return ToolResult.fail(
                 ToolErrorCode.EXECUTION_FAILED, f"bash could not be started: {exc.strerror or exc}"
             )
+        left_s = max(0.001, timeout_ms / 1000 - (time.monotonic() - started))
         try:
-            outcome = await supervise(launched.proc, buffer, call, timeout_ms / 1000)
+            outcome = await supervise(launched.proc, buffer, call, left_s)
         except BaseException:
             await asyncio.shield(buffer.close(keep=False))
             await asyncio.shield(launched.release())

@@ -4,7 +4,6 @@ the spill file (tools.md §7 bash, §8)."""
 from __future__ import annotations
 
 import asyncio
-import codecs
 
 from openwork_tools.spill import SpillFile, omission_note
 
@@ -66,13 +65,3 @@ class OutputBuffer:
 
 def _decode(data: bytes) -> str:
     return data.decode("utf-8", errors="replace")
-
-
-class StreamDecoder:
-    """Incremental UTF-8 for progress chunks."""
-
-    def __init__(self) -> None:
-        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-
-    def feed(self, data: bytes) -> str:
-        return self._decoder.decode(data)

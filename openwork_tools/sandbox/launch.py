@@ -8,6 +8,7 @@ import contextlib
 import errno
 import os
 import secrets
+import signal
 from asyncio.subprocess import Process
 from dataclasses import dataclass
 
@@ -18,9 +19,20 @@ from openwork_tools.sandbox.cgroup import CommandCgroup
 from openwork_tools.sandbox.limits import LimitHit, prelude
 from openwork_tools.sandbox.seccomp import native_program, program_descriptor
 
+SETUP_ATTEMPTS = 3
+"""How many sandboxes one command gets when bwrap's setup fails before the command runs. The
+profile covers every host socket by its path, so a socket (or its directory) removed between the
+listing and bwrap's mount fails the setup ("Can't mkdir parents", "Can't create file"); the next
+profile is built from a fresh listing. The command never ran in a failed setup (no byte on the
+started pipe: ``limits.prelude``), so another attempt cannot run it twice."""
+
 
 def launch_argv(
-    session: ToolSessionContext, policy: SandboxPolicy, command: str, timeout_s: float
+    session: ToolSessionContext,
+    policy: SandboxPolicy,
+    command: str,
+    timeout_s: float,
+    started_fd: int,
 ) -> list[str]:
     """Blocking: the session's temp dir made, then the sandboxed command line. A bwrap that is
     not there is an ``OSError`` here, as a failed spawn (the cgroup's shell would only see it
@@ -28,8 +40,8 @@ def launch_argv(
     if not os.access(session.bwrap_path, os.X_OK):
         raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), session.bwrap_path)
     session.prepare_temp_dir()
-    script = ["/bin/bash", "-c", prelude(session.settings, timeout_s), "/bin/bash", command]
-    return bwrap_argv(session, policy, script)
+    script = prelude(session.settings, timeout_s, started_fd)
+    return bwrap_argv(session, policy, ["/bin/bash", "-c", script, "/bin/bash", command])
 
 
 @dataclass(slots=True)
@@ -49,17 +61,77 @@ class Launched:
         await asyncio.to_thread(group.remove)
         return hits
 
+    async def abandon(self) -> None:
+        """Kill the whole tree (its own process group), wait for it, then release the cgroup."""
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        await self.proc.wait()
+        await self.release()
+
 
 async def spawn(
     session: ToolSessionContext, policy: SandboxPolicy, command: str, timeout_s: float
 ) -> Launched:
-    """Start bwrap with the seccomp filter on a descriptor only the child inherits. With a
-    cgroup, a shell first waits on its stdin until its pid is in the cgroup, then becomes bwrap
-    with stdin ``/dev/null``."""
+    """Start the command in a fresh sandbox and wait until the sandbox is up. A setup that
+    failed before the command ran is built again (``SETUP_ATTEMPTS``); the last failure is
+    returned like any exit, bwrap's message as its output."""
+    for attempt in range(1, SETUP_ATTEMPTS + 1):
+        read_fd, write_fd = os.pipe()
+        try:
+            launched = await _start(session, policy, command, timeout_s, write_fd)
+        except BaseException:
+            os.close(read_fd)
+            raise
+        finally:
+            os.close(write_fd)
+        try:
+            if await _started(read_fd, timeout_s) or attempt == SETUP_ATTEMPTS:
+                return launched
+            await launched.proc.wait()
+            await launched.release()
+        except BaseException:
+            await asyncio.shield(launched.abandon())
+            raise
+    raise AssertionError("unreachable: the last attempt returns")
+
+
+async def _started(read_fd: int, timeout_s: float) -> bool:
+    """True once the prelude's byte arrives; False when the pipe closes without it (bwrap's setup
+    failed and every holder exited). A sandbox not up within ``timeout_s`` counts as started: the
+    command's own timeout then ends it."""
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader()
+    pipe = os.fdopen(read_fd, "rb", buffering=0)
+    try:
+        transport, _ = await loop.connect_read_pipe(
+            lambda: asyncio.StreamReaderProtocol(reader), pipe
+        )
+    except BaseException:
+        pipe.close()
+        raise
+    try:
+        async with asyncio.timeout(timeout_s):
+            return await reader.read(1) != b""
+    except TimeoutError:
+        return True
+    finally:
+        transport.close()
+
+
+async def _start(
+    session: ToolSessionContext,
+    policy: SandboxPolicy,
+    command: str,
+    timeout_s: float,
+    started_fd: int,
+) -> Launched:
+    """Start bwrap with the seccomp filter on a descriptor only the child inherits, and the
+    started pipe's write end. With a cgroup, a shell first waits on its stdin until its pid is in
+    the cgroup, then becomes bwrap with stdin ``/dev/null``."""
     program = native_program()
     if program is None:
         raise OSError(errno.ENOEXEC, "no seccomp filter for this machine's architecture")
-    argv = await asyncio.to_thread(launch_argv, session, policy, command, timeout_s)
+    argv = await asyncio.to_thread(launch_argv, session, policy, command, timeout_s, started_fd)
     fd = await asyncio.to_thread(program_descriptor, program)
     try:
         group = await asyncio.to_thread(
@@ -77,7 +149,7 @@ async def spawn(
                 cwd=session.working_directory,
                 env=sandbox_environment(session),
                 start_new_session=True,
-                pass_fds=(fd,),
+                pass_fds=(fd, started_fd),
             )
         except BaseException:
             if group is not None:

@@ -21,9 +21,14 @@ import signal
 
 from openwork_tools.policy import SandboxSettings
 
+NOT_STARTED_EXIT = 97
+"""The prelude's exit status when it cannot say the command is starting: it then never runs it."""
 
-def prelude(settings: SandboxSettings, timeout_s: float) -> str:
-    """The ``bash -c`` script that sets the limits, then runs the command given as ``$1``."""
+
+def prelude(settings: SandboxSettings, timeout_s: float, started_fd: int) -> str:
+    """The ``bash -c`` script that says on ``started_fd`` that the sandbox is up (one byte, then
+    the descriptor is closed, so the command never holds it), sets the limits, then runs the
+    command given as ``$1``. Without that byte the command did not run (``sandbox.launch``)."""
     limits = (
         f"-d {settings.memory_mb * 1024}",
         f"-u {settings.max_processes}",
@@ -31,7 +36,8 @@ def prelude(settings: SandboxSettings, timeout_s: float) -> str:
         f"-t {max(1, int(timeout_s) + 1)}",
     )
     sets = "; ".join(f"ulimit -S -H {flag} 2>/dev/null" for flag in limits)
-    return f'{sets}; exec /bin/bash -c "$1"'
+    started = f"{{ printf 1 >&{started_fd}; }} 2>/dev/null || exit {NOT_STARTED_EXIT}"
+    return f'{started}; exec {started_fd}>&-; {sets}; exec /bin/bash -c "$1"'
 
 
 class LimitHit(enum.Enum):

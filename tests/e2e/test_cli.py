@@ -479,19 +479,25 @@ async def test_no_color_on_a_terminal_gives_plain_output(
 async def test_logs_follow_prints_new_lines_as_they_are_written(
     daemon: Daemon, project: Path
 ) -> None:
-    """Issue 15 §2: `openwork logs -f`."""
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "openwork_core.cli",
-        "logs",
-        "-f",
-        "-n",
-        "0",
-        env=cli_env(daemon.home),
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
+    """Issue 15 §2: `openwork logs -f`; Ctrl-C (SIGINT) ends it with 0. The follower is
+    started with SIGINT at its default: a suite run as a shell's background job ignores SIGINT,
+    and an ignored signal stays ignored across exec (the follower then never saw it)."""
+    inherited = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:  # a handler is reset to the default at exec; an ignored signal is not
+        process = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "openwork_core.cli",
+            "logs",
+            "-f",
+            "-n",
+            "0",
+            env=cli_env(daemon.home),
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+    finally:
+        signal.signal(signal.SIGINT, inherited)
     assert process.stdout is not None
     try:
         async with asyncio.timeout(30):
@@ -507,6 +513,6 @@ async def test_logs_follow_prints_new_lines_as_they_are_written(
         assert "route=/v1/health" in line or "route=/v1/sessions" in line
     finally:
         process.send_signal(signal.SIGINT)
-        async with asyncio.timeout(20):
-            await process.wait()
+        async with asyncio.timeout(20):  # drain both pipes: a follower blocked on a full one
+            await process.communicate()  # never exits (asyncio's Process.wait warns of it)
     assert process.returncode == 0

@@ -79,6 +79,33 @@ async def test_on_a_tty_text_typed_during_a_turn_is_not_echoed_and_steers_the_ru
     assert "The first answer." in json.dumps(second.body)
 
 
+async def test_a_slash_command_typed_during_a_turn_is_no_steer_and_runs_when_the_turn_ends(
+    daemon: Daemon,  # noqa: F811
+    fake_provider: FakeProvider,  # noqa: F811
+    project: Path,  # noqa: F811
+) -> None:
+    """Issue 25 point 8, issue 26 point 1: ``/exit`` typed while a turn runs is not sent to the
+    model as a steer (it became the turn's next user message, and the chat never left: found by
+    a loaded full run); it waits, and when the turn ends the chat exits 0."""
+    gate = Gate()
+    fake_provider.push(Held(Reply(text="The answer."), gate))
+    before = len(fake_provider.requests)
+    cli = await PtyCli.start("chat", home=daemon.home, cwd=project)
+    try:
+        await cli.wait_for("› ")
+        cli.type("a question\r")
+        asked = await _this_turns_request(fake_provider, before, "a question")
+        cli.type("/exit\r")
+        await cli.wait_for("queued: /exit (run when this turn ends)")
+        gate.release()
+        assert await cli.exit_code() == 0
+    finally:
+        gate.release()
+        cli.close()
+    assert "The answer." in cli.text and "steering: /exit" not in cli.text
+    assert len(fake_provider.requests) == asked, "no model call after the answer: no steer"
+
+
 async def test_on_a_tty_text_typed_before_a_cancel_is_kept_and_no_more_is_sent(
     daemon: Daemon,  # noqa: F811
     fake_provider: FakeProvider,  # noqa: F811

@@ -30,7 +30,7 @@ from tests.support.daemon import TOKEN
 from tests.support.postgres import PgCluster
 
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
-MAX_EXAMPLES = 50
+MAX_EXAMPLES = 25
 CHECKS = [
     not_a_server_error,
     status_code_conformance,
@@ -108,7 +108,7 @@ def _fuzz(operation: schemathesis.APIOperation, mode: GenerationMode) -> None:
 @pytest.mark.slow
 @pytest.mark.timeout(
     360
-)  # 50 examples per operation; CPU-bound, it shares the cores with the workers
+)  # 25 examples per operation and mode; CPU-bound, it shares the cores with the workers
 def test_no_generated_request_gets_a_server_error_or_an_undocumented_answer(
     daemon_url: str,
 ) -> None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import signal
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -367,13 +368,15 @@ async def _run_point(point: Point) -> None:
         )
         point.progress.append(f"rep {rep}: armed")
         point.fake.clear()
-        async with armed.client() as client:
-            await SCENARIOS[point.name](point, client, rep)
-        point.progress.append(f"rep {rep}: scenario driven")
-        async with asyncio.timeout(60):
-            code = await armed.process.wait()
+        try:
+            async with armed.client() as client:
+                await SCENARIOS[point.name](point, client, rep)
+            point.progress.append(f"rep {rep}: scenario driven")
+            async with asyncio.timeout(60):
+                code = await armed.process.wait()
+        finally:  # a daemon that never reached its fault point must not outlive the test
+            await armed.stop(signal.SIGKILL)
         assert code == -9, f"{point.name}: the daemon did not die at its fault point ({code})"
-        await armed.stop()
         clean = await start_daemon(
             home=point.home, database_url=point.database_url, env=point.env(armed=False)
         )

@@ -3,8 +3,12 @@ says (kind, base URL, model; nothing else) against a real llama.cpp server — l
 HTTP server from the ``xllamacpp`` wheel serving SmolLM2-135M-Instruct with ``-c 8192``. Its
 chat template renders no tools, so the server sees far fewer tokens than the daemon sends.
 
-One server and one daemon for the module (a request's ``max_tokens`` overrides the server's
-``-n``, so the answers are as long as the model makes them: a few dozen tokens)."""
+One server and one daemon for the module. The daemon asks for up to 1 024 tokens (its reserve),
+which overrides the server's ``-n``; the server's grammar ends each answer within 40 letters, so
+a turn costs the same whether the model would have said hello or rambled to its cap. That is
+also what these first turns claim: short answers. A first answer that runs to its 1 024 tokens
+brings the second request to the compaction line (System + Tools are estimated at ~3 900), and
+SmolLM2 cannot write the summary (docs/acceptance.md, "The first hour with a local model")."""
 
 from __future__ import annotations
 
@@ -42,7 +46,7 @@ async def local(
 ) -> AsyncIterator[Local]:
     home = tmp_path_factory.mktemp("llamacpp") / "home"
     database_url = await pg_cluster.new_database()
-    async with llama_server(n_ctx=WINDOW, n_predict=16) as server:
+    async with llama_server(n_ctx=WINDOW, n_predict=16, answer_chars=40) as server:
         readme = {  # the README's quickstart: nothing but these three
             "OPENWORK_PROVIDER": "openai-chat",
             "OPENWORK_PROVIDER_BASE_URL": server.openai_base_url,

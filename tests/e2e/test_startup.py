@@ -298,11 +298,12 @@ async def test_once_listening_the_daemon_primes_its_pool_and_its_turns_run(
 
 
 def test_python_can_run_the_cli_module() -> None:
-    """`python -m openwork_core.cli` is what the tests run; the console script is the same app."""
-    from openwork_core.cli import app
-    from openwork_core.daemon.cli import app as legacy
+    """`python -m openwork_core.cli` is what the tests run; the console script and
+    `python -m openwork_core.daemon` run the same entry point."""
+    from openwork_core.cli import main
+    from openwork_core.daemon.cli import main as legacy
 
-    assert app is legacy
+    assert main is legacy
     assert sys.executable
 
 

@@ -39,6 +39,7 @@ async def _run(*argv: str, cwd: Path, env: dict[str, str] | None = None) -> str:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(INSTALL_TIMEOUT_S)  # 15 s alone; over 120 s when the cores are shared
 async def test_the_installed_wheel_migrates_a_fresh_database_and_serves_a_turn(
     tmp_path: Path, pg_cluster: PgCluster, fake_provider: FakeProvider
 ) -> None:

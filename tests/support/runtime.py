@@ -10,6 +10,7 @@ from pathlib import Path
 
 from openwork_core.models.adapters.scripted import ScriptedModel
 from openwork_core.models.port import ModelPort
+from openwork_core.provider_runtime import STARTUP_TASK, probe_task_name
 from openwork_core.service import OpenWorkCore
 from openwork_core.session.compaction.generation import SummarySettings
 from openwork_core.session.input import TextInput
@@ -83,6 +84,15 @@ class Runtime:
                         return accepted.turn_id, seen
         finally:
             subscription.close()
+
+    async def window_probed(self, provider_id: str) -> None:
+        """The providers' start-up work, then the provider's current window probe, have ended:
+        the tasks ``ProviderRuntime`` runs, found by their names (the daemon itself never waits
+        for a probe)."""
+        for name in (STARTUP_TASK, probe_task_name(provider_id)):
+            tasks = [t for t in asyncio.all_tasks() if t.get_name() == name]
+            if tasks:
+                await asyncio.wait(tasks)
 
 
 @asynccontextmanager

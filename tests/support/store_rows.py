@@ -14,6 +14,8 @@ from openwork_core.ids import ClientRequestId, SessionId, TurnId
 from openwork_core.session.ownership import in_process_identity
 from openwork_core.storage.postgres import messages as message_rows
 from openwork_core.storage.postgres import turns as turn_rows
+from openwork_core.storage.postgres.connection import Conn
+from openwork_core.storage.postgres.messages import MESSAGE_COLUMNS, stored_message
 from openwork_core.storage.postgres.ownership import PostgresOwnership
 from openwork_core.storage.postgres.sessions import lock_session
 from openwork_core.storage.records import (
@@ -22,6 +24,41 @@ from openwork_core.storage.records import (
     TurnRecord,
     TurnStatus,
 )
+
+
+async def insert_messages(
+    conn: Conn, session_id: SessionId, turn_id: TurnId, messages: Sequence[NewMessage]
+) -> list[StoredMessage]:
+    """Rows in order with the next per-session sequences (the caller holds a transaction). A
+    message whose id already exists is not written again: the stored row is returned."""
+    await lock_session(conn, session_id)
+    stored: list[StoredMessage] = []
+    for message in messages:
+        existing = await conn.fetchrow(
+            f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE id = $1", message.id
+        )
+        if existing is not None:
+            stored.append(stored_message(existing))
+            continue
+        row = await conn.fetchrow(
+            f"""INSERT INTO messages (id, session_id, turn_id, sequence, role, content,
+                                      provider_call_id, tool_name, message_kind)
+                VALUES ($1, $2, $3,
+                        (SELECT COALESCE(MAX(sequence), 0) + 1 FROM messages WHERE session_id = $2),
+                        $4, $5::jsonb, $6, $7, $8)
+                RETURNING {MESSAGE_COLUMNS}""",
+            message.id,
+            session_id,
+            turn_id,
+            message.role.value,
+            message.content,
+            message.provider_call_id,
+            message.tool_name,
+            message.kind.value,
+        )
+        assert row is not None
+        stored.append(stored_message(row))
+    return stored
 
 
 async def start_turn(
@@ -47,14 +84,14 @@ async def start_turn(
             model_name=model_name,
             app_version=app_version,
         )
-        return turn, await message_rows.insert_messages(conn, session_id, turn_id, messages)
+        return turn, await insert_messages(conn, session_id, turn_id, messages)
 
 
 async def append_messages(
     pool: asyncpg.Pool, session_id: SessionId, turn_id: TurnId, messages: Sequence[NewMessage]
 ) -> list[StoredMessage]:
     async with pool.acquire() as conn, conn.transaction():
-        return await message_rows.insert_messages(conn, session_id, turn_id, messages)
+        return await insert_messages(conn, session_id, turn_id, messages)
 
 
 async def finish_turn(

@@ -198,6 +198,7 @@ def test_the_check_sees_each_kind_of_private_use() -> None:
     """The check itself: each form it must catch, in a file of its own."""
     source = """
 import asyncpg
+import codecs
 import openai
 from openai._streaming import ServerSentEvent
 from httpx import _client
@@ -215,6 +216,9 @@ class Tracked(asyncpg.Connection):
 
 def holders(pool: asyncpg.Pool):
     return asyncpg.pool._holders, _ours_to_use._fine
+
+def pending(data: bytes):
+    return codecs.getincrementaldecoder("utf-8")()._buffer
 """
     nodes = list(ast.walk(ast.parse(source)))
     foreign = foreign_names(nodes)
@@ -236,5 +240,6 @@ def holders(pool: asyncpg.Pool):
             "Tracked._do_execute defined",
             "Tracked: super()._do_execute",
             "asyncpg.pool._holders",
+            "codecs.getincrementaldecoder('utf-8')()._buffer",
         ]
     )

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import TypeAlias
 
 from openwork_core.context.world_state._display import display_name
 from openwork_core.context.world_state.errors import UserProjectContextError
@@ -39,11 +39,9 @@ NO_REPOSITORY_ROOT = "none"
 EMPTY_LISTING_LINE = "(empty)"
 
 
-class RootEntry(NamedTuple):
-    """One top-level entry of the listed root (names in one directory are unique)."""
-
-    name: str
-    is_dir: bool
+RootEntry: TypeAlias = tuple[str, bool]
+"""One top-level entry of the listed root: its name (unique in the directory) and whether it is
+a directory. A plain tuple: the listing builds one per entry at every model call."""
 
 
 def omitted_entries_line(count: int) -> str:
@@ -64,8 +62,8 @@ def render_user_project_context(
         f"top_level_entries of {display_name(listed_root)}:",
     ]
     lines.extend(
-        f"- {display_name(e.name)}{'/' if e.is_dir else ''}"
-        for e in ordered[:MAX_TOP_LEVEL_ENTRIES]
+        f"- {display_name(name)}{'/' if is_dir else ''}"
+        for name, is_dir in ordered[:MAX_TOP_LEVEL_ENTRIES]
     )
     if not ordered:
         lines.append(EMPTY_LISTING_LINE)
@@ -102,7 +100,7 @@ def load_user_project_context(workspace: str) -> str:
     listed_root = repository_root if repository_root is not None else workspace
     try:
         with os.scandir(listed_root) as it:
-            entries = [RootEntry(e.name, e.is_dir(follow_symlinks=False)) for e in it]
+            entries = [(e.name, e.is_dir(follow_symlinks=False)) for e in it]
     except OSError as exc:
         raise UserProjectContextError(
             f"cannot list {display_name(listed_root)}: {exc.strerror or exc}"

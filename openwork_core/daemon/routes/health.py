@@ -8,7 +8,7 @@ from fastapi import APIRouter
 from starlette.responses import Response
 
 from openwork_core.daemon.errors import JsonBytes
-from openwork_core.daemon.schemas import HealthBody
+from openwork_core.daemon.schemas import DatabaseState, HealthBody, HealthStatus, database_state
 
 if TYPE_CHECKING:
     from openwork_core.service import OpenWorkCore
@@ -18,8 +18,11 @@ def health_routes(router: APIRouter, core: OpenWorkCore, *, version: str) -> Non
 
     @router.get("/v1/health", response_model=HealthBody)
     async def health() -> Response:
-        database = "ok" if await core.database_ok() else "error"
+        database = database_state(await core.database_ok())
+        ok = database is DatabaseState.OK
         body = HealthBody(
-            status="ok" if database == "ok" else "degraded", version=version, database=database
+            status=HealthStatus.OK if ok else HealthStatus.DEGRADED,
+            version=version,
+            database=database,
         )
-        return JsonBytes(body.model_dump(), status_code=200 if database == "ok" else 503)
+        return JsonBytes(body.model_dump(), status_code=200 if ok else 503)

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from fastapi import APIRouter
 
 from openwork_core.daemon.errors import InvalidBody
-from openwork_core.daemon.schemas import DiagnosticsBody, ProviderBody, ProviderList
+from openwork_core.daemon.schemas import DiagnosticsBody, ProviderBody, ProviderList, database_state
 from openwork_core.daemon.validation import MAX_ID_CHARS, StorableStr
 from openwork_core.daemon.views import provider_body, provider_record
 from openwork_core.provider_runtime import KeyUpdate
@@ -48,7 +48,7 @@ def providers_routes(
         sandbox = core.sandbox_status
         return DiagnosticsBody(
             version=version,
-            database="ok" if await core.database_ok() else "error",
+            database=database_state(await core.database_ok()),
             database_location=known.database_location,
             sandbox_available=sandbox.available,
             sandbox_reason=sandbox.reason,

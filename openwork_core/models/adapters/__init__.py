@@ -1,17 +1,17 @@
 """Model adapters: one ``ModelPort`` per wire protocol, on the official SDKs, and the scripted
 port for in-process tests (model-providers.md §5; docs/providers.md).
 
-Importing this package imports the ``openai`` and ``anthropic`` SDKs: it is part of the session
-runtime (``session/runtime.py``), which the daemon imports after it listens. ``warm_up`` pays the
-SDKs' first-call costs ahead of the first model call, off the event loop."""
+This package is part of the session runtime (``session/runtime.py``), which the daemon imports
+after it listens. A provider kind's adapter, and with it its SDK, is imported by the first
+``build_model_port`` of that kind (the ``match`` below, the runtime's only imports by kind): a
+daemon on ``openai-chat`` never loads ``anthropic`` (2.3 s of CPU and its share of the idle RSS on
+a slow core). ``warm_up`` builds the configured kinds' adapters in the warm-up thread, so their
+imports and first-call costs are paid there, off the event loop."""
 
 from __future__ import annotations
 
 from typing import Literal, TypeAlias, assert_never
 
-from openwork_core.models.adapters.anthropic import AnthropicAdapter
-from openwork_core.models.adapters.openai_chat import OpenAIChatAdapter
-from openwork_core.models.adapters.openai_responses import OpenAIResponsesAdapter
 from openwork_core.models.adapters.request_invariants import (
     conversation_violations,
     prefix_violations,
@@ -25,7 +25,6 @@ from openwork_core.models.adapters.scripted import (
     ScriptExhausted,
     scripted_events,
 )
-from openwork_core.models.adapters.warm_up import warm_up
 from openwork_core.models.endpoints import sdk_base_url
 from openwork_core.models.port import ModelPort
 from openwork_core.storage.records import MaxTokensField, ProviderRecord, ProviderSettings
@@ -49,6 +48,8 @@ def build_model_port(
     ``ScriptedModel`` (tests push steps into it)."""
     match kind:
         case "openai-chat":
+            from openwork_core.models.adapters.openai_chat import OpenAIChatAdapter
+
             return OpenAIChatAdapter(
                 base_url=sdk_base_url(kind, base_url),
                 api_key=api_key,
@@ -57,12 +58,16 @@ def build_model_port(
                 reasoning_effort=settings.reasoning_effort,
             )
         case "openai-responses":
+            from openwork_core.models.adapters.openai_responses import OpenAIResponsesAdapter
+
             return OpenAIResponsesAdapter(
                 base_url=sdk_base_url(kind, base_url),
                 api_key=api_key,
                 reasoning_effort=settings.reasoning_effort,
             )
         case "anthropic":
+            from openwork_core.models.adapters.anthropic import AnthropicAdapter
+
             return AnthropicAdapter(base_url=sdk_base_url(kind, base_url), api_key=api_key)
         case "scripted":
             return ScriptedModel()
@@ -78,10 +83,7 @@ def model_port_for(provider: ProviderRecord, api_key: str | None) -> ModelPort:
 __all__ = [
     "OPENAI_DEFAULT_BASE_URL",
     "AdapterKind",
-    "AnthropicAdapter",
     "MaxTokensField",
-    "OpenAIChatAdapter",
-    "OpenAIResponsesAdapter",
     "ScriptExhausted",
     "ScriptedModel",
     "ScriptedResponse",
@@ -93,5 +95,4 @@ __all__ = [
     "prefix_violations",
     "request_violations",
     "scripted_events",
-    "warm_up",
 ]

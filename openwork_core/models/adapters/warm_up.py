@@ -13,17 +13,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Iterable, Mapping
-from typing import Protocol, TypeAlias
+from collections.abc import Iterable
+from typing import Protocol, TypeAlias, runtime_checkable
 
 import orjson
 import structlog
 
 from openwork_chat_state.messages import Message, Role, TextBlock
-from openwork_core.models.adapters.anthropic import AnthropicAdapter
-from openwork_core.models.adapters.openai_chat import OpenAIChatAdapter
-from openwork_core.models.adapters.openai_responses import OpenAIResponsesAdapter
-from openwork_core.models.port import ModelCallOptions, ModelPort, ModelRequest
+from openwork_core.models.adapters import build_model_port
+from openwork_core.models.port import ModelCallOptions, ModelRequest
 from openwork_core.storage.records import ProviderKind
 
 log = structlog.get_logger(__name__)
@@ -208,24 +206,11 @@ async def _answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) ->
         writer.close()
 
 
-_PORTS: Mapping[ProviderKind, tuple[_AdapterClass, str]] = {
-    ProviderKind.OPENAI_CHAT: (OpenAIChatAdapter, "/v1"),
-    ProviderKind.OPENAI_RESPONSES: (OpenAIResponsesAdapter, "/v1"),
-    ProviderKind.ANTHROPIC: (AnthropicAdapter, ""),
-}
+@runtime_checkable
+class _Closable(Protocol):
+    """An SDK adapter: it owns an HTTP client."""
 
-
-class _Adapter(ModelPort, Protocol):
     async def aclose(self) -> None: ...
-
-
-class _AdapterClass(Protocol):
-    def __call__(self, *, base_url: str, api_key: str | None) -> _Adapter: ...
-
-
-def _port(kind: ProviderKind, base_url: str) -> _Adapter:
-    adapter, suffix = _PORTS[kind]
-    return adapter(base_url=base_url + suffix, api_key="warm-up")
 
 
 async def _warm(kinds: tuple[ProviderKind, ...]) -> None:
@@ -242,13 +227,14 @@ async def _warm(kinds: tuple[ProviderKind, ...]) -> None:
         )
         options = ModelCallOptions(model_attempt_id="warm-up", max_transport_attempts=1)
         for kind in kinds:
-            port = _port(kind, base_url)
+            port = build_model_port(kind.value, base_url, "warm-up")
             try:
                 async for _ in port.invoke(request, options):
                     pass
             finally:
-                with contextlib.suppress(Exception):
-                    await port.aclose()
+                if isinstance(port, _Closable):
+                    with contextlib.suppress(Exception):
+                        await port.aclose()
     finally:
         server.close()
 
@@ -256,7 +242,7 @@ async def _warm(kinds: tuple[ProviderKind, ...]) -> None:
 def warm_up(kinds: Iterable[ProviderKind]) -> None:
     """One canned streaming call per kind, on a private loop (blocking: run it in a thread).
     A failure is logged and otherwise ignored: the real call reports its own problems."""
-    wanted = tuple(dict.fromkeys(k for k in kinds if k in _PORTS))
+    wanted = tuple(dict.fromkeys(kinds))
     if not wanted:
         return
     try:

@@ -20,10 +20,9 @@ from openwork_core.session.compaction.run import CompactionDeps, CompactionResul
 from openwork_core.session.outcome import FailureCode, TurnCancelled, TurnFailure
 from openwork_core.session.runner.cancellation import TurnCancellation
 from openwork_core.session.runner.context import ResolvedModel, SessionServices, TurnContext
-from openwork_core.session.trace import SpanFinish
 from openwork_core.session.updates import PhaseChanged, SessionPhase
 from openwork_core.storage.compaction_records import CompactionKind
-from openwork_core.storage.trace_records import SpanKind, SpanStatus
+from openwork_core.storage.trace_records import SpanClosed, SpanKind, SpanStatus
 
 
 def compaction_deps(
@@ -95,24 +94,28 @@ class CompactionStep:
             )
         except CompactionInstallFailed as error:
             history.reload_required = True
-            services.trace.close_span(span, SpanFinish(SpanStatus.FAILED, error_code=error.code))
+            services.trace.close_span(
+                SpanClosed(span_id=span, status=SpanStatus.FAILED, error_code=error.code)
+            )
             raise TurnFailure(FailureCode.COMPACTION_ERROR, f"{error.code}: {error}") from error
         except CompactionError as error:
             services.trace.close_span(
-                span,
-                SpanFinish(
-                    SpanStatus.FAILED, error_code=error.code, error_message=str(error)[:1000]
-                ),
+                SpanClosed(
+                    span_id=span,
+                    status=SpanStatus.FAILED,
+                    error_code=error.code,
+                    error_message=str(error)[:1000],
+                )
             )
             raise TurnFailure(FailureCode.COMPACTION_ERROR, f"{error.code}: {error}") from error
         except TurnCancelled:
-            services.trace.close_span(span, SpanFinish(SpanStatus.CANCELLED))
+            services.trace.close_span(SpanClosed(span_id=span, status=SpanStatus.CANCELLED))
             raise
         history.record(result)
         services.trace.close_span(
-            span,
-            SpanFinish(
-                SpanStatus.SUCCEEDED,
+            SpanClosed(
+                span_id=span,
+                status=SpanStatus.SUCCEEDED,
                 attributes={
                     "checkpointId": result.compaction_id,
                     "kind": kind.value,
@@ -124,7 +127,7 @@ class CompactionStep:
                     "persistenceMs": result.timings.persistence_ms,
                     "installMs": result.timings.install_ms,
                 },
-            ),
+            )
         )
         turn.emit(PhaseChanged(phase=SessionPhase.RUNNING_MODEL))
         return result

@@ -33,6 +33,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
 from pydantic import JsonValue
 
@@ -53,14 +54,13 @@ from openwork_core.session.runner.context import TurnContext
 from openwork_core.session.runner.guards import in_chat_state, persisted
 from openwork_core.session.runner.usage_step import log_record
 from openwork_core.session.storage import OutgoingMessage, StepWrite, committed
-from openwork_core.session.trace import SpanEnd, SpanFinish
 from openwork_core.session.updates import (
     DraftCleared,
     PlanUpdated,
     ToolCallFinished,
     file_change_artifacts,
 )
-from openwork_core.storage.trace_records import SpanStatus
+from openwork_core.storage.trace_records import SpanClosed, SpanStatus
 from openwork_core.storage.usage_records import ModelCallRecord, add_usage
 from openwork_core.usage import TokenUsage
 from openwork_tools.faults import faultpoint
@@ -70,14 +70,14 @@ from openwork_tools.results import ToolStatus
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CompletedResponse:
     """A completed response not yet written: its row, its submission's usage record, the
-    fingerprint the next call compares with, and its model call's span (ended at ``ended``)."""
+    fingerprint the next call compares with, and its model call's span (ended at ``ended_at``)."""
 
     row: OutgoingMessage
     record: ModelCallRecord
     fingerprint: RequestFingerprint
     span: SpanId
     reported: TokenUsage | None
-    ended: SpanEnd
+    ended_at: datetime
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -196,7 +196,12 @@ class StepWriter:
     def unwritten(self, response: CompletedResponse, code: str) -> None:
         """``response`` will never be written: its span ends failed, naming no message."""
         self._turn.services.trace.close_span(
-            response.span, SpanFinish(SpanStatus.FAILED, error_code=code, ended=response.ended)
+            SpanClosed(
+                span_id=response.span,
+                status=SpanStatus.FAILED,
+                error_code=code,
+                ended_at=response.ended_at,
+            )
         )
 
     # -- writes ------------------------------------------------------------------------------
@@ -240,14 +245,14 @@ class StepWriter:
         faultpoint("assistant_committed")
         reported = response.reported
         services.trace.close_span(
-            response.span,
-            SpanFinish(
-                SpanStatus.SUCCEEDED,
+            SpanClosed(
+                span_id=response.span,
+                status=SpanStatus.SUCCEEDED,
                 input_tokens=reported.input_tokens if reported else None,
                 output_tokens=reported.output_tokens if reported else None,
                 response_message_id=origins[0].message_id,
-                ended=response.ended,
-            ),
+                ended_at=response.ended_at,
+            )
         )
         await in_chat_state(services.chat.commit_draft(committed(response.row, origins[0])))
         self._turn.emit(DraftCleared())

@@ -12,9 +12,13 @@ from openwork_core.plan.model import TurnPlan
 from openwork_core.session.runner.context import TurnContext
 from openwork_core.session.runner.step_writer import StepWriter, ToolResultRow
 from openwork_core.session.runner.tool_step import TERMINATED_TEXT, text_result
-from openwork_core.session.trace import SpanFinish
 from openwork_core.session.updates import LiveToolCall, ToolCallStarted
-from openwork_core.storage.trace_records import PermissionDecisionSource, SpanPermission, SpanStatus
+from openwork_core.storage.trace_records import (
+    PermissionDecisionSource,
+    SpanClosed,
+    SpanPermission,
+    SpanStatus,
+)
 from openwork_tools.results import ToolResult, ToolStatus
 
 
@@ -76,9 +80,9 @@ class ToolResults:
         artifacts: tuple[JsonValue, ...] = tuple(a.to_json() for a in result.artifacts)
         await self.record(call, tool_call_id, block, result.status, artifacts)
         self._turn.services.trace.close_span(
-            span,
-            SpanFinish(
-                SpanStatus.of(result.status),
+            SpanClosed(
+                span_id=span,
+                status=SpanStatus.of(result.status),
                 error_code=None if result.error is None else result.error.code.value,
                 error_message=None if result.error is None else result.error.message[:1000],
                 resolved_tool_name=call.name,
@@ -89,7 +93,7 @@ class ToolResults:
                     "sandboxDenied": result.sandbox_denied,
                     **({"permissionWaitMs": wait_ms} if wait_ms is not None else {}),
                 },
-            ),
+            )
         )
 
     async def finish(
@@ -111,7 +115,7 @@ class ToolResults:
         if permission_wait_ms is not None:
             extra = {**extra, "permissionWaitMs": permission_wait_ms}
         self._turn.services.trace.close_span(
-            span, SpanFinish(SpanStatus.of(status), attributes=extra)
+            SpanClosed(span_id=span, status=SpanStatus.of(status), attributes=extra)
         )
 
     async def record(

@@ -26,8 +26,13 @@ from openwork_core.ids import new_message_id
 from openwork_core.models.call_options import call_options
 from openwork_core.models.errors import turn_failure_code
 from openwork_core.models.port import ModelError
-from openwork_core.models.warnings import context_window_too_small, window_too_small
+from openwork_core.models.warnings import (
+    context_window_too_small,
+    threshold_compaction_failed,
+    window_too_small,
+)
 from openwork_core.plan.model import unfinished_step_count
+from openwork_core.session.compaction.errors import CompactionError
 from openwork_core.session.compaction.policy import (
     ThresholdDecision,
     compaction_floor,
@@ -70,7 +75,6 @@ from openwork_core.session.storage import (
     TurnStatus,
     committed,
 )
-from openwork_core.session.trace import SpanEnd, SpanFinish
 from openwork_core.session.turn_warnings import TurnWarnings
 from openwork_core.session.updates import (
     ContextUpdated,
@@ -80,7 +84,7 @@ from openwork_core.session.updates import (
 )
 from openwork_core.storage.compaction_records import CompactionKind
 from openwork_core.storage.errors import database_unavailable
-from openwork_core.storage.trace_records import SpanKind, SpanStatus
+from openwork_core.storage.trace_records import SpanClosed, SpanKind, SpanStatus
 from openwork_core.usage import TokenUsage
 
 __all__ = [
@@ -244,9 +248,17 @@ class TurnRunner:
             if await self._compaction.prune():
                 prepared = await self._prepare(system)
             if self._decision(prepared) is ThresholdDecision.COMPACT:
-                await self._compaction.summarize(
-                    CompactionKind.THRESHOLD, system, self._tools.current_plan, self._spec.model
-                )
+                try:
+                    await self._compaction.summarize(
+                        CompactionKind.THRESHOLD, system, self._tools.current_plan, self._spec.model
+                    )
+                except TurnFailure as failure:
+                    if not isinstance(failure.__cause__, CompactionError):
+                        raise  # refused before any summary (two ineffective ones): says why
+                    message = threshold_compaction_failed(
+                        prepared.budget, self._limits.context_window, failure.outcome.message
+                    )
+                    raise TurnFailure(failure.outcome.code, message) from failure
                 summarized = True
                 await world_state.sample(self._spec.turn_id, model_call, 2)
                 prepared = await self._prepare(system)
@@ -321,24 +333,28 @@ class TurnRunner:
         except ModelError as exc:
             log.warning("model.failed", kind=exc.kind.value, error=exc.message)
             services.trace.close_span(
-                span,
-                SpanFinish(SpanStatus.FAILED, error_code=exc.kind.value, error_message=exc.message),
+                SpanClosed(
+                    span_id=span,
+                    status=SpanStatus.FAILED,
+                    error_code=exc.kind.value,
+                    error_message=exc.message,
+                )
             )
             if submission == 1 and overflow_due(exc):
                 raise _Overflow(exc) from exc
             raise TurnFailure(turn_failure_code(exc), exc.message) from exc
         except ModelProtocolViolation as exc:
             services.trace.close_span(
-                span,
-                SpanFinish(
-                    SpanStatus.FAILED,
+                SpanClosed(
+                    span_id=span,
+                    status=SpanStatus.FAILED,
                     error_code=FailureCode.MODEL_PROTOCOL_ERROR.value,
                     error_message=str(exc),
-                ),
+                )
             )
             raise TurnFailure(FailureCode.MODEL_PROTOCOL_ERROR, str(exc)) from exc
         except TurnCancelled:
-            services.trace.close_span(span, SpanFinish(SpanStatus.CANCELLED))
+            services.trace.close_span(SpanClosed(span_id=span, status=SpanStatus.CANCELLED))
             raise
         record, fingerprint = model_call_record(
             services.call_ledger.previous,
@@ -359,7 +375,7 @@ class TurnRunner:
             fingerprint=fingerprint,
             span=span,
             reported=streamed.response.usage,
-            ended=SpanEnd.now(),
+            ended_at=datetime.now(UTC),
         )
         more = model_call < services.agent.max_model_calls
         await self._writer.response(

@@ -17,6 +17,7 @@ from openwork_core.storage.desktop_records import (
 from openwork_core.storage.errors import RecordNotFound
 from openwork_core.storage.postgres.connection import Conn
 from openwork_core.storage.records import TurnStatus
+from openwork_core.storage.trace_records import SpanKind, SpanStatus
 from openwork_core.usage import TokenUsage
 
 _TURN = """SELECT t.id, t.sequence, t.status, t.error_code, t.started_at, t.ended_at,
@@ -184,9 +185,9 @@ async def fetch_turn_spans(conn: Conn, session_id: SessionId, turn_id: TurnId) -
         SpanRow(
             span_id=r["id"],
             parent_span_id=r["parent_span_id"],
-            kind=r["kind"],
+            kind=SpanKind(r["kind"]),
             name=r["name"],
-            status=r["status"],
+            status=SpanStatus(r["status"]),
             started_at=r["started_at"],
             ended_at=r["ended_at"],
             resolved_model_name=r["resolved_model_name"],

@@ -35,6 +35,7 @@ from openwork_core.session.input import TextInput
 from openwork_core.session.outcome import Cancelled, Completed
 from openwork_core.session.sub_agent_host import SubAgentModeFixed
 from openwork_core.storage.codec import decode_message
+from openwork_core.storage.postgres.agents import AgentStore
 from openwork_core.storage.postgres.store import PostgresStore
 from openwork_core.storage.records import TurnStatus
 from openwork_tools.modes import SandboxMode
@@ -159,8 +160,8 @@ async def _child_finishes(rt: Runtime, parent: str, count: int, start: Awaitable
 
 
 async def _only_child(rt: Runtime, parent: str) -> tuple[str, str]:
-    (child,) = await rt.core.agent_store.list_children(parent)
-    return child.id, child.task_name
+    (child,) = await rt.core.desktop.children(parent)
+    return child.session_id, child.task_name
 
 
 async def test_spawn_starts_an_explorer_turn_and_its_final_answer_reaches_the_parent_before_the_next_model_call(
@@ -244,7 +245,7 @@ async def test_a_duplicate_task_name_is_a_failed_result_and_the_parent_turn_cont
     async with runtime(store, tmp_path, router.model()) as rt:
         parent = await rt.new_session()
         await _child_finishes(rt, parent, 1, rt.run_turn(parent, "go"))
-        children = await rt.core.agent_store.list_children(parent)
+        children = await rt.core.desktop.children(parent)
     results = await _results(store, parent)
     assert results["s1"] == '{"task_name":"scan"}'
     assert results["s2"].startswith("duplicate_task_name: ")
@@ -269,12 +270,12 @@ async def test_a_fourth_concurrent_spawn_is_refused_with_agent_limit_reached(
     async with runtime(store, tmp_path, router.model()) as rt:
         parent = await rt.new_session()
         await rt.run_turn(parent, "fan out")
-        children = await rt.core.agent_store.list_children(parent)
+        children = await rt.core.desktop.children(parent)
         await _child_finishes(rt, parent, 3, _set(release))
     results = await _results(store, parent)
     assert [results[f"s{i}"] for i in range(3)] == [f'{{"task_name":"{n}"}}' for n in "abc"]
     assert results["s3"].startswith("agent_limit_reached: ")
-    assert [c.task_name for c in children] == ["a", "b", "c"]
+    assert sorted(c.task_name for c in children) == ["a", "b", "c"]
 
 
 async def _set(event: asyncio.Event) -> None:
@@ -593,21 +594,20 @@ async def test_a_failed_spawn_frees_its_name_and_slot_so_the_same_name_can_be_sp
     )
     router.child("look", ScriptedResponse(text="seen"))
     async with runtime(store, tmp_path, router.model()) as rt:
-        agent_store = rt.core.agent_store
-        real = agent_store.create_child_session
+        real = AgentStore.create_child_session
         failures = [RuntimeError("the database refused the row")]
 
-        async def flaky(**kwargs: object) -> object:
+        async def flaky(self: AgentStore, **kwargs: object) -> object:
             if failures:
                 raise failures.pop()
-            return await real(**kwargs)  # type: ignore[arg-type]
+            return await real(self, **kwargs)  # type: ignore[arg-type]
 
-        monkeypatch.setattr(agent_store, "create_child_session", flaky)
+        monkeypatch.setattr(AgentStore, "create_child_session", flaky)
         parent = await rt.new_session()
         await _child_finishes(rt, parent, 1, rt.run_turn(parent, "go"))
         host = await rt.core.sessions.agent_host(parent)
         active = host.control.slots.active
-        children = await agent_store.list_children(parent)
+        children = await rt.core.desktop.children(parent)
     results = await _results(store, parent)
     assert results["s1"] == "agent_start_failed: RuntimeError: the database refused the row"
     assert results["s2"] == '{"task_name":"scan"}'
@@ -674,7 +674,7 @@ async def test_an_idle_root_unloads_together_with_its_children_and_a_busy_child_
         assert await sessions.unload_idle(now=far) == []  # the child's turn still runs
         await _child_finishes(rt, parent, 1, _release(release))
         assert set(await sessions.unload_idle(now=far)) == {parent, child_id}
-        assert sessions.loaded_count == 0
+        assert sessions.held_leases() == {}
 
 
 async def _release(event: asyncio.Event) -> None:

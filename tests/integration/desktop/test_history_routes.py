@@ -11,6 +11,7 @@ import httpx
 from openwork_chat_state.messages import TextBlock
 from openwork_core.daemon.desktop_schemas import TranscriptPageBody
 from openwork_core.models.adapters.scripted import ScriptedModel, ScriptedResponse
+from openwork_core.storage.postgres.agents import AgentStore
 from openwork_core.storage.postgres.store import PostgresStore
 from openwork_core.usage import TokenUsage
 from openwork_tools.modes import SandboxMode
@@ -111,7 +112,6 @@ async def test_turns_are_cursor_paged_newest_first_with_timing_usage_and_a_final
         assert plan["explanation"] == "two steps"
         assert plan["steps"] == PLAN["plan"]
 
-        await rt.core.trace.flushed()
         trace = (await client.get(f"/v1/sessions/{sid}/turns/{third}/trace")).json()
         kinds = [s["kind"] for s in trace["spans"]]
         assert kinds.count("model_call") >= 2 and "tool_call" in kinds
@@ -178,7 +178,7 @@ async def test_children_lists_sub_agent_sessions_with_their_status(
         app.client() as client,
     ):
         sid = await rt.new_session()
-        child = await rt.core.agent_store.create_child_session(
+        child = await AgentStore(store.pool).create_child_session(
             parent_session_id=sid,
             task_name="scan_tests",
             agent_role="explorer",

@@ -14,6 +14,7 @@ from openwork_core.daemon.openapi.__main__ import served_document
 from openwork_core.models.adapters.scripted import ScriptedModel, ScriptedResponse, scripted_events
 from openwork_core.models.port import ModelEvent, ModelRequest
 from openwork_core.session.updates import PermissionRequested
+from openwork_core.storage.postgres.agents import AgentStore
 from openwork_core.storage.postgres.store import PostgresStore
 from openwork_tools.modes import SandboxMode
 from openwork_tools.sandbox.probe import probe_sandbox
@@ -174,7 +175,7 @@ async def test_delete_is_refused_while_a_turn_runs_and_then_removes_rows_childre
         turn_id = accepted.json()["turn_id"]
         await model.wait_for_requests(1, timeout=10)
         # a sub-agent row created while the root turn runs (reconcile runs before a turn)
-        child = await rt.core.agent_store.create_child_session(
+        child = await AgentStore(store.pool).create_child_session(
             parent_session_id=sid,
             task_name="explore_docs",
             agent_role="explorer",

@@ -32,6 +32,7 @@ from openwork_core.models.port import (
     RetryHint,
     TokenUsage,
 )
+from openwork_core.session.compaction.policy import overflow_due
 from tests.fakes.fake_provider import FakeProvider
 from tests.fakes.fake_script import ErrorReply, Gate, Held, Reply, ToolCallSpec
 from tests.integration.models.loopback import SYSTEM, completed, failure, outcome
@@ -174,7 +175,7 @@ async def test_a_400_context_length_exceeded_is_a_context_overflow_before_output
     assert error.retry is RetryHint.CALLER_DECISION
     assert error.http_status == 400
     assert error.provider_code == "context_length_exceeded"
-    assert error.is_context_overflow_before_output
+    assert overflow_due(error)
 
 
 async def test_a_429_with_retry_after_is_rate_limited_after_those_millis(
@@ -206,7 +207,7 @@ async def test_a_stream_cut_after_some_text_fails_with_semantic_output_emitted(
     assert not any(isinstance(e, ResponseCompleted) for e in seen)
     assert error.kind is ModelErrorKind.NETWORK
     assert error.delivery is DeliveryState.SEMANTIC_OUTPUT_EMITTED
-    assert not error.is_context_overflow_before_output
+    assert not overflow_due(error)
 
 
 async def test_a_stream_without_a_finish_reason_is_the_spec_network_error(

@@ -25,6 +25,7 @@ from openwork_core.models.port import (
     ModelRequest,
     TokenUsage,
 )
+from openwork_core.session.compaction.policy import overflow_due
 from tests.fakes.fake_provider import FakeProvider
 from tests.fakes.fake_script import ErrorReply, Reply, ToolCallSpec
 from tests.integration.models.loopback import SYSTEM, completed, outcome
@@ -141,7 +142,7 @@ async def test_response_failed_with_context_length_exceeded_is_an_overflow_befor
     assert events == []
     assert error is not None
     assert error.kind is ModelErrorKind.CONTEXT_OVERFLOW
-    assert error.is_context_overflow_before_output
+    assert overflow_due(error)
 
 
 async def test_an_http_400_overflow_and_a_missing_terminal_event(

@@ -15,6 +15,7 @@ from openwork_core.models.adapters import build_model_port
 from openwork_core.models.call_options import call_options
 from openwork_core.models.errors import turn_failure_code
 from openwork_core.models.port import ModelCallOptions, ModelErrorKind, ModelRequest
+from openwork_core.session.compaction.policy import overflow_due
 from openwork_core.storage.records import ProviderSettings
 from tests.fakes.fake_provider import FakeProvider
 from tests.fakes.fake_script import ErrorReply, Gate, Held, Reply
@@ -51,7 +52,7 @@ async def test_each_vendor_error_body_keeps_its_kind_through_the_sdk(
     assert error.kind is EXPECTED.get(name, K.CONTEXT_OVERFLOW), error.message
     assert error.http_status == fixture.status
     if error.kind is K.CONTEXT_OVERFLOW:
-        assert error.is_context_overflow_before_output
+        assert overflow_due(error)
 
 
 @pytest.mark.parametrize("protocol", ["openai-chat", "openai-responses", "anthropic"])

@@ -211,7 +211,7 @@ async def test_an_actor_that_stopped_by_itself_is_rebuilt_on_the_next_command(
         await _kill_actor(crashed)
         far = time.monotonic() + 10_000
         assert sorted(await sessions.unload_idle(now=far)) == sorted([crashed, other])
-        assert sessions.loaded_count == 0
+        assert sessions.held_leases() == {}
 
 
 async def test_an_actor_that_dies_mid_turn_ends_the_turn_before_a_new_one_is_built(

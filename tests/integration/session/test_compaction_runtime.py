@@ -123,6 +123,37 @@ async def test_threshold_compaction_summarises_before_the_submission_and_keeps_t
     assert (row.model_call_count, row.model_submission_count) == (2, 2)
 
 
+async def test_a_failed_threshold_summary_fails_the_turn_naming_the_window_and_the_fix(
+    store: PostgresStore, tmp_path: Path
+) -> None:
+    """compaction.md §7 (an in-turn compaction failure fails the turn ``compaction_error``) and
+    issue 24 (the user is told the window is the reason and what to change): a model that
+    cannot write the summary three times ends the turn with the summary's failure, the window
+    whose line the request reached, its regions and the fix; nothing is checkpointed."""
+    window = await _window_for(store, tmp_path, headroom=1_500)
+    not_a_summary = ScriptedResponse(text="Hello! How can I help you today?")
+    model = ScriptedModel(
+        [
+            ScriptedResponse(tool_calls=(("c1", "read", {"path": "big.txt"}),)),
+            not_a_summary,
+            not_a_summary,
+            not_a_summary,
+        ]
+    )
+    async with runtime(store, tmp_path, model, provider=provider_with_window(window, 1_000)) as rt:
+        (rt.workspace / "big.txt").write_text(("x" * 79 + "\n") * 300)
+        sid = await rt.new_session()
+        turn_id, _ = await rt.run_turn(sid, "summarise the big file")
+        view = await rt.core.turn_view(sid, turn_id)
+    assert (view.status, view.error_code) == (TurnStatus.FAILED, "compaction_error")
+    assert view.message.startswith("summary_retries_exhausted: "), view.message
+    assert f"compaction line of the model's {window}-token context window" in view.message
+    assert "System Context ≈" in view.message and "1000 reserved for output" in view.message
+    assert "llama.cpp -c" in view.message and "OPENWORK_MODEL_CONTEXT_WINDOW" in view.message
+    assert len(model.requests) == 4, "the first call and three summary attempts"
+    assert await _checkpoints(store, sid) == []
+
+
 async def test_an_explicit_overflow_compacts_and_resubmits_once_with_a_new_submission_id(
     store: PostgresStore, tmp_path: Path
 ) -> None:

@@ -30,7 +30,7 @@ async def test_a_smaller_served_window_wins_over_the_configured_one_with_a_warni
         provider = replace(TEST_PROVIDER, base_url=local.url + base_suffix)
         async with runtime(store, tmp_path, provider=provider) as rt:
             sid = await rt.new_session()
-            await rt.core.providers.probed(provider.id)
+            await rt.window_probed(provider.id)
             record = await rt.core.get_session(sid)
             model = await rt.core.resolve_model(record)
             assert model.capabilities.context_window_tokens == 8_192
@@ -51,7 +51,7 @@ async def test_a_larger_served_window_changes_nothing_and_warns_nothing(
         provider = replace(TEST_PROVIDER, base_url=local.url)
         async with runtime(store, tmp_path, provider=provider) as rt:
             sid = await rt.new_session()
-            await rt.core.providers.probed(provider.id)
+            await rt.window_probed(provider.id)
             model = await rt.core.resolve_model(await rt.core.get_session(sid))
             assert model.capabilities.context_window_tokens == 200_000
     assert [e["tokens"] for e in logs if e["event"] == "window_probe.served"] == [1_000_000]
@@ -69,7 +69,7 @@ async def test_the_probe_runs_after_the_start_and_applies_when_the_server_answer
             before = await rt.core.resolve_model(record)
             assert before.capabilities.context_window_tokens == 200_000
             local.release()
-            await rt.core.providers.probed(provider.id)
+            await rt.window_probed(provider.id)
             after = await rt.core.resolve_model(record)
             assert after.capabilities.context_window_tokens == 4_096
 
@@ -87,7 +87,7 @@ async def test_a_put_provider_probes_again_and_a_catalog_model_needs_no_numbers(
                 settings=ProviderSettings(max_retries=0),
             )
             await rt.core.put_provider(provider)
-            await rt.core.providers.probed("ollama")
+            await rt.window_probed("ollama")
             record = await rt.core.create_session(
                 workspace=str(rt.workspace),
                 provider="ollama",
@@ -99,6 +99,6 @@ async def test_a_put_provider_probes_again_and_a_catalog_model_needs_no_numbers(
             assert ("POST", "/api/show", {"model": "qwen3-coder:30b"}) in local.asked
             off = replace(provider, settings=ProviderSettings(probe_served_window=False))
             await rt.core.put_provider(off)
-            await rt.core.providers.probed("ollama")
+            await rt.window_probed("ollama")
             model = await rt.core.resolve_model(record)
             assert model.capabilities.context_window_tokens == 262_144, "the catalog's window"

@@ -11,7 +11,7 @@ import pytest
 
 from openwork_core.ids import SessionId
 from openwork_core.session import trace
-from openwork_core.session.trace import SpanFinish, TraceRecorder
+from openwork_core.session.trace import TraceRecorder
 from openwork_core.storage.postgres import traces
 from openwork_core.storage.postgres.connection import Conn
 from openwork_core.storage.postgres.store import PostgresStore
@@ -57,7 +57,7 @@ async def test_spans_queued_before_a_clean_shutdown_reach_the_database(
     recorder.start()
     first = _open(recorder, "a")
     _open(recorder, "b")
-    recorder.close_span(first, SpanFinish(SpanStatus.SUCCEEDED))
+    recorder.close_span(SpanClosed(span_id=first, status=SpanStatus.SUCCEEDED))
     await recorder.close()
     assert await _spans(store) == [("a", "succeeded", None), ("b", "running", None)]
     assert (recorder.batches_written, recorder.dropped_signals) == (1, 0)
@@ -70,7 +70,9 @@ async def test_a_span_opened_and_closed_in_one_batch_is_one_finished_row(
     recorder = TraceRecorder(PostgresSpanSink(store.pool), linger_s=3600)
     recorder.start()
     span = _open(recorder, "tool")
-    recorder.close_span(span, SpanFinish(SpanStatus.FAILED, error_code="tool_failed"))
+    recorder.close_span(
+        SpanClosed(span_id=span, status=SpanStatus.FAILED, error_code="tool_failed")
+    )
     await recorder.flushed()
     assert await _spans(store) == [("tool", "failed", "tool_failed")]
     assert recorder.batches_written == 1
@@ -85,7 +87,7 @@ async def test_a_span_closed_in_a_later_batch_is_updated_in_place(store: Postgre
     await recorder.flushed()
     assert [s[1] for s in await _spans(store)] == ["running"] * 3
     for span in spans:
-        recorder.close_span(span, SpanFinish(SpanStatus.CANCELLED))
+        recorder.close_span(SpanClosed(span_id=span, status=SpanStatus.CANCELLED))
     await recorder.close()
     assert await _spans(store) == [(f"span-{i}", "cancelled", None) for i in range(3)]
 
@@ -140,10 +142,10 @@ async def test_a_span_still_open_at_its_windows_end_and_closed_in_the_next_is_on
     recorder.start()
     held = _open(recorder, "held")
     quick = _open(recorder, "quick")
-    recorder.close_span(quick, SpanFinish(SpanStatus.SUCCEEDED))
+    recorder.close_span(SpanClosed(span_id=quick, status=SpanStatus.SUCCEEDED))
     await batches.count(1)
     assert await _spans(store) == [("quick", "succeeded", None)]
-    recorder.close_span(held, SpanFinish(SpanStatus.SUCCEEDED))
+    recorder.close_span(SpanClosed(span_id=held, status=SpanStatus.SUCCEEDED))
     _open(recorder, "next")
     await batches.count(2)
     assert await _spans(store) == [("held", "succeeded", None), ("quick", "succeeded", None)]
@@ -168,7 +170,7 @@ async def test_a_span_still_open_after_a_second_window_is_written_running_withou
     span = _open(recorder, "long")
     await batches.count(1)
     assert await _spans(store) == [("long", "running", None)]
-    recorder.close_span(span, SpanFinish(SpanStatus.CANCELLED))
+    recorder.close_span(SpanClosed(span_id=span, status=SpanStatus.CANCELLED))
     await recorder.close()
     assert await _spans(store) == [("long", "cancelled", None)]
     assert recorder.late_closings_written == 1

@@ -137,9 +137,9 @@ def test_a_slot_is_returned_exactly_once_however_often_release_is_called() -> No
     other = slots.acquire()
     assert slot.release() is True
     assert slot.release() is False
-    assert slot.released
     assert slots.active == 1
-    assert not other.released
+    assert other.release() is True, "the other slot was still taken"
+    assert slots.active == 0
 
 
 def test_a_slot_is_returned_when_the_turn_raises() -> None:

@@ -41,7 +41,10 @@ def test_each_commands_help_fits_the_terminal_without_flag_types(command: str) -
 def test_chat_help_joins_its_paragraphs_and_names_its_options_and_exit_statuses() -> None:
     text = _help("chat")
     flat = " ".join(text.split())
-    assert "Text typed while a turn runs waits as the next message; /help lists the slash" in flat
+    assert (
+        "Text typed while a turn runs steers it (a slash command waits until the turn ends); /help lists the slash"
+        in flat
+    )
     # a paragraph's lines are filled to the width, not broken where the docstring was
     paragraph = text.split("\n\n")[2].splitlines()
     assert len(paragraph) >= 2 and all(len(line) > WIDTH - 20 for line in paragraph[:-1])

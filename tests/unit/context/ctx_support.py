@@ -27,8 +27,14 @@ from openwork_chat_state.messages import (
     ToolResultState,
 )
 from openwork_chat_state.view import ConversationContextView
+from openwork_core.context.budget import (
+    ContextBudgetEstimate,
+    estimate_system_context_tokens,
+    estimate_tool_surface_tokens,
+)
 from openwork_core.context.builder import ResolvedSystemContext, SystemContextBuilder
 from openwork_core.context.engine import ContextEngine, PreparedModelCall
+from openwork_core.context.wire import json_size, tokens_for_bytes
 from openwork_core.models.capabilities import ModelCapabilities
 
 CAPS = ModelCapabilities(context_window_tokens=200_000, max_output_tokens=32_000)
@@ -125,6 +131,22 @@ def fresh(view: ConversationContextView) -> ConversationContextView:
         ConversationItem(message=i.message, kind=i.kind, origin=i.origin) for i in view.items
     )
     return ConversationContextView(items, view.tool_result_pruned_through_sequence)
+
+
+def measured_budget(
+    system: ResolvedSystemContext,
+    conversation: Sequence[Message],
+    tools: Sequence[ToolDefinition],
+    reserved_output_tokens: int,
+) -> ContextBudgetEstimate:
+    """The three regions serialized and measured afresh (the reference the engine's cached sizes
+    must agree with)."""
+    return ContextBudgetEstimate.from_regions(
+        system_context_tokens=estimate_system_context_tokens(system),
+        conversation_tokens=tokens_for_bytes(json_size(tuple(conversation))),
+        tool_surface_tokens=estimate_tool_surface_tokens(tools),
+        reserved_output_tokens=reserved_output_tokens,
+    )
 
 
 def tokens(value: object) -> int:

@@ -6,11 +6,10 @@ import math
 
 import orjson
 import pytest
-from ctx_support import SYSTEM, TOOLS, History, image, prepare
+from ctx_support import SYSTEM, TOOLS, History, image, measured_budget, prepare
 
 from openwork_chat_state.item import MessageKind
-from openwork_chat_state.messages import Message, Role, TextBlock
-from openwork_core.context.budget import ContextBudgetEstimate, estimate_conversation_tokens
+from openwork_core.context.budget import ContextBudgetEstimate
 from openwork_core.context.limits import (
     SUMMARY_OUTPUT_TOKEN_CAP,
     ModelContextLimits,
@@ -48,7 +47,6 @@ def test_the_estimate_equals_a_re_measurement_of_the_prepared_request() -> None:
         [{"key": p.key, "content": p.content} for p in SYSTEM.parts]
     )
     assert budget.conversation_tokens == _metric(list(conversation))
-    assert budget.conversation_tokens == estimate_conversation_tokens(conversation)
     assert budget.tool_surface_tokens == _metric(
         [
             {"name": t.name, "description": t.description, "parameters": t.parameters}
@@ -59,12 +57,7 @@ def test_the_estimate_equals_a_re_measurement_of_the_prepared_request() -> None:
         budget.system_context_tokens + budget.conversation_tokens + budget.tool_surface_tokens
     )
     assert budget.reserved_output_tokens == request.max_output_tokens
-    assert budget == ContextBudgetEstimate.measure(
-        system=SYSTEM,
-        conversation=conversation,
-        tools=request.tools,
-        reserved_output_tokens=32_000,
-    )
+    assert budget == measured_budget(SYSTEM, conversation, request.tools, 32_000)
 
 
 def test_measures_the_three_input_regions_without_mutating_them() -> None:
@@ -133,10 +126,3 @@ def test_the_summary_output_is_capped_at_16384_tokens() -> None:
     small = ModelCapabilities(context_window_tokens=32_000, max_output_tokens=4_096)
     assert summary_output_tokens(big) == 16_384
     assert summary_output_tokens(small) == 4_096
-
-
-def test_estimate_conversation_tokens_uses_the_same_metric() -> None:
-    """§7.1: the compaction comparison measures only the Conversation, with the same metric."""
-    messages = [Message(role=Role.USER, content=(TextBlock(text="héllo"),))]
-    assert estimate_conversation_tokens(messages) == _metric(messages)
-    assert estimate_conversation_tokens([]) == 1

@@ -92,7 +92,6 @@ def test_each_region_token_figure_equals_the_metric_of_its_json_array() -> None:
     assert budget["estimated_input_tokens"] == sum(
         budget[k] for k in ("system_context_tokens", "conversation_tokens", "tool_surface_tokens")
     )
-    assert inspection.to_jsonable() == document
 
 
 def test_the_conversation_view_is_the_one_actually_submitted() -> None:

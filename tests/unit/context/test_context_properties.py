@@ -11,14 +11,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import orjson
-from ctx_support import SYSTEM, TOOLS, History, fresh, image, prepare
+from ctx_support import SYSTEM, TOOLS, History, fresh, image, measured_budget, prepare
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from openwork_chat_state.item import ConversationItem, MessageKind, RealOrigin
 from openwork_chat_state.messages import Message, Role, ToolOutputBlock
 from openwork_chat_state.view import ConversationContextView
-from openwork_core.context.budget import ContextBudgetEstimate
 from openwork_core.context.engine import PreparedModelCall
 from openwork_core.context.provenance import RealProvenance
 from openwork_core.models.capabilities import ModelCapabilities
@@ -201,9 +200,9 @@ def test_prepare_is_idempotent_on_its_own_output_conversation(case: Case) -> Non
 def test_the_budget_always_equals_a_re_measurement_of_the_request(case: Case) -> None:
     """§7.1, §11 item 17: the estimate corresponds to the very request prepared."""
     prepared = _prepare(case)
-    assert prepared.budget == ContextBudgetEstimate.measure(
-        system=SYSTEM,
-        conversation=prepared.request.messages[len(SYSTEM.parts) :],
-        tools=TOOLS,
-        reserved_output_tokens=case.capabilities.max_output_tokens,
+    assert prepared.budget == measured_budget(
+        SYSTEM,
+        prepared.request.messages[len(SYSTEM.parts) :],
+        TOOLS,
+        case.capabilities.max_output_tokens,
     )

@@ -4,13 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from openwork_core.models.adapters import (
-    AnthropicAdapter,
-    OpenAIChatAdapter,
-    OpenAIResponsesAdapter,
-    ScriptedModel,
-    build_model_port,
-)
+from openwork_core.models.adapters import ScriptedModel, build_model_port
+from openwork_core.models.adapters.anthropic import AnthropicAdapter
+from openwork_core.models.adapters.openai_chat import OpenAIChatAdapter
+from openwork_core.models.adapters.openai_responses import OpenAIResponsesAdapter
 
 
 @pytest.mark.parametrize(

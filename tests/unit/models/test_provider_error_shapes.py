@@ -17,6 +17,7 @@ from openwork_core.models.errors import (
     unreachable,
 )
 from openwork_core.models.port import DeliveryState, ModelError, ModelErrorKind, RetryHint
+from openwork_core.session.compaction.policy import overflow_due
 from tests.fakes.provider_error_fixtures import error_fixture, fixture_names
 
 K = ModelErrorKind
@@ -49,7 +50,7 @@ def test_each_vendors_overflow_body_is_a_context_overflow_the_runtime_compacts(n
     assert error.kind is K.CONTEXT_OVERFLOW
     assert error.retry is RetryHint.CALLER_DECISION
     assert error.delivery is DeliveryState.ACCEPTED_NO_SEMANTIC_OUTPUT
-    assert error.is_context_overflow_before_output
+    assert overflow_due(error)
     assert turn_failure_code(error) is FailureCode.MODEL_ERROR
 
 

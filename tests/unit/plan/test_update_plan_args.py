@@ -16,8 +16,6 @@ from openwork_core.plan.model import (
     PlanStep,
     PlanStepStatus,
     TurnPlan,
-    TurnPlanRecord,
-    TurnPlanSnapshot,
     UpdatePlanArgs,
     steps_from_json,
     steps_to_json,
@@ -31,6 +29,7 @@ from openwork_core.plan.tool import (
     update_plan_definition,
     validate_plan,
 )
+from openwork_core.session.updates import PlanView
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 
@@ -113,7 +112,7 @@ def test_a_missing_explanation_is_none_without_inheritance() -> None:
 def test_an_explicit_empty_plan_clears_it() -> None:
     """update-plan.md §2: ``plan: []`` is an explicit clear."""
     plan = read_update_plan("t1", '{"plan":[]}', NOW)
-    assert plan.steps == () and plan.is_empty
+    assert plan.steps == ()
     assert unfinished_step_count(plan) == 0
 
 
@@ -194,15 +193,11 @@ def test_the_turn_plan_keeps_the_call_values() -> None:
         steps=(PlanStep(step="a", status=PlanStepStatus.IN_PROGRESS),),
         updated_at=NOW,
     )
-    assert plan.snapshot() == TurnPlanSnapshot(explanation="why", steps=plan.steps, updated_at=NOW)
-    assert plan.snapshot_json() == {
+    assert orjson.loads(orjson.dumps(PlanView.of(plan))) == {  # the one plan shape of the wire
         "explanation": "why",
         "steps": [{"step": "a", "status": "in_progress"}],
-        "updatedAt": "2026-11-29T12:00:00+00:00",
+        "updated_at": "2026-11-29T12:00:00Z",
     }
-    assert plan.record() == TurnPlanRecord(
-        turn_id="t9", explanation="why", steps=plan.steps, updated_at=NOW
-    )
 
 
 def test_unfinished_count_is_none_without_a_plan_and_counts_pending_and_in_progress() -> None:

@@ -128,10 +128,14 @@ def test_a_worktrees_gitdir_and_its_common_dir_are_found(tmp_path: Path) -> None
     assert gitdir.linked_git_dirs(ws) == (own.resolve(), common.resolve())
 
 
-def test_the_prelude_sets_hard_limits_then_runs_the_command() -> None:
-    """Issue 22 point 5: data, processes, file size and CPU time, soft and hard at once."""
-    text = limits.prelude(SandboxSettings(memory_mb=1024, max_processes=64, max_file_mb=8), 29.5)
+def test_the_prelude_says_it_started_sets_hard_limits_then_runs_the_command() -> None:
+    """Issue 22 point 5: data, processes, file size and CPU time, soft and hard at once; before
+    them one byte on the started descriptor, which the command never inherits, and no command
+    at all when that byte cannot be written (``sandbox.launch``)."""
+    settings = SandboxSettings(memory_mb=1024, max_processes=64, max_file_mb=8)
+    text = limits.prelude(settings, 29.5, 7)
     assert text == (
+        "{ printf 1 >&7; } 2>/dev/null || exit 97; exec 7>&-; "
         "ulimit -S -H -d 1048576 2>/dev/null; ulimit -S -H -u 64 2>/dev/null; "
         "ulimit -S -H -f 8192 2>/dev/null; ulimit -S -H -t 30 2>/dev/null; "
         'exec /bin/bash -c "$1"'

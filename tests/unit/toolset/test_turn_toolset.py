@@ -109,7 +109,7 @@ def test_a_sub_agent_neither_advertises_nor_dispatches_the_agent_tools(tmp_path:
     )
     for name in AGENT_TOOL_NAMES:
         assert toolset.resolve(name) == NotFound(name)
-        assert not toolset.advertises(name)
+        assert name not in toolset.names
 
 
 def test_an_agent_tool_named_like_a_registry_tool_fails_construction(tmp_path: Path) -> None:
@@ -167,7 +167,7 @@ def test_an_unknown_name_resolves_to_not_found_with_the_tool_not_found_text(
     assert resolved == NotFound("spawn_worker")
     assert isinstance(resolved, NotFound)
     assert resolved.text == "tool not found: spawn_worker"
-    assert not toolset.advertises("spawn_worker")
+    assert "spawn_worker" not in toolset.names
 
 
 def test_every_advertised_name_resolves_and_nothing_else_does(tmp_path: Path) -> None:
