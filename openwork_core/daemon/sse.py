@@ -121,7 +121,10 @@ async def global_events(
 async def _live(
     subscription: UpdateSubscription[T], shutdown: asyncio.Event
 ) -> AsyncIterator[T | None]:
-    """Envelopes as they come; None when the subscriber fell behind and lost some.
+    """Envelopes as they come; None when the subscriber fell behind and lost some. Once
+    shutdown is set, what is already queued is still sent, then the stream ends: the daemon stops
+    the sessions before it sets shutdown, so a session's stream sends its stopped turn's
+    ``turn_finished`` and its ``stream_ended`` before its connection closes (issue 25 point 5).
 
     Structured: the stream's own task waits on the queue; shutdown cancels that task (one
     watcher task, owned here, cancelled and awaited however the stream ends), so no race between
@@ -144,17 +147,19 @@ async def _live(
                 subscription.lagged = False
                 yield None
                 if shutdown.is_set():
-                    return
+                    break
             waiting = True
             try:
                 envelope = await subscription.queue.get()
             except asyncio.CancelledError:
                 if stopping and stream.uncancel() == 0:
-                    return  # our own cancel: shutdown began; any other cancel propagates
+                    break  # our own cancel: shutdown began; any other cancel propagates
                 raise
             finally:
                 waiting = False
             yield envelope
+        while not subscription.queue.empty():  # queued before shutdown: sent, never dropped
+            yield subscription.queue.get_nowait()
     finally:
         watcher.cancel()
         with contextlib.suppress(asyncio.CancelledError):
