@@ -1,4 +1,4 @@
-"""Message ↔ row conversion. Stored content is the JSON array of content blocks; tool-result
+r"""Message ↔ row conversion. Stored content is the JSON array of content blocks; tool-result
 blocks additionally carry their UI ``artifacts`` there, which never reach the model.
 
 Text PostgreSQL cannot hold (docs/reliability.md "NUL-safe storage"): ``text`` and ``jsonb``
