@@ -176,7 +176,7 @@ async def serve_times(
 
 WARM_UP_EVENTS = ("models.warmed_up", "storage.warmed_up", "session_runtime.ready")
 """What a daemon does once it listens so that its first turn pays nothing a second would not: the
-SDKs (``session/runtime.py::warm_up_first_use``), the pool's prepared statements (``daemon/startup.py``) and the
+SDKs (``runtime.py::warm_up_first_use``), the pool's prepared statements (``daemon/startup.py``) and the
 session registry (``daemon/server.py``)."""
 
 

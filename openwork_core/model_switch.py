@@ -17,9 +17,9 @@ import dataclasses
 from dataclasses import dataclass
 
 from openwork_core.ids import SessionId, TurnId
+from openwork_core.lazy_registry import LazyRegistry
 from openwork_core.provider_runtime import ProviderRuntime
 from openwork_core.session.errors import ActorStopped, NoProvider
-from openwork_core.session.lazy_registry import LazyRegistry
 from openwork_core.storage.errors import RecordNotFound
 from openwork_core.storage.postgres.model_choice import set_session_model
 from openwork_core.storage.postgres.store import PostgresStore

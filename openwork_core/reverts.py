@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from openwork_core.ids import SessionId, TurnId
-from openwork_core.session.lazy_registry import LazyRegistry
+from openwork_core.lazy_registry import LazyRegistry
 from openwork_core.storage.postgres.reverts import PostgresReverts, reverted_turn_ids
 from openwork_core.storage.postgres.store import PostgresStore
 

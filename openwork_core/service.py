@@ -1,7 +1,7 @@
 """OpenWorkCore: the service facade — a registry of session handles, restart correction,
 provider resolution, and every operation the daemon exposes (session-runtime.md §1, §10).
 
-The session runtime (``session/runtime.py``: the registry and what it builds, the model adapters
+The session runtime (``runtime.py``: the registry and what it builds, the model adapters
 and their SDKs) is not imported with this module: ``LazyRegistry`` imports it in a thread at the
 first operation that needs a session, or when the daemon's warm-up does; the few names used here
 are imported from it after that (docs/performance.md "Start").
@@ -36,6 +36,7 @@ from openwork_core.ids import (
     new_session_id,
     new_turn_id,
 )
+from openwork_core.lazy_registry import LazyRegistry
 from openwork_core.mcp.config import McpServerConfig
 from openwork_core.mcp.runtime import McpRuntime
 from openwork_core.mcp.store import McpSecretsFile, secrets_path
@@ -52,7 +53,6 @@ from openwork_core.session.input import (
     input_message,
     visible_user_message,
 )
-from openwork_core.session.lazy_registry import LazyRegistry
 from openwork_core.session.ownership import (
     DEFAULT_LEASE_SECONDS,
     DaemonIdentity,
@@ -176,7 +176,7 @@ class OpenWorkCore:
 
     def _build_registry(self) -> SessionRegistry:
         """Called by ``LazyRegistry`` once the runtime is imported (the one deferred import)."""
-        from openwork_core.session import runtime
+        from openwork_core import runtime
 
         return runtime.SessionRegistry(
             deps=runtime.SessionDeps(
@@ -207,12 +207,12 @@ class OpenWorkCore:
     def _session_storage(
         self, session_id: SessionId, lease: SessionLease
     ) -> PostgresSessionStorage:
-        from openwork_core.session.runtime import PostgresSessionStorage  # the registry's
+        from openwork_core.runtime import PostgresSessionStorage  # the registry's
 
         return PostgresSessionStorage(self._store.pool, session_id, lease)
 
     def _steers(self, session_id: SessionId, lease: SessionLease) -> PostgresSteers:
-        from openwork_core.session.runtime import PostgresSteers  # the registry's
+        from openwork_core.runtime import PostgresSteers  # the registry's
 
         return PostgresSteers(self._store.pool, session_id, lease)
 
@@ -394,7 +394,7 @@ class OpenWorkCore:
         handle = await sessions.load_for_turn(session_id)
         if record.parent_session_id is None:  # multi-agent.md §8, before the user Turn
             await (await sessions.agent_host(session_id)).reconcile(handle)
-        from openwork_core.session.runtime import TurnSpec  # imported: the registry is built
+        from openwork_core.runtime import TurnSpec  # imported: the registry is built
 
         spec = TurnSpec(
             session_id=session_id,
@@ -433,7 +433,7 @@ class OpenWorkCore:
     ) -> SteerAccepted:
         """Input for the running turn (issue 26 point 1), committed before the answer."""
         handle = await self._loaded(session_id)
-        from openwork_core.session.runtime import steer_of  # imported: a session is loaded
+        from openwork_core.runtime import steer_of  # imported: a session is loaded
 
         prepared = await self._prepared_input(inputs, self._skills.disabled)
         return await handle.steer_turn(steer_of(turn_id, client_request_id, prepared))
@@ -463,7 +463,7 @@ class OpenWorkCore:
         record = await self._store.get_session(session_id)
         sessions = await self._sessions.registry()
         if record.parent_session_id is not None:
-            from openwork_core.session.runtime import SubAgentModeFixed  # the registry's
+            from openwork_core.runtime import SubAgentModeFixed  # the registry's
 
             raise SubAgentModeFixed(session_id)
         await (await sessions.load(session_id)).set_permission_mode(mode)
@@ -575,7 +575,7 @@ class OpenWorkCore:
 
     async def context_overview(self, session_id: SessionId) -> ContextOverview:
         """The context page's view of the inspection (issue 16 point 4)."""
-        from openwork_core.session.runtime import context_overview  # the registry's
+        from openwork_core.runtime import context_overview  # the registry's
 
         record = await self._store.get_session(session_id)
         model = await self.resolve_model(record)

@@ -45,9 +45,9 @@ from openwork_core.daemon.startup import (
     provider_warnings,
     warm_pool,
 )
+from openwork_core.lazy_registry import warm_up_after_listen
 from openwork_core.logs import FILE_LOG, LogSetup, configure_logging
 from openwork_core.service import OpenWorkCore
-from openwork_core.session.lazy_registry import warm_up_after_listen
 from openwork_core.session.ownership import daemon_identity
 from openwork_core.session.registry_settings import LoadLimits
 from openwork_core.storage.errors import MigrationChecksumMismatch, MigrationLayoutError

@@ -22,7 +22,7 @@ from openwork_core.ids import SessionId, TurnId
 from openwork_core.session.compaction.loading import load_conversation_items
 from openwork_core.session.file_changes import apply_recorded_changes
 from openwork_core.session.runner.context import SessionServices
-from openwork_core.storage.postgres.reverts import ActiveRevert, RevertPlan
+from openwork_core.storage.revert_records import ActiveRevert, RevertPlan
 from openwork_tools.modes import SandboxMode
 from openwork_tools.results import FileChange
 from openwork_tools.undo import ChangeDirection

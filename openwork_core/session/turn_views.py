@@ -4,18 +4,25 @@ that is running or whose row could not be written (DESIGN.md §2: a Turn exists 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, assert_never
+from typing import TYPE_CHECKING, Protocol, assert_never
 
 from openwork_core.ids import SessionId, TurnId
 from openwork_core.session.outcome import Cancelled, Completed, Failed, TurnOutcome
 from openwork_core.session.snapshot import TerminalRuntime
 from openwork_core.storage.codec import content_text
 from openwork_core.storage.errors import RecordNotFound
-from openwork_core.storage.postgres.store import PostgresStore
 from openwork_core.storage.records import TurnRecord, TurnStatus
 
 if TYPE_CHECKING:
     from openwork_core.session.handle import SessionHandle
+
+
+class TurnRows(Protocol):
+    """The reads a turn's view needs (``PostgresStore`` has them)."""
+
+    async def get_turn(self, session_id: SessionId, turn_id: TurnId) -> TurnRecord: ...
+
+    async def last_assistant_content(self, turn_id: TurnId) -> str | None: ...
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -29,7 +36,7 @@ class TurnView:
 
 
 async def read_turn_view(
-    store: PostgresStore, handle: SessionHandle | None, session_id: SessionId, turn_id: TurnId
+    store: TurnRows, handle: SessionHandle | None, session_id: SessionId, turn_id: TurnId
 ) -> TurnView:
     """The turn as its row says, except what this daemon knows better: a turn it runs is
     ``running``; a turn that ended here while an outage kept its end out of the database shows
@@ -92,7 +99,7 @@ def _outcome_fields(outcome: TurnOutcome) -> tuple[TurnStatus, str | None, str |
             assert_never(outcome)
 
 
-async def _view_of(store: PostgresStore, row: TurnRecord) -> TurnView:
+async def _view_of(store: TurnRows, row: TurnRecord) -> TurnView:
     final_text: str | None = None
     if row.status is TurnStatus.COMPLETED:
         content = await store.last_assistant_content(row.id)

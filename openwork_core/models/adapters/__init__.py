@@ -1,7 +1,7 @@
 """Model adapters: one ``ModelPort`` per wire protocol, on the official SDKs, and the scripted
 port for in-process tests (model-providers.md §5; docs/providers.md).
 
-This package is part of the session runtime (``session/runtime.py``), which the daemon imports
+This package is part of the session runtime (``runtime.py``), which the daemon imports
 after it listens. A provider kind's adapter, and with it its SDK, is imported by the first
 ``build_model_port`` of that kind (the ``match`` below, the runtime's only imports by kind): a
 daemon on ``openai-chat`` never loads ``anthropic`` (2.3 s of CPU and its share of the idle RSS on

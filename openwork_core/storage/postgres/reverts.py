@@ -4,7 +4,6 @@ hide from its Conversation, and the reads a revert plans with."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import asyncpg
 import orjson
@@ -21,6 +20,7 @@ from openwork_core.storage.postgres.connection import Conn
 from openwork_core.storage.postgres.ownership import check_lease
 from openwork_core.storage.postgres.steady_statements import steady
 from openwork_core.storage.records import FILE_CHANGE_TYPE, StoredMessage
+from openwork_core.storage.revert_records import ActiveRevert, RevertPlan
 
 _HIDDEN = steady("""SELECT t.id FROM turns t JOIN turn_reverts r ON r.session_id = t.session_id
     WHERE t.session_id = $1 AND r.unreverted_at IS NULL
@@ -39,23 +39,6 @@ async def without_reverted(
     """``rows`` without the messages of reverted turns (the Conversation's projection)."""
     hidden = await reverted_turn_ids(conn, session_id)
     return tuple(rows) if not hidden else tuple(r for r in rows if r.turn_id not in hidden)
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class RevertPlan:
-    from_sequence: int
-    through_sequence: int
-    turn_ids: tuple[TurnId, ...]
-    """The turns the revert hides, in order."""
-    change_ids: tuple[str, ...]
-    """Their file changes not undone yet, in creation order."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ActiveRevert:
-    revert_id: str
-    turn_ids: tuple[TurnId, ...]
-    change_ids: tuple[str, ...]
 
 
 def _changes(contents: Sequence[str]) -> tuple[str, ...]:

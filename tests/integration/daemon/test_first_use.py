@@ -80,7 +80,7 @@ def test_the_warm_up_builds_the_tool_definitions_a_root_session_advertises() -> 
     built-in tools with the sandbox as probed, update_plan, the agent tools) misses no cache."""
     code = (
         "import json\n"
-        "from openwork_core.session.runtime import warm_up_first_use\n"
+        "from openwork_core.runtime import warm_up_first_use\n"
         "from openwork_core.agents.tools import agent_tool_definition, agent_tool_definitions\n"
         "from openwork_core.plan.tool import update_plan_definition\n"
         "from openwork_tools.builtin.registry import builtin_registry\n"

@@ -13,13 +13,13 @@ from typing import cast
 
 import pytest
 
+from openwork_core import lazy_registry
 from openwork_core.ids import SessionId
-from openwork_core.session import lazy_registry
-from openwork_core.session.lazy_registry import LazyRegistry, import_session_runtime
+from openwork_core.lazy_registry import LazyRegistry, import_session_runtime
 from openwork_core.session.registry import SessionRegistry
 
 RUNTIME = (
-    "openwork_core.session.runtime",
+    "openwork_core.runtime",
     "openwork_core.session.registry",
     "openwork_core.session.actor",
     "openwork_core.session.runner",
@@ -29,7 +29,7 @@ RUNTIME = (
     "openwork_chat_state.actor",
 )
 """What only a running session needs; ``import_session_runtime`` loads it after listen (the
-one deferred module, ``session/runtime.py``: the registry and its actor, the turn runner, the
+one deferred module, ``runtime.py``: the registry and its actor, the turn runner, the
 built-in tools, the Chat State actor, the model adapters). A package ``__init__`` that
 re-exported one of these would put it on the start path (issue 23 point 3): they re-export
 nothing."""
@@ -68,8 +68,7 @@ def test_importing_the_session_runtime_loads_what_a_session_runs_and_no_sdk_yet(
     """The SDKs come with the first adapter of their kind
     (tests/integration/models/test_lazy_sdk_imports.py)."""
     code = START_PATH + (
-        "from openwork_core.session.lazy_registry import import_session_runtime\n"
-        "import_session_runtime()\n"
+        "from openwork_core.lazy_registry import import_session_runtime\nimport_session_runtime()\n"
     )
     sdks = ("openai", "anthropic")
     expected = dict.fromkeys(RUNTIME, True) | dict.fromkeys(sdks, False)

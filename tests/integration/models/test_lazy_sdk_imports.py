@@ -37,7 +37,7 @@ def test_the_session_runtime_loads_only_the_sdk_of_the_kind_it_builds() -> None:
     never ``anthropic`` (a daemon pays only for the kinds it serves)."""
     loaded = _run(
         "import json, sys\n"
-        "import openwork_core.session.runtime\n"
+        "import openwork_core.runtime\n"
         f"before = {{m: m in sys.modules for m in {SDKS!r}}}\n"
         "from openwork_core.models.adapters import build_model_port\n"
         "build_model_port('openai-chat', 'http://127.0.0.1:9/v1', 'k')\n"

@@ -1,10 +1,12 @@
 """The session runtime: the daemon's one deferred import (issue 23 point 3; docs/performance.md
-"Start").
+"Start"), and the composition root that gives the session registry its PostgreSQL storage: it
+lives outside ``session/``, which imports only its storage ports (issue 23 point 6,
+``tests/unit/test_storage_seam.py``).
 
 What only a running session needs — the session registry and what it builds (the actor, the
 sub-agent host, the session's Postgres storage and steers), the context page's overview and the
 model adapters' factory — is imported here, at the top of this module, and this
-module is imported once, after the daemon listens (``session/lazy_registry.py``: by the warm-up
+module is imported once, after the daemon listens (``lazy_registry.py``: by the warm-up
 thread, or by the first operation that needs a session, whichever comes first). Every other
 module imports at its top; nothing else defers an import. What it imports is this module's own
 import list: no other list names the runtime. Part of it: a provider kind's SDK adapter is

@@ -1,7 +1,7 @@
 """The session registry, built at its first use (issue 13 §3, issue 23 point 3;
 docs/performance.md "Start").
 
-``session/runtime.py`` — the registry and what it builds, the model adapters and their SDKs — is
+``runtime.py`` — the registry and what it builds, the model adapters and their SDKs — is
 the daemon's one deferred import: the daemon listens without it; the warm-up thread imports it
 right after (``import_session_runtime``), and an operation that needs a session before that
 awaits ``LazyRegistry.registry()``, which imports it in a worker thread (the event loop keeps
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from openwork_core.session.handle import SessionHandle
     from openwork_core.session.registry import SessionRegistry
 
-RUNTIME = "openwork_core.session.runtime"
+RUNTIME = "openwork_core.runtime"
 """The one deferred module; what it imports is its own import list."""
 
 log = structlog.get_logger(__name__)
@@ -53,7 +53,7 @@ def warm_up_after_listen(kinds: Iterable[ProviderKind], *, sandbox_available: bo
         log.error("session_runtime.import_failed", error=f"{type(exc).__name__}: {exc}")
         return
     log.info("session_runtime.imported")
-    from openwork_core.session.runtime import warm_up_first_use  # loaded: a lookup
+    from openwork_core.runtime import warm_up_first_use  # loaded: a lookup
 
     warm_up_first_use(kinds, sandbox_available=sandbox_available)
 
