@@ -117,10 +117,12 @@ class Interrupts:
 
 @dataclass(slots=True)
 class TypedDuringTurn:
-    """What was typed during the last turn: finished lines, and the line left unfinished."""
+    """What was typed during the last turn: finished lines waiting to be sent, the line left
+    unfinished, and the lines sent to the turn as steers."""
 
     lines: list[str] = field(default_factory=list)
     draft: str = ""
+    steered: list[str] = field(default_factory=list)
 
 
 class TurnPrinter:
@@ -246,6 +248,7 @@ class TurnPrinter:
         if item is None:
             return
         if turn_id is not None and isinstance(item, Message) and self._steer(turn_id, item.text):
+            self.typed.steered.append(text)
             shown = shorten(item.text, OUTCOME_CHARS)
             self._note(f"steering: {shown} (read at the turn's next step)")
             return

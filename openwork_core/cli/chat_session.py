@@ -95,6 +95,8 @@ class ChatSession:
         self._printer = TurnPrinter(client, "", out, plain=plain, approve=approve)
         self._waiting: deque[Command | Message] = deque()
         self._prefill = ""
+        self._readline: ModuleType | None = None
+        """The interactive prompt's history, while ``interactive`` runs on a terminal."""
 
     @property
     def session_id(self) -> str:
@@ -152,6 +154,8 @@ class ChatSession:
         result = self._printer.run(text)
         code = report(result, self._err)
         typed = self._printer.typed
+        for steered in typed.steered:  # sent during the turn: in the history as if typed there
+            self._remember(steered)
         if result.status is TurnStatus.CANCELLED:
             unsent = " ".join([*typed.lines, typed.draft]).strip()
             if unsent:
@@ -243,13 +247,13 @@ class ChatSession:
         """A prompt with history (readline) until Ctrl-D, ``/quit`` or Ctrl-C at the prompt."""
         tty = sys.stdin.isatty()
         history = home / HISTORY_FILE
-        readline = _readline(history) if tty else None
+        readline = self._readline = _readline(history) if tty else None
         try:
             while True:
                 if self._waiting:
                     item: Command | Message | None = self._waiting.popleft()
                     assert item is not None
-                    self._echo(item, readline)
+                    self._echo(item)
                 else:
                     try:
                         line = _prompt(readline, PROMPT if tty else "", self._prefill)
@@ -263,19 +267,24 @@ class ChatSession:
                 if item is not None and self.handle(item) is QUIT:
                     return 0
         finally:
+            self._readline = None
             if readline is not None:
                 with contextlib.suppress(OSError):
                     history.parent.mkdir(parents=True, exist_ok=True)
                     readline.write_history_file(str(history))
 
-    def _echo(self, item: Command | Message, readline: ModuleType | None = None) -> None:
+    def _echo(self, item: Command | Message) -> None:
         """A waiting line, as it is sent (so the transcript shows what went), and into the
         prompt's history as if typed there."""
         text = item.text if isinstance(item, Message) else f"/{item.name} {item.argument}"
         self._out.print(f"{PROMPT}{text.strip()}", markup=False, highlight=False)
-        if readline is not None:
+        self._remember(text)
+
+    def _remember(self, text: str) -> None:
+        """``text`` into the interactive prompt's history (nothing outside ``interactive``)."""
+        if self._readline is not None:
             for line in text.splitlines():
-                readline.add_history(line)
+                self._readline.add_history(line)
 
 
 def _prompt(readline: ModuleType | None, prompt: str, prefill: str) -> str:

@@ -79,6 +79,35 @@ async def test_on_a_tty_text_typed_during_a_turn_is_not_echoed_and_steers_the_ru
     assert "The first answer." in json.dumps(second.body)
 
 
+async def test_a_line_steered_into_a_turn_is_in_the_prompts_history_as_if_typed_there(
+    daemon: Daemon,  # noqa: F811
+    fake_provider: FakeProvider,  # noqa: F811
+    project: Path,  # noqa: F811
+) -> None:
+    """Issue 15 §2, issue 26 point 1: the interactive prompt's history keeps every line the
+    user sent, a steer typed during a turn included (it was missing: only lines typed at the
+    prompt or queued for the next turn were kept)."""
+    gate = Gate()
+    fake_provider.push(Held(Reply(text="The first answer."), gate), Reply(text="The second one."))
+    before = len(fake_provider.requests)
+    cli = await PtyCli.start("chat", home=daemon.home, cwd=project)
+    try:
+        await cli.wait_for("› ")
+        cli.type("the history question\r")
+        await _this_turns_request(fake_provider, before, "the history question")
+        cli.type("and the steered line\r")
+        await cli.wait_for("steering: and the steered line")
+        gate.release()
+        await cli.wait_for("The second one.")
+        cli.type("/exit\r")
+        assert await cli.exit_code() == 0
+    finally:
+        gate.release()
+        cli.close()
+    history = (daemon.home / "chat_history").read_text().splitlines()
+    assert history.index("the history question") < history.index("and the steered line")
+
+
 async def test_a_slash_command_typed_during_a_turn_is_no_steer_and_runs_when_the_turn_ends(
     daemon: Daemon,  # noqa: F811
     fake_provider: FakeProvider,  # noqa: F811

@@ -4,13 +4,17 @@ running turn, not a new turn").
 A steer is accepted by the session actor: its row (``turn_steers``, with the user messages it
 carries) commits before the 202, then it waits in the turn's ``SteerInbox``. The runner takes
 what waits at its next model-call boundary — after every tool result of the step in progress,
-never during a stream — and writes it as user messages of the turn (``deliver``); a final
-answer with a steer waiting is followed by one more model call. When the runner ends, however it
-ends, it closes the inbox and writes what still waited (cancel discards nothing committed); a
-steer that reaches a closed inbox is written by the actor itself."""
+never during a stream — and writes it as user messages of the turn (``deliver``). After a final
+answer the runner takes its last look (``SteerInbox.last_look``): a steer waiting, or still being
+committed, is carried by one more model call; with none, the inbox closes in the same step, so a
+later steer is refused ``turn_not_active`` (the client sends it as the next turn) instead of being
+accepted by a turn that will not answer it. When the runner ends otherwise (cancelled, failed,
+its model-call limit) it closes the inbox and writes what still waited (cancel discards nothing
+committed); a steer that reaches a closed inbox is written by the actor itself."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -103,20 +107,44 @@ async def write_stranded(store: SteerStore, storage: SessionStorage) -> None:
 @dataclass(slots=True)
 class SteerInbox:
     """The steers of one running turn that the runner has not taken yet (actor memory; each
-    is already committed)."""
+    is already committed), and how many the actor is committing now."""
 
     _waiting: list[Steer] = field(default_factory=list)
+    _committing: int = 0
+    _settled: asyncio.Event = field(default_factory=asyncio.Event)
     closed: bool = False
     """The runner took its last look: a steer put now is the actor's to write."""
 
-    @property
-    def waiting(self) -> bool:
-        return bool(self._waiting)
+    def begin(self) -> None:
+        """The actor starts committing a steer of this turn (``put`` or ``abandon`` follows)."""
+        self._committing += 1
+        self._settled.clear()
 
     def put(self, steer: Steer) -> bool:
-        """Queue ``steer``; False when the runner will not take it any more (closed)."""
+        """Queue the committed ``steer``; False when the runner will not take it any more."""
         self._waiting.append(steer)
+        self._settle()
         return not self.closed
+
+    def abandon(self) -> None:
+        """The commit ``begin`` announced did not add a steer (it failed, or a retry's twin
+        was stored first)."""
+        self._settle()
+
+    def _settle(self) -> None:
+        self._committing -= 1
+        if not self._committing:
+            self._settled.set()
+
+    async def last_look(self) -> bool:
+        """After a final answer: True when a steer waits, once every steer being committed has
+        settled (one more model call carries it); else the inbox closes in this same step."""
+        while self._committing:
+            await self._settled.wait()
+        if self._waiting:
+            return True
+        self.closed = True
+        return False
 
     def take(self) -> tuple[Steer, ...]:
         taken, self._waiting = tuple(self._waiting), []
@@ -151,10 +179,9 @@ class SteerDelivery:
         self._chat = chat
         self._turn_id = turn_id
 
-    @property
-    def waiting(self) -> bool:
-        """A steer arrived since the last boundary (a final answer then is not the end)."""
-        return self._inbox.waiting
+    async def last_look(self) -> bool:
+        """After a final answer: whether a steer makes one more model call (``SteerInbox``)."""
+        return await self._inbox.last_look()
 
     async def deliver(self) -> None:
         steers = self._inbox.take()
@@ -200,8 +227,14 @@ async def accept_steer(
     if running is None or running.turn_id != turn_id or running.inbox.closed:
         live = None if running is None or running.inbox.closed else running.turn_id
         raise TurnNotActive(turn_id, live)
-    accepted = await store.record(steer)
+    running.inbox.begin()  # the runner's last look now waits for this commit
+    try:
+        accepted = await store.record(steer)
+    except BaseException:
+        running.inbox.abandon()
+        raise
     if accepted != steer.accepted:
+        running.inbox.abandon()
         return accepted
     emit(
         TurnSteered(

@@ -173,7 +173,7 @@ class TurnRunner:
             message = await self._model_call(system, world_state, model_call)
             calls = message.tool_calls
             if not calls:
-                if self._steering.waiting and model_call < services.agent.max_model_calls:
+                if model_call < services.agent.max_model_calls and await self._steering.last_look():
                     continue  # a steer came during the final answer: one more call carries it
                 return Completed(message.text)
             self._emit(PhaseChanged(phase=SessionPhase.RUNNING_TOOLS))
