@@ -4,8 +4,8 @@ the actor is still committing then is waited for and carried by one more model c
 the look found none, the next steer is refused ``turn_not_active`` (the client sends it as the
 next turn). Before, a steer committed between the runner's look and the turn's end got its 202
 and was written after the final answer with no model call to read it: `openwork chat` showed
-"steering: …" and the question stayed unanswered (CI, ``test_chat_without_a_message_is_a_prompt_
-with_history``, 2026-12-05)."""
+"steering: …" and the question stayed unanswered (CI, 2026-12-05:
+``test_chat_without_a_message_is_a_prompt_with_history``)."""
 
 from __future__ import annotations
 
