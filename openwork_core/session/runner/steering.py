@@ -116,22 +116,17 @@ class SteerInbox:
     """The runner took its last look: a steer put now is the actor's to write."""
 
     def begin(self) -> None:
-        """The actor starts committing a steer of this turn (``put`` or ``abandon`` follows)."""
+        """The actor starts committing a steer of this turn; ``settle`` follows, however the
+        commit ends (after ``put`` when it added one)."""
         self._committing += 1
         self._settled.clear()
 
     def put(self, steer: Steer) -> bool:
         """Queue the committed ``steer``; False when the runner will not take it any more."""
         self._waiting.append(steer)
-        self._settle()
         return not self.closed
 
-    def abandon(self) -> None:
-        """The commit ``begin`` announced did not add a steer (it failed, or a retry's twin
-        was stored first)."""
-        self._settle()
-
-    def _settle(self) -> None:
+    def settle(self) -> None:
         self._committing -= 1
         if not self._committing:
             self._settled.set()
@@ -230,17 +225,18 @@ async def accept_steer(
     running.inbox.begin()  # the runner's last look now waits for this commit
     try:
         accepted = await store.record(steer)
-    except BaseException:
-        running.inbox.abandon()
-        raise
-    if accepted != steer.accepted:
-        running.inbox.abandon()
-        return accepted
-    emit(
-        TurnSteered(
-            steer_id=accepted.steer_id, client_request_id=steer.client_request_id, text=steer.text
+        if accepted != steer.accepted:  # a retry's twin was stored first
+            return accepted
+        emit(
+            TurnSteered(
+                steer_id=accepted.steer_id,
+                client_request_id=steer.client_request_id,
+                text=steer.text,
+            )
         )
-    )
-    if not running.inbox.put(steer):
+        taken = running.inbox.put(steer)
+    finally:
+        running.inbox.settle()  # however the commit went: the last look never waits forever
+    if not taken:
         await SteerDelivery(running.inbox, storage, chat, turn_id).close()
     return accepted
