@@ -22,7 +22,7 @@ from openwork_tools.policy import Actor
 from openwork_tools.prepared import PreparedCall, normalise_escalation
 from openwork_tools.results import ToolErrorCode, ToolResult, ToolStatus
 from openwork_tools.sandbox.danger import detect_danger
-from openwork_tools.sandbox.launch import spawn
+from openwork_tools.sandbox.launch import SandboxStart, spawn
 from openwork_tools.sandbox.limits import LimitHit, limit_text, limits_hit
 from openwork_tools.schema import EscalationInput
 from openwork_tools.spill import SpillFile
@@ -135,7 +135,8 @@ async def supervise(
 ) -> Outcome:
     """Read both pipes (into the buffer and the live output) while waiting for the exit; a
     timeout or a cancel kills the process group. Whatever ends this — including a cancellation
-    of the calling task — the process is killed and the reader tasks are cancelled and awaited."""
+    of the calling task — the process is killed and the reader tasks are cancelled and awaited.
+    A ``timeout_s`` of 0 is a timeout already spent: the tree is killed, whatever it did."""
     live = LiveOutput(call)
     readers = [
         asyncio.create_task(_pump(proc.stdout, buffer, live, "stdout")),
@@ -144,7 +145,11 @@ async def supervise(
     flusher = asyncio.create_task(live.run())
     faultpoint("bash_running")
     try:
-        outcome = await wait_for_exit(proc, call.cancel, timeout_s)
+        outcome = (
+            await wait_for_exit(proc, call.cancel, timeout_s)
+            if timeout_s > 0
+            else Outcome.TIMED_OUT
+        )
         if outcome is not Outcome.EXITED and not await terminate(proc):
             return Outcome.UNKNOWN
         # a background child may keep the pipes open: drain them for a bounded time
@@ -210,6 +215,8 @@ class BashTool(Tool[BashInput]):
                 ToolErrorCode.EXECUTION_FAILED, f"bash could not be started: {exc.strerror or exc}"
             )
         left_s = max(0.001, timeout_ms / 1000 - (time.monotonic() - started))
+        if launched.start is SandboxStart.TIMED_OUT:
+            left_s = 0.0  # the whole timeout went on the sandbox's setup: the command never ran
         try:
             outcome = await supervise(launched.proc, buffer, call, left_s)
         except BaseException:

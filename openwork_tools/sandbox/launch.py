@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import enum
 import errno
 import os
 import secrets
@@ -44,12 +45,26 @@ def launch_argv(
     return bwrap_argv(session, policy, ["/bin/bash", "-c", script, "/bin/bash", command])
 
 
+class SandboxStart(enum.Enum):
+    """What the started pipe said within the command's timeout."""
+
+    UP = "up"
+    """The prelude's byte: the command runs."""
+    FAILED = "failed"
+    """The pipe closed without it: bwrap's setup failed, the command never ran."""
+    TIMED_OUT = "timed_out"
+    """Nothing yet: the pipe is closed, so the prelude can never say it and never runs the
+    command; the tree is the caller's to kill, and the call a timeout."""
+
+
 @dataclass(slots=True)
 class Launched:
-    """A started command tree and its cgroup, if the daemon could make one."""
+    """A started command tree, its cgroup if the daemon could make one, and how its sandbox
+    started."""
 
     proc: Process
     cgroup: CommandCgroup | None
+    start: SandboxStart = SandboxStart.UP
 
     async def release(self) -> frozenset[LimitHit]:
         """The limits its cgroup enforced; then the cgroup is emptied and removed."""
@@ -74,7 +89,8 @@ async def spawn(
 ) -> Launched:
     """Start the command in a fresh sandbox and wait until the sandbox is up. A setup that
     failed before the command ran is built again (``SETUP_ATTEMPTS``); the last failure is
-    returned like any exit, bwrap's message as its output."""
+    returned like any exit, bwrap's message as its output. A sandbox not up within
+    ``timeout_s`` is returned as ``SandboxStart.TIMED_OUT``: its command will never run."""
     for attempt in range(1, SETUP_ATTEMPTS + 1):
         read_fd, write_fd = os.pipe()
         try:
@@ -85,7 +101,8 @@ async def spawn(
         finally:
             os.close(write_fd)
         try:
-            if await _started(read_fd, timeout_s) or attempt == SETUP_ATTEMPTS:
+            launched.start = await _started(read_fd, timeout_s)
+            if launched.start is not SandboxStart.FAILED or attempt == SETUP_ATTEMPTS:
                 return launched
             await launched.proc.wait()
             await launched.release()
@@ -95,10 +112,11 @@ async def spawn(
     raise AssertionError("unreachable: the last attempt returns")
 
 
-async def _started(read_fd: int, timeout_s: float) -> bool:
-    """True once the prelude's byte arrives; False when the pipe closes without it (bwrap's setup
-    failed and every holder exited). A sandbox not up within ``timeout_s`` counts as started: the
-    command's own timeout then ends it."""
+async def _started(read_fd: int, timeout_s: float) -> SandboxStart:
+    """UP once the prelude's byte arrives; FAILED when the pipe closes without it (bwrap's setup
+    failed and every holder exited); TIMED_OUT when neither happened within ``timeout_s``. The
+    read end is closed on return, so a prelude that had not written yet exits (SIGPIPE) without
+    running the command."""
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader()
     pipe = os.fdopen(read_fd, "rb", buffering=0)
@@ -111,11 +129,12 @@ async def _started(read_fd: int, timeout_s: float) -> bool:
         raise
     try:
         async with asyncio.timeout(timeout_s):
-            return await reader.read(1) != b""
+            byte = await reader.read(1)
     except TimeoutError:
-        return True
+        return SandboxStart.TIMED_OUT
     finally:
         transport.close()
+    return SandboxStart.UP if byte else SandboxStart.FAILED
 
 
 async def _start(

@@ -349,6 +349,25 @@ async def test_timeout_leaves_no_sandboxed_process_behind(
     assert await asyncio.to_thread(_alive_with, marker + "\0") == []
 
 
+async def test_a_sandbox_not_up_within_the_timeout_is_a_timeout_even_if_its_process_ended(
+    make_session: object, tmp_path: Path
+) -> None:
+    """tools.md §5, §7 bash: the whole timeout went on the sandbox's setup, so the call is a
+    timeout and the command never runs — not the exit status of a tree that died before the
+    command (CI, 2026-12-05: a 5 ms timeout reported ``[exit 141]``, succeeded: the prelude's
+    SIGPIPE on the closed started pipe). This stand-in for bwrap keeps the started pipe open in
+    a background child, never says the sandbox is up, and exits 0 at once."""
+    marker = tmp_path / "ran"
+    fake = tmp_path / "slow-bwrap"
+    fake.write_text("#!/bin/sh\n(sleep 30 >/dev/null 2>&1 &)\nexit 0\n")
+    fake.chmod(0o755)
+    slow = make_session(bwrap_path=str(fake))  # type: ignore[operator]
+    result = await bash(bash_toolset(slow), f"touch {marker}", timeout_ms=300)
+    assert result.error is not None and result.error.code is ToolErrorCode.TIMEOUT, result.text
+    assert result.text.startswith("[timed out after 300 ms; duration "), result.text
+    assert not marker.exists()
+
+
 @pytest.mark.parametrize(
     ("where", "expected_writable"),
     [
