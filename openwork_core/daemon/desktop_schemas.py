@@ -7,11 +7,12 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, RootModel
+from pydantic import ConfigDict, Field, JsonValue
 from pydantic.alias_generators import to_camel
 
 from openwork_chat_state.item import MessageKind
 from openwork_chat_state.messages import Message, ToolDefinition
+from openwork_core.body import Body, RequestModel, RootBody
 from openwork_core.context.budget import ContextBudgetEstimate
 from openwork_core.context.builder import SystemContextPart
 from openwork_core.context.inspection import InspectionUsage
@@ -28,17 +29,15 @@ from openwork_core.session.updates import BroadcastResync, SessionUpdate, UsageB
 from openwork_core.storage.compaction_records import CompactionKind
 
 
-class SessionSnapshotBody(RootModel[SessionSnapshot]):
+class SessionSnapshotBody(RootBody[SessionSnapshot]):
     """The snapshot as ``session/wire.py`` writes it (camelCase, session-runtime.md §8)."""
-
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
 
 
 class SessionSummaryWithSnapshot(SessionSummary):
     snapshot: SessionSnapshotBody
 
 
-class PatchSessionBody(BaseModel):
+class PatchSessionBody(RequestModel):
     model_config = ConfigDict(extra="forbid")
     title: Annotated[str, Field(min_length=1, max_length=200, pattern=r"\S")] | None = Field(
         default=None, description="null puts back the title derived from the first message"
@@ -70,16 +69,16 @@ class TurnDetailBody(TurnBody):
     )
 
 
-class TurnCancelAcceptedBody(BaseModel):
+class TurnCancelAcceptedBody(Body):
     turn_id: str
 
 
-class PermissionAcceptedBody(BaseModel):
+class PermissionAcceptedBody(Body):
     turn_id: str
     tool_call_id: str
 
 
-class CompactionTargetBody(BaseModel):
+class CompactionTargetBody(Body):
     compaction_id: str
     kind: CompactionKind
     sequence: int
@@ -91,11 +90,11 @@ class CompactionTargetBody(BaseModel):
     tokens_after: int | None
 
 
-class CompactionListBody(BaseModel):
+class CompactionListBody(Body):
     compactions: list[CompactionTargetBody]
 
 
-class PlanSnapshotBody(BaseModel):
+class PlanSnapshotBody(Body):
     """The one plan shape (``PlanView``: explanation, steps, updated at) with its Turn."""
 
     turn_id: str
@@ -104,15 +103,15 @@ class PlanSnapshotBody(BaseModel):
     updated_at: datetime
 
 
-class PlanBody(BaseModel):
+class PlanBody(Body):
     plan: PlanSnapshotBody | None = Field(description="null before any update_plan call")
 
 
-class ChildListBody(BaseModel):
+class ChildListBody(Body):
     children: list[ChildSession]
 
 
-class SpanBody(BaseModel):
+class SpanBody(Body):
     span_id: str
     parent_span_id: str | None
     kind: Literal["model_call", "tool_call", "compaction"]
@@ -129,12 +128,12 @@ class SpanBody(BaseModel):
     attributes: dict[str, JsonValue]
 
 
-class TraceBody(BaseModel):
+class TraceBody(Body):
     turn_id: str
     spans: list[SpanBody]
 
 
-class TranscriptPageBody(BaseModel):
+class TranscriptPageBody(Body):
     compaction_id: str
     through_message_sequence: int
     messages: list[MessageBody]
@@ -142,19 +141,19 @@ class TranscriptPageBody(BaseModel):
     next_after_sequence: int
 
 
-class RealProvenanceBody(BaseModel):
+class RealProvenanceBody(Body):
     message_id: str
     sequence: int
     kind: MessageKind
 
 
-class SyntheticProvenanceBody(BaseModel):
+class SyntheticProvenanceBody(Body):
     synthetic: str
     message_id: str | None = Field(default=None, json_schema_extra=SOMETIMES)
     sequence: int | None = Field(default=None, json_schema_extra=SOMETIMES)
 
 
-class ContextInspectionBody(BaseModel):
+class ContextInspectionBody(Body):
     """daemon-api.md §3."""
 
     system: list[SystemContextPart]
@@ -172,26 +171,26 @@ class ContextInspectionBody(BaseModel):
     )
 
 
-class McpInspectionBody(BaseModel):
+class McpInspectionBody(Body):
     """Issue 27: what the MCP servers added to this session's Tool Surface at its load."""
 
     tokens: int
     servers: list[ServerShare]
 
 
-class BarSegmentBody(BaseModel):
+class BarSegmentBody(Body):
     region: Literal["system", "conversation", "tools", "mcp_tools", "free", "reserved"]
     tokens: int
 
 
-class WindowBarBody(BaseModel):
+class WindowBarBody(Body):
     context_window: int
     segments: list[BarSegmentBody]
     auto_compact_input_tokens: int
     auto_compact_percent: float
 
 
-class WorldStateEntryBody(BaseModel):
+class WorldStateEntryBody(Body):
     section: str
     form: Literal["body", "invalidation"]
     tokens: int
@@ -200,7 +199,7 @@ class WorldStateEntryBody(BaseModel):
     index: int
 
 
-class LargestItemBody(BaseModel):
+class LargestItemBody(Body):
     region: Literal["conversation", "tools"]
     index: int
     tokens: int
@@ -210,13 +209,13 @@ class LargestItemBody(BaseModel):
     preview: str
 
 
-class SystemPartBody(BaseModel):
+class SystemPartBody(Body):
     key: str
     tokens: int
     content: str
 
 
-class RegionsBody(BaseModel):
+class RegionsBody(Body):
     """Every item of each region in request order (issue 25 point 7)."""
 
     system: list[SystemPartBody]
@@ -224,12 +223,12 @@ class RegionsBody(BaseModel):
     tools: list[LargestItemBody]
 
 
-class ModelNameBody(BaseModel):
+class ModelNameBody(Body):
     provider_id: str
     name: str
 
 
-class LastCallUsageBody(BaseModel):
+class LastCallUsageBody(Body):
     model_name: str
     input_tokens: int | None
     cached_input_tokens: int | None
@@ -237,7 +236,7 @@ class LastCallUsageBody(BaseModel):
     estimated_input_tokens: int
 
 
-class UsageSummaryBody(BaseModel):
+class UsageSummaryBody(Body):
     model_calls: int
     input_tokens: int
     cached_input_tokens: int
@@ -246,7 +245,7 @@ class UsageSummaryBody(BaseModel):
     last_call: LastCallUsageBody | None
 
 
-class ContextOverviewBody(BaseModel):
+class ContextOverviewBody(Body):
     model: ModelNameBody
     bar: WindowBarBody
     world_state: list[WorldStateEntryBody]
@@ -262,20 +261,15 @@ SessionUpdateBody = Annotated[SessionUpdate, Field(discriminator="type")]
 """The update union of ``session/updates.py`` (written once there), discriminated on ``type``."""
 
 
-class BroadcastResyncBody(RootModel[BroadcastResync]):
+class BroadcastResyncBody(RootBody[BroadcastResync]):
     """``GET /v1/events``'s ``event: resync`` as ``session/wire.py`` writes it."""
 
-    # Only the OpenAPI document uses it: built when the document is first generated, not at start.
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, defer_build=True)
 
-
-class SessionUpdateEnvelopeBody(BaseModel):
+class SessionUpdateEnvelopeBody(Body):
     """The ``data:`` of every SSE event (daemon-api.md §4) as ``session/wire.py`` writes it
     (camelCase); ``update`` by its ``type``."""
 
-    # Only the OpenAPI document uses it: built when the document is first generated (the update
-    # union's schema: 11 ms of the start otherwise).
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, defer_build=True)
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
 
     version: int
     session_id: str

@@ -11,13 +11,14 @@ import orjson
 import structlog
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from pydantic import BaseModel, ConfigDict, Field, JsonValue
+from pydantic import ConfigDict, Field, JsonValue
 from pydantic.config import JsonDict
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 
 from openwork_chat_state.error_root import InvalidRequest, NotFound, OpenWorkError
-from openwork_core.daemon.validation import UNKNOWN_ID, UNSTORABLE_TEXT
+from openwork_core.body import UNSTORABLE_TEXT, Body
+from openwork_core.daemon.validation import UNKNOWN_ID
 from openwork_core.storage.codec import storable_json
 from openwork_core.storage.errors import database_unavailable
 
@@ -41,12 +42,12 @@ SOMETIMES: JsonDict = {"x-sometimes-present": True}
 document requires every other response field; the marker is removed from it)."""
 
 
-class FieldErrorBody(BaseModel):
+class FieldErrorBody(Body):
     loc: list[str] = Field(description="where: body, query, path or header, then the field")
     msg: str
 
 
-class ErrorDetail(BaseModel):
+class ErrorDetail(Body):
     """The error of every non-2xx answer: ``code`` and ``message``, and the fields of the codes
     that carry more (each left out otherwise)."""
 
@@ -76,7 +77,7 @@ class ErrorDetail(BaseModel):
     )
 
 
-class ErrorEnvelope(BaseModel):
+class ErrorEnvelope(Body):
     """Every non-2xx answer of the daemon (daemon-api.md §2): ``{"error": {"code", "message",
     ...}}``."""
 

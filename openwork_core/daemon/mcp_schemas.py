@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, JsonValue
+from pydantic import JsonValue
 
+from openwork_core.body import Body
 from openwork_core.mcp.config import ServerSource, Transport
 from openwork_core.mcp.surface import ServerStatus
 
@@ -15,7 +16,7 @@ if TYPE_CHECKING:  # the manager imports the SDK: only once a server exists
     from openwork_core.mcp.manager import ServerView
 
 
-class McpToolBody(BaseModel):
+class McpToolBody(Body):
     name: str
     """The server's own name of the tool."""
     advertised_as: str
@@ -24,12 +25,12 @@ class McpToolBody(BaseModel):
     """Its definition's cost in the window (⌈compact JSON bytes / 4⌉)."""
 
 
-class McpSkippedToolBody(BaseModel):
+class McpSkippedToolBody(Body):
     name: str
     reason: str
 
 
-class McpServerBody(BaseModel):
+class McpServerBody(Body):
     name: str
     source: ServerSource
     status: ServerStatus
@@ -41,7 +42,7 @@ class McpServerBody(BaseModel):
     """The server's settings, ``env`` and ``headers`` as lists of names."""
 
 
-class McpServerList(BaseModel):
+class McpServerList(Body):
     servers: list[McpServerBody]
 
 

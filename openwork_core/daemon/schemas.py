@@ -9,7 +9,7 @@ import enum
 from datetime import datetime
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema, model_validator
+from pydantic import BeforeValidator, ConfigDict, Field, WithJsonSchema, model_validator
 
 from openwork_chat_state.item import MessageKind
 from openwork_chat_state.messages import (
@@ -22,6 +22,7 @@ from openwork_chat_state.messages import (
     ToolOutputBlock,
     ToolResultState,
 )
+from openwork_core.body import Body, RequestModel
 from openwork_core.daemon.errors import SOMETIMES
 from openwork_core.daemon.validation import (
     BaseUrl,
@@ -29,7 +30,6 @@ from openwork_core.daemon.validation import (
     ClientRequestIdBody,
     CompactionIdBody,
     Name,
-    RequestModel,
     TokenCount,
 )
 from openwork_core.models.capabilities import resolve_capabilities
@@ -82,7 +82,7 @@ class ForkSessionBody(RequestModel):
     )
 
 
-class SessionBody(BaseModel):
+class SessionBody(Body):
     session_id: str
     workspace: str
     agent: str
@@ -120,7 +120,7 @@ class StartTurnBody(RequestModel):
     )
 
 
-class TurnAcceptedBody(BaseModel):
+class TurnAcceptedBody(Body):
     turn_id: str
 
 
@@ -132,12 +132,12 @@ class SteerTurnBody(RequestModel):
     input: list[InputBody] = Field(max_length=100)
 
 
-class SteerAcceptedBody(BaseModel):
+class SteerAcceptedBody(Body):
     turn_id: str
     steer_id: str
 
 
-class TurnBody(BaseModel):
+class TurnBody(Body):
     turn_id: str
     status: TurnStatus
     error_code: str | None
@@ -151,7 +151,7 @@ class PermissionModeBody(RequestModel):
     mode: AcceptedMode
 
 
-class CompactionBody(BaseModel):
+class CompactionBody(Body):
     compaction_id: str
     before_tokens: int
     after_tokens: int
@@ -167,7 +167,7 @@ class PermissionDecisionBody(RequestModel):
     decision: PermissionDecision
 
 
-class StoredToolResultBlock(BaseModel):
+class StoredToolResultBlock(Body):
     """A tool result as stored: the Chat State block and, beside it, the ``file_change``
     artifacts of the call (camelCase, tools.md §8; left out when there are none)."""
 
@@ -192,7 +192,7 @@ StoredBlock = Annotated[
 stored and measured form, the same as in the context inspection)."""
 
 
-class MessageBody(BaseModel):
+class MessageBody(Body):
     message_id: str
     sequence: int
     turn_id: str | None
@@ -202,13 +202,13 @@ class MessageBody(BaseModel):
     created_at: datetime
 
 
-class MessagePageBody(BaseModel):
+class MessagePageBody(Body):
     messages: list[MessageBody]
     has_more: bool
     next_after_sequence: int
 
 
-class ServedBody(BaseModel):
+class ServedBody(Body):
     """What the model's server said it serves (issue 24 point 4): ``server`` is llama.cpp,
     ollama, lm-studio or vllm; ``supports_tools`` null where the server does not say."""
 
@@ -218,7 +218,7 @@ class ServedBody(BaseModel):
     probed_at: datetime
 
 
-class ModelWarningBody(BaseModel):
+class ModelWarningBody(Body):
     """A warning the user is shown (issue 24 point 4): ``message`` says what to change."""
 
     code: WarningCode
@@ -300,7 +300,7 @@ class ProviderBody(RequestModel):
         return self
 
 
-class ProviderList(BaseModel):
+class ProviderList(Body):
     providers: list[ProviderBody]
 
 
@@ -318,7 +318,7 @@ class HealthStatus(enum.StrEnum):
     DEGRADED = "degraded"
 
 
-class DiagnosticsBody(BaseModel):
+class DiagnosticsBody(Body):
     """``GET /v1/diagnostics`` (issue 24 point 5): what ``openwork doctor`` asks the running
     daemon — its own database, sandbox verdict and effective settings (secrets masked)."""
 
@@ -331,13 +331,13 @@ class DiagnosticsBody(BaseModel):
     settings: dict[str, str]
 
 
-class HealthBody(BaseModel):
+class HealthBody(Body):
     status: Literal[HealthStatus.OK, HealthStatus.DEGRADED]
     version: str
     database: Literal[DatabaseState.OK, DatabaseState.ERROR]
 
 
-class SkillBody(BaseModel):
+class SkillBody(Body):
     source: Literal["agents"]
     name: str
     description: str
@@ -345,12 +345,12 @@ class SkillBody(BaseModel):
     disabled: bool
 
 
-class SkillWarningBody(BaseModel):
+class SkillWarningBody(Body):
     path: str
     reason: str
 
 
-class SkillListBody(BaseModel):
+class SkillListBody(Body):
     skills: list[SkillBody]
     warnings: list[SkillWarningBody]
 
@@ -365,17 +365,17 @@ class FileChangesBody(RequestModel):
     change_ids: list[BodyId] = Field(min_length=1, max_length=500)
 
 
-class AppliedChangeBody(BaseModel):
+class AppliedChangeBody(Body):
     change_id: str
     path: str
     undone: bool
 
 
-class AppliedChangesBody(BaseModel):
+class AppliedChangesBody(Body):
     changes: list[AppliedChangeBody]
 
 
-class ChangeRefusalBody(BaseModel):
+class ChangeRefusalBody(Body):
     """A file change a revert could not undo (or an unrevert reapply): undo's code and text."""
 
     change_id: str
@@ -383,7 +383,7 @@ class ChangeRefusalBody(BaseModel):
     message: str
 
 
-class RevertBody(BaseModel):
+class RevertBody(Body):
     """Issue 26 point 3: the turns reverted (or put back) and what happened to their files."""
 
     turn_ids: list[str]
@@ -391,11 +391,11 @@ class RevertBody(BaseModel):
     conflicts: list[ChangeRefusalBody]
 
 
-class FileMatchBody(BaseModel):
+class FileMatchBody(Body):
     path: str
     """Relative to the session's workspace, ``/``-separated."""
     score: int
 
 
-class FileSearchBody(BaseModel):
+class FileSearchBody(Body):
     files: list[FileMatchBody]

@@ -10,53 +10,23 @@ Pure rules, applied by pydantic while a request is parsed, so a refused request 
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, TypeVar
 
 from fastapi import Query
-from pydantic import AfterValidator, BaseModel, Field, model_validator
+from pydantic import AfterValidator, Field
 from pydantic_core import PydanticCustomError
 
+from openwork_core.body import unstorable
 from openwork_core.ids import ClientRequestId, CompactionId, SessionId, ToolCallId, TurnId
 from openwork_core.storage.codec import is_storable_text
 
 _S = TypeVar("_S", bound=str)
 
-UNSTORABLE_TEXT = "unstorable_text"
 UNKNOWN_ID = "unknown_id"
 INT64_MAX = 2**63 - 1
 MAX_ID_CHARS = 256
 MAX_NAME_CHARS = 200
 _ID = re.compile(r"[\x21-\x7e]{1,256}")  # printable ASCII, no space: every id we or a provider mint
-
-
-def unstorable(where: str) -> PydanticCustomError:
-    return PydanticCustomError(
-        UNSTORABLE_TEXT, "{where} holds U+0000 or a lone surrogate", {"where": where}
-    )
-
-
-def check_storable(value: object, where: str = "a string") -> None:
-    """Raise ``unstorable_text`` when any string inside ``value`` (keys included) is unstorable."""
-    if isinstance(value, str):
-        if not is_storable_text(value):
-            raise unstorable(where)
-    elif isinstance(value, list | tuple):
-        for item in value:
-            check_storable(item, where)
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            check_storable(key, where)
-            check_storable(item, where)
-
-
-class RequestModel(BaseModel):
-    """Base of every request body: no unstorable string anywhere, before any field is read."""
-
-    @model_validator(mode="before")
-    @classmethod
-    def _storable(cls, data: Any) -> Any:
-        check_storable(data, "a request field")
-        return data
 
 
 def _checked_id(value: _S) -> _S:

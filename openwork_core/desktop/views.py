@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
+from openwork_core.body import Body
 from openwork_core.ids import SessionId, TurnId
 from openwork_core.session.updates import UsageBody
 from openwork_core.storage.desktop_records import SessionActivity
@@ -17,7 +18,7 @@ from openwork_tools.modes import SandboxMode
 _FROZEN = ConfigDict(frozen=True)
 
 
-class SessionSummary(BaseModel):
+class SessionSummary(Body):
     """A session as the list and ``GET /v1/sessions/{sid}`` show it: the fields of
     ``POST /v1/sessions``'s answer and its activity."""
 
@@ -41,13 +42,13 @@ class SessionSummary(BaseModel):
     last_activity_at: datetime
 
 
-class SessionPage(BaseModel):
+class SessionPage(Body):
     model_config = _FROZEN
     sessions: tuple[SessionSummary, ...]
     next_cursor: str | None = Field(description="pass as ?cursor= for the next page; null at end")
 
 
-class TurnSummary(BaseModel):
+class TurnSummary(Body):
     model_config = _FROZEN
     turn_id: TurnId
     sequence: int
@@ -63,13 +64,13 @@ class TurnSummary(BaseModel):
     )
 
 
-class TurnPage(BaseModel):
+class TurnPage(Body):
     model_config = _FROZEN
     turns: tuple[TurnSummary, ...]
     next_cursor: str | None
 
 
-class ChildSession(BaseModel):
+class ChildSession(Body):
     model_config = _FROZEN
     session_id: SessionId
     task_name: str

@@ -15,6 +15,8 @@ from typing import Annotated, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from openwork_core.body import RequestModel
+
 SERVER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 """A server's name: also a path segment of ``/v1/mcp/servers/{name}`` and part of its tools'
 names (``mcp__<server>__<tool>``, where ``.`` becomes ``_``)."""
@@ -52,7 +54,7 @@ def server_name_problem(name: str) -> str | None:
     return "1 to 64 characters of A-Z a-z 0-9 _ . -, starting with a letter or digit"
 
 
-class McpServerConfig(BaseModel):
+class McpServerConfig(RequestModel):
     """``enabled_tools`` (when given) and ``disabled_tools`` filter the server's tools by their
     MCP names; ``sandbox`` applies to stdio servers only (docs/mcp.md "Sandbox")."""
 

@@ -263,6 +263,22 @@ def _cases(sid: str, workspace: str) -> list[Case]:
             "invalid_request",
             json={"disabled": True},
         ),
+        Case(
+            "NUL in a session title",
+            "PATCH",
+            f"/v1/sessions/{sid}",
+            400,
+            "invalid_request",
+            json={"title": "a\x00b"},
+        ),
+        Case(
+            "NUL in an MCP server's tool filter",
+            "PUT",
+            "/v1/mcp/servers/m",
+            400,
+            "invalid_request",
+            json={"command": "/bin/true", "disabled_tools": ["a\x00b"]},
+        ),
         Case("not JSON", "POST", "/v1/sessions", 422, "invalid_request", raw=b"{"),
         Case("unknown route", "GET", "/v1/nope", 404, "not_found"),
         Case("unknown method", "DELETE", "/v1/sessions", 405, "method_not_allowed"),
@@ -272,10 +288,12 @@ def _cases(sid: str, workspace: str) -> list[Case]:
 async def _counts(database_url: str) -> dict[str, int]:
     conn = await asyncpg.connect(database_url)
     try:
-        return {
+        counts = {
             t: await conn.fetchval(f"SELECT count(*) FROM {t}")
-            for t in ("sessions", "turns", "messages", "providers", "skill_status")
+            for t in ("sessions", "turns", "messages", "providers", "skill_status", "mcp_servers")
         }
+        titled = "SELECT count(*) FROM sessions WHERE title IS NOT NULL"
+        return counts | {"titled sessions": await conn.fetchval(titled)}
     finally:
         await conn.close()
 

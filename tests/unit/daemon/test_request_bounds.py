@@ -3,14 +3,18 @@ daemon-api.md §2 "never a 500 for bad input")."""
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
+from fastapi.routing import APIRoute
 from pydantic import TypeAdapter, ValidationError
 
+from openwork_core.body import UNSTORABLE_TEXT, RequestModel
+from openwork_core.daemon.app import create_app
 from openwork_core.daemon.schemas import CreateSessionBody, ProviderBody, StartTurnBody
 from openwork_core.daemon.validation import (
     INT64_MAX,
     UNKNOWN_ID,
-    UNSTORABLE_TEXT,
     SessionIdPath,
     last_event_cursor,
 )
@@ -92,3 +96,29 @@ def test_token_counts_beyond_int32_are_field_errors() -> None:
         ProviderBody.model_validate(
             {"kind": "openai-chat", "models": [{"name": "m", "context_window": 10**30}]}
         )
+
+
+def test_every_route_that_reads_a_body_refuses_unstorable_text_in_it() -> None:
+    """daemon-api.md §2 "never a 500 for bad input": each body a route reads is a
+    ``RequestModel``, whose check runs before any field is read (a ``PATCH`` title and an MCP
+    server's tool filter once reached PostgreSQL with a U+0000 and answered 500)."""
+    app = create_app(
+        None,  # type: ignore[arg-type]  # no request is made
+        token="t",
+        allowed_origins=frozenset(),
+        allow_remote=False,
+        version="test",
+        shutdown=asyncio.Event(),
+    )
+    bodies = {
+        f"{sorted(route.methods)[0]} {route.path}": route.body_field.field_info.annotation
+        for route in app.routes
+        if isinstance(route, APIRoute) and route.body_field is not None
+    }
+    assert len(bodies) >= 12
+    unchecked = {
+        route: body
+        for route, body in bodies.items()
+        if not (isinstance(body, type) and issubclass(body, RequestModel))
+    }
+    assert unchecked == {}
