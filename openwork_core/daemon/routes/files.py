@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 from fastapi import APIRouter, Query
 
 from openwork_core.daemon.schemas import FileMatchBody, FileSearchBody
-from openwork_core.daemon.validation import SessionIdPath
+from openwork_core.daemon.validation import SessionIdPath, StorableStr
 from openwork_core.desktop.file_search import FileSearch
 from openwork_tools.context import default_credential_paths
 
@@ -32,7 +32,7 @@ def files_routes(router: APIRouter, core: OpenWorkCore) -> None:
     @router.get("/v1/sessions/{sid}/files", response_model=FileSearchBody, tags=TAGS)
     async def find_files(
         sid: SessionIdPath,
-        query: Annotated[str, Query(max_length=MAX_QUERY_CHARS)] = "",
+        query: Annotated[StorableStr, Query(max_length=MAX_QUERY_CHARS)] = "",
         limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = 20,
     ) -> FileSearchBody:
         record = await core.get_session(sid)

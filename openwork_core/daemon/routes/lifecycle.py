@@ -15,7 +15,7 @@ from starlette.responses import Response
 
 from openwork_core.daemon.desktop_schemas import PatchSessionBody, SessionSummaryWithSnapshot
 from openwork_core.daemon.errors import JsonBytes
-from openwork_core.daemon.validation import SessionIdPath
+from openwork_core.daemon.validation import SessionIdPath, StorableStr
 from openwork_core.desktop.cursor import parse_session_cursor
 from openwork_core.desktop.views import SessionPage, SessionSummary
 from openwork_core.model_switch import ModelChoice
@@ -45,7 +45,7 @@ def lifecycle_routes(router: APIRouter, core: OpenWorkCore) -> None:
 
     @router.get("/v1/sessions", response_model=SessionPage, tags=TAGS)
     async def list_sessions(
-        workspace: Annotated[str | None, Query(min_length=1, max_length=4096)] = None,
+        workspace: Annotated[StorableStr | None, Query(min_length=1, max_length=4096)] = None,
         archived: bool | None = None,
         cursor: Annotated[str | None, Query(max_length=400), AfterValidator(_cursor_check)] = None,
         limit: Annotated[

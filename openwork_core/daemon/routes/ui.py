@@ -12,7 +12,7 @@ from fastapi import APIRouter
 from starlette.responses import RedirectResponse, Response
 
 from openwork_core.daemon.desktop_schemas import ContextOverviewBody
-from openwork_core.ids import SessionId
+from openwork_core.daemon.validation import SessionIdPath
 from openwork_core.storage.errors import RecordNotFound
 
 if TYPE_CHECKING:
@@ -69,6 +69,6 @@ def ui_routes(router: APIRouter, core: OpenWorkCore) -> None:
     @router.get(
         "/v1/sessions/{sid}/context/overview", response_model=ContextOverviewBody, tags=["context"]
     )
-    async def get_context_overview(sid: SessionId) -> ContextOverviewBody:
+    async def get_context_overview(sid: SessionIdPath) -> ContextOverviewBody:
         overview = await core.context_overview(sid)
         return overview_body(overview)

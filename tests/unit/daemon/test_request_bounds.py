@@ -4,8 +4,11 @@ daemon-api.md §2 "never a 500 for bad input")."""
 from __future__ import annotations
 
 import asyncio
+from urllib.parse import quote
 
+import httpx
 import pytest
+from fastapi import FastAPI
 from fastapi.routing import APIRoute
 from pydantic import TypeAdapter, ValidationError
 
@@ -98,21 +101,24 @@ def test_token_counts_beyond_int32_are_field_errors() -> None:
         )
 
 
-def test_every_route_that_reads_a_body_refuses_unstorable_text_in_it() -> None:
-    """daemon-api.md §2 "never a 500 for bad input": each body a route reads is a
-    ``RequestModel``, whose check runs before any field is read (a ``PATCH`` title and an MCP
-    server's tool filter once reached PostgreSQL with a U+0000 and answered 500)."""
-    app = create_app(
-        None,  # type: ignore[arg-type]  # no request is made
+def _app() -> FastAPI:
+    return create_app(
+        None,  # type: ignore[arg-type]  # a request that reaches a route fails on it: a 500
         token="t",
         allowed_origins=frozenset(),
         allow_remote=False,
         version="test",
         shutdown=asyncio.Event(),
     )
+
+
+def test_every_route_that_reads_a_body_refuses_unstorable_text_in_it() -> None:
+    """daemon-api.md §2 "never a 500 for bad input": each body a route reads is a
+    ``RequestModel``, whose check runs before any field is read (a ``PATCH`` title and an MCP
+    server's tool filter once reached PostgreSQL with a U+0000 and answered 500)."""
     bodies = {
         f"{sorted(route.methods)[0]} {route.path}": route.body_field.field_info.annotation
-        for route in app.routes
+        for route in _app().routes
         if isinstance(route, APIRoute) and route.body_field is not None
     }
     assert len(bodies) >= 12
@@ -122,3 +128,32 @@ def test_every_route_that_reads_a_body_refuses_unstorable_text_in_it() -> None:
         if not (isinstance(body, type) and issubclass(body, RequestModel))
     }
     assert unchecked == {}
+
+
+async def test_a_nul_in_any_path_or_query_parameter_never_reaches_a_route() -> None:
+    """docs/reliability.md "NUL-safe storage": every route's every path and query parameter,
+    given U+0000 (the others plausible), is answered before the route runs (here a route that
+    ran would fail on the missing core: a 500). ``GET /v1/sessions?workspace=`` once reached
+    PostgreSQL with it."""
+    app = _app()
+    tried: list[str] = []
+    wrong: list[str] = []
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(
+        transport=transport, base_url="http://127.0.0.1", headers={"Authorization": "Bearer t"}
+    ) as client:
+        for route in app.routes:
+            if not isinstance(route, APIRoute):
+                continue
+            params = route.dependant.path_params + route.dependant.query_params
+            for param in params:
+                values = {p.name: "x" for p in route.dependant.path_params} | {param.name: "a\x00b"}
+                path = route.path_format.format(**{k: quote(v) for k, v in values.items()})
+                query = {param.name: "a\x00b"} if param in route.dependant.query_params else {}
+                method = sorted(route.methods)[0]
+                response = await client.request(method, path, params=query)
+                tried.append(f"{method} {route.path} {param.name}")
+                if response.status_code >= 500:
+                    wrong.append(f"{tried[-1]}: {response.status_code} {response.text[:120]}")
+    assert len(tried) >= 30
+    assert wrong == []
