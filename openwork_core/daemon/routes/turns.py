@@ -34,7 +34,7 @@ class InputTooLong(InvalidBody):
 def turns_routes(router: APIRouter, core: OpenWorkCore, *, max_input_chars: int) -> None:
 
     @router.post("/v1/sessions/{sid}/turns", status_code=202, response_model=TurnAcceptedBody)
-    async def start_turn(sid: SessionIdPath, body: StartTurnBody) -> TurnAcceptedBody:
+    async def start_turn(sid: SessionIdPath, body: StartTurnBody) -> Response:
         chars = input_chars(body)
         if chars > max_input_chars:
             raise InputTooLong(chars, max_input_chars)
@@ -45,7 +45,7 @@ def turns_routes(router: APIRouter, core: OpenWorkCore, *, max_input_chars: int)
             disabled_skill_names=body.disabled_skill_names,
             model_name=body.model,
         )
-        return TurnAcceptedBody(turn_id=accepted.turn_id)
+        return JsonBytes({"turn_id": accepted.turn_id}, status_code=202)
 
     # GET /v1/sessions/{sid}/turns/{tid}: daemon/routes/history.py (issue 16)
 
