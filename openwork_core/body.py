@@ -49,7 +49,7 @@ class RequestModel(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _storable(cls, data: Any) -> Any:
-        check_storable(data, "a request field")
+        check_storable(data, "a field")
         return data
 
 
