@@ -5,7 +5,7 @@ storage"; built at start, as the routes validate with them). ``Body`` and ``Root
 routes answer.
 
 A response body is ``defer_build``: pydantic builds its validator and serializer when it is first
-used, not when its module is imported, so the daemon starts without building the ~70 bodies its
+used, not when its module is imported, so the daemon starts without building the ~60 bodies its
 routes answer; a request pays only for the one it answers, once (docs/performance.md "Start")."""
 
 from __future__ import annotations
