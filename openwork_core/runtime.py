@@ -4,8 +4,9 @@ lives outside ``session/``, which imports only its storage ports (issue 23 point
 ``tests/unit/test_storage_seam.py``).
 
 What only a running session needs — the session registry and what it builds (the actor, the
-sub-agent host, the session's Postgres storage and steers), the context page's overview and the
-model adapters' factory — is imported here, at the top of this module, and this
+sub-agent host, the session's Postgres storage and steers), the context engine and the summary
+settings every session shares, the context page's overview and the model adapters' factory — is
+imported here, at the top of this module, and this
 module is imported once, after the daemon listens (``lazy_registry.py``: by the warm-up
 thread, or by the first operation that needs a session, whichever comes first). Every other
 module imports at its top; nothing else defers an import. What it imports is this module's own
@@ -26,11 +27,13 @@ from collections.abc import Iterable
 import structlog
 
 from openwork_core.agents.tools import agent_tool_definitions
+from openwork_core.context.engine import ContextEngine
 from openwork_core.desktop.context_overview import context_overview
 from openwork_core.models.adapters import model_port_for
 from openwork_core.models.adapters.warm_up import warm_up
 from openwork_core.plan.tool import update_plan_definition
 from openwork_core.session.build import SessionDeps
+from openwork_core.session.compaction.generation import SummarySettings
 from openwork_core.session.registry import SessionRegistry
 from openwork_core.session.runner.context import TurnSpec
 from openwork_core.session.runner.steering import steer_of
@@ -43,11 +46,13 @@ from openwork_tools.builtin.registry import builtin_registry
 log = structlog.get_logger(__name__)
 
 __all__ = [
+    "ContextEngine",
     "PostgresSessionStorage",
     "PostgresSteers",
     "SessionDeps",
     "SessionRegistry",
     "SubAgentModeFixed",
+    "SummarySettings",
     "TurnSpec",
     "builtin_registry",
     "context_overview",

@@ -24,7 +24,6 @@ import structlog
 from openwork_chat_state.item import MessageKind
 from openwork_chat_state.messages import user_text
 from openwork_core.agents.definitions import AGENTS
-from openwork_core.context.engine import ContextEngine
 from openwork_core.desktop.queries import DesktopQueries
 from openwork_core.forks import SessionForks
 from openwork_core.ids import (
@@ -44,7 +43,6 @@ from openwork_core.model_switch import ModelSwitch
 from openwork_core.models.warnings import ModelWarning, WarningCode
 from openwork_core.provider_runtime import KeyUpdate, ProviderRuntime
 from openwork_core.reverts import SessionReverts
-from openwork_core.session.compaction.generation import SummarySettings
 from openwork_core.session.errors import InvalidWorkspace, UnknownAgent
 from openwork_core.session.input import (
     PreparedTurnInput,
@@ -91,6 +89,7 @@ if TYPE_CHECKING:
     from openwork_core.context.inspection import ContextInspection
     from openwork_core.desktop.context_overview import ContextOverview
     from openwork_core.session.approval import PermissionDecision
+    from openwork_core.session.compaction.generation import SummarySettings
     from openwork_core.session.compaction.run import CompactionResult
     from openwork_core.session.handle import SessionHandle
     from openwork_core.session.registry import SessionRegistry
@@ -182,7 +181,7 @@ class OpenWorkCore:
             deps=runtime.SessionDeps(
                 storage_for=self._session_storage,
                 steers_for=self._steers,
-                engine=ContextEngine(),
+                engine=runtime.ContextEngine(),
                 registry=runtime.builtin_registry(),
                 trace=self._trace,
                 home=self._home,
@@ -190,7 +189,7 @@ class OpenWorkCore:
                 sandbox_settings=self._sandbox_settings,
                 skill_root=self._skill_root,
                 app_version=self._app_version,
-                summary_settings=self._summary_settings or SummarySettings(),
+                summary_settings=self._summary_settings or runtime.SummarySettings(),
                 global_updates=self._global_updates,
                 observe=self._observe_sessions,
                 mcp=self.mcp,

@@ -25,12 +25,16 @@ RUNTIME = (
     "openwork_core.session.runner",
     "openwork_core.models.adapters",
     "openwork_core.desktop.context_overview",
+    "openwork_core.context.engine",
+    "openwork_core.session.compaction.generation",
+    "openwork_core.models.port",
     "openwork_tools.builtin.registry",
     "openwork_chat_state.actor",
 )
 """What only a running session needs; ``import_session_runtime`` loads it after listen (the
-one deferred module, ``runtime.py``: the registry and its actor, the turn runner, the
-built-in tools, the Chat State actor, the model adapters). A package ``__init__`` that
+one deferred module, ``runtime.py``: the registry and its actor, the turn runner, the context
+engine, the summary generation, the model port and adapters, the built-in tools, the Chat State
+actor). A package ``__init__`` that
 re-exported one of these would put it on the start path (issue 23 point 3): they re-export
 nothing."""
 
