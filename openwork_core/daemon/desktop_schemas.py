@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Literal
 
-from pydantic import ConfigDict, Field, JsonValue
+from pydantic import AfterValidator, ConfigDict, Field, JsonValue
 from pydantic.alias_generators import to_camel
 
 from openwork_chat_state.item import MessageKind
@@ -21,6 +21,7 @@ from openwork_core.context.normalize import ProjectionSummary
 from openwork_core.daemon.errors import SOMETIMES
 from openwork_core.daemon.schemas import MessageBody, ModelWarningBody, TurnBody
 from openwork_core.daemon.validation import Name
+from openwork_core.desktop.titles import is_blank
 from openwork_core.desktop.views import ChildSession, SessionSummary
 from openwork_core.mcp.surface import ServerShare
 from openwork_core.plan.model import PlanStep
@@ -37,11 +38,18 @@ class SessionSummaryWithSnapshot(SessionSummary):
     snapshot: SessionSnapshotBody
 
 
+def _drawn(title: str) -> str:
+    if is_blank(title):
+        raise ValueError("a title needs a visible character (not only spaces or zero-width ones)")
+    return title
+
+
 class PatchSessionBody(RequestModel):
     model_config = ConfigDict(extra="forbid")
-    title: Annotated[str, Field(min_length=1, max_length=200, pattern=r"\S")] | None = Field(
-        default=None, description="null puts back the title derived from the first message"
-    )
+    title: (
+        Annotated[str, Field(min_length=1, max_length=200, pattern=r"\S"), AfterValidator(_drawn)]
+        | None
+    ) = Field(default=None, description="null puts back the title derived from the first message")
     archived: bool | None = None
     provider: Name | None = Field(
         default=None, description="switch the session's provider (its default model unless named)"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import unicodedata
+
 TITLE_MAX_CHARS = 80
 PREVIEW_MAX_CHARS = 200
 _ELLIPSIS = "…"
@@ -14,14 +16,24 @@ def clip(text: str, limit: int) -> str:
     return text[: limit - 1].rstrip() + _ELLIPSIS
 
 
+_INVISIBLE = frozenset({"Cc", "Cf", "Zs", "Zl", "Zp"})
+"""Unicode categories that draw nothing in a session list: controls, format characters (the
+zero-width space U+200B, joiners, U+2060, the BOM U+FEFF, bidi marks) and separators."""
+
+
+def is_blank(text: str) -> bool:
+    """True when ``text`` has no character a session list would draw (docs/api.md, ``PATCH``'s
+    title "not blank"; a ``\\S`` pattern alone takes U+200B for a visible character)."""
+    return all(unicodedata.category(char) in _INVISIBLE for char in text)
+
+
 def derived_title(first_user_text: str | None) -> str | None:
     """The first non-blank line of the first user message, at most 80 characters."""
     if first_user_text is None:
         return None
     for line in first_user_text.splitlines():
-        stripped = " ".join(line.split())
-        if stripped:
-            return clip(stripped, TITLE_MAX_CHARS)
+        if not is_blank(line):
+            return clip(" ".join(line.split()), TITLE_MAX_CHARS)
     return None
 
 

@@ -79,9 +79,11 @@ async def test_the_list_shows_a_title_from_the_first_line_of_the_first_user_mess
 
         cleared = await client.patch(f"/v1/sessions/{sid}", json={"title": None})
         assert cleared.json()["title"] == long_line[:79] + "…"
-        blank = await client.patch(f"/v1/sessions/{sid}", json={"title": "   "})
-        assert blank.status_code == 422
-        assert blank.json()["error"]["code"] == "invalid_request"
+        for blank_title in ("   ", "\u200b", "\u200b \u2060\ufeff\u200d"):  # nothing drawn
+            blank = await client.patch(f"/v1/sessions/{sid}", json={"title": blank_title})
+            assert blank.status_code == 422, blank_title
+            assert blank.json()["error"]["code"] == "invalid_request"
+        assert (await client.get(f"/v1/sessions/{sid}")).json()["title_is_derived"] is True
 
 
 async def test_archived_and_workspace_filters_and_cursor_pages_cover_every_session_once(
