@@ -6,9 +6,9 @@ lives outside ``session/``, which imports only its storage ports (issue 23 point
 What only a running session needs — the session registry and what it builds (the actor, the
 sub-agent host, the session's Postgres storage and steers), the context engine and the summary
 settings every session shares, the context page's overview and the model adapters' factory — is
-imported here, at the top of this module, and this
-module is imported once, after the daemon listens (``lazy_registry.py``: by the warm-up
-thread, or by the first operation that needs a session, whichever comes first). Every other
+imported here, at the top of this module, and this module is imported once, after the daemon
+listens (``lazy_registry.py``: by the warm-up thread, or by the first operation that needs a
+session, whichever comes first). Every other
 module imports at its top; nothing else defers an import. What it imports is this module's own
 import list: no other list names the runtime. Part of it: a provider kind's SDK adapter is
 imported by the first ``build_model_port`` of that kind (``models/adapters/__init__.py``), so a

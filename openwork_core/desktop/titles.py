@@ -21,20 +21,36 @@ _INVISIBLE = frozenset({"Cc", "Cf", "Zs", "Zl", "Zp"})
 zero-width space U+200B, joiners, U+2060, the BOM U+FEFF, bidi marks) and separators."""
 
 
+def _drawn(char: str) -> bool:
+    return unicodedata.category(char) not in _INVISIBLE
+
+
 def is_blank(text: str) -> bool:
     """True when ``text`` has no character a session list would draw (docs/api.md, ``PATCH``'s
     title "not blank"; a ``\\S`` pattern alone takes U+200B for a visible character)."""
-    return all(unicodedata.category(char) in _INVISIBLE for char in text)
+    return not any(_drawn(char) for char in text)
 
 
 def derived_title(first_user_text: str | None) -> str | None:
-    """The first non-blank line of the first user message, at most 80 characters."""
+    """The first non-blank line of the first user message, from its first to its last drawn
+    character, whitespace folded, at most 80 characters."""
     if first_user_text is None:
         return None
     for line in first_user_text.splitlines():
-        if not is_blank(line):
-            return clip(" ".join(line.split()), TITLE_MAX_CHARS)
+        span = _drawn_span(line.strip())
+        if span:
+            return clip(" ".join(span.split()), TITLE_MAX_CHARS)
     return None
+
+
+def _drawn_span(line: str) -> str:
+    """``line`` from its first to its last drawn character ("" when it has none); only the
+    invisible characters at its ends are looked at one by one."""
+    start = next((index for index, char in enumerate(line) if _drawn(char)), len(line))
+    end = len(line)
+    while end > start and not _drawn(line[end - 1]):
+        end -= 1
+    return line[start:end]
 
 
 def preview(text: str | None) -> str | None:

@@ -34,9 +34,8 @@ RUNTIME = (
 """What only a running session needs; ``import_session_runtime`` loads it after listen (the
 one deferred module, ``runtime.py``: the registry and its actor, the turn runner, the context
 engine, the summary generation, the model port and adapters, the built-in tools, the Chat State
-actor). A package ``__init__`` that
-re-exported one of these would put it on the start path (issue 23 point 3): they re-export
-nothing."""
+actor). A package ``__init__`` that re-exported one of these would put it on the start path
+(issue 23 point 3): they re-export nothing."""
 
 NEVER_AT_START = ("openai", "anthropic", "httpx", "typer")
 

@@ -26,7 +26,7 @@ def test_the_title_is_the_first_non_blank_line_folded_and_clipped_to_80_characte
     assert long is not None and len(long) == 80 and long.endswith("…")
     assert derived_title("x" * 80) == "x" * 80
     assert derived_title("  \n\t") is None
-    assert derived_title("\u200b\ufeff\n\u2060 Deploy\u200b it") == "\u2060 Deploy\u200b it"
+    assert derived_title("\u200b\ufeff\n\u2060 Deploy\u200b it\u200b ") == "Deploy\u200b it"
     assert derived_title("\u200b \u200d\n\u00a0") is None  # zero-width and no-break: blank
     assert derived_title(None) is None
 
