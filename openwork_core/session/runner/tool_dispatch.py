@@ -69,6 +69,7 @@ from openwork_core.session.updates import (
 from openwork_core.storage.trace_records import PermissionDecisionSource, SpanKind, SpanPermission
 from openwork_tools.context import ToolCallContext
 from openwork_tools.faults import faultpoint
+from openwork_tools.modes import SandboxMode
 from openwork_tools.policy import SandboxPolicy
 from openwork_tools.results import ToolErrorCode, ToolResult, ToolStatus
 
@@ -217,8 +218,9 @@ class ToolCallRunner:
         exception boundary of a tool call (issue 22 point 7): whatever the tool's own code
         raises (``prepare``, ``call``, an ``OSError`` from a path that changed under it) is that
         call's error result and the turn goes on; only the turn's own endings pass through."""
+        mode = self._turn.mode.current  # a mode change applies from the next call (§1)
         try:
-            decided = await self._gate_and_run(call, name, tool_call_id)
+            decided = await self._gate_and_run(call, name, tool_call_id, mode)
         except (TurnFailure, TurnCancelled):
             raise  # a failed write, a cancelled wait: the turn's, not the tool's
         except Exception as exc:
@@ -250,26 +252,31 @@ class ToolCallRunner:
         result = verdict
         if result.sandbox_denied:
             self._previous_denial = result.text.strip().splitlines()[-1] if result.text else None
-        await self._results.finish_result(call, tool_call_id, span, result, decided.source, wait_ms)
+        await self._results.finish_result(
+            call, tool_call_id, span, result, decided.source, wait_ms, mode
+        )
         if result.status is ToolStatus.CANCELLED or self._turn.cancellation.requested:
             return Cancelled()
         return None
 
     async def _gate_and_run(
-        self, call: ToolCallBlock, name: str, tool_call_id: ToolCallId
+        self, call: ToolCallBlock, name: str, tool_call_id: ToolCallId, mode: SandboxMode
     ) -> _Decided | None:
         """Authorize (asking the user when the rules say so), then run the tool; None when the
-        turn was cancelled at the card."""
+        turn was cancelled at the card. The call runs under ``mode``, the mode it was authorized
+        and carded under (permissions-sandbox.md §1: a change is effective from the next tool
+        call), even when the user changes it while the card waits: what runs is what the card
+        showed."""
         turn = self._turn
         registry = turn.services.toolset.registry_tools
         verdict = authorize(
             registry.prepare(name, call.input),
-            mode=turn.mode.current,
+            mode=mode,
             interactive=turn.interactive,
             sandbox_available=registry.session.sandbox.available,
             previous_denial=self._previous_denial,
             classify=session_path_classifier(registry.session),
-            novelty=session_grant_novelty(registry.session, turn.mode.current),
+            novelty=session_grant_novelty(registry.session, mode),
         )
         wait_ms: int | None = None
         decision_source = PermissionDecisionSource.SANDBOX
@@ -288,9 +295,7 @@ class ToolCallRunner:
         async with forwarded_progress(tool_call_id, turn.emit) as progress:
             context = ToolCallContext(
                 call_id=tool_call_id,
-                policy=SandboxPolicy(
-                    mode=turn.mode.current, grants=verdict.grants, network=verdict.network
-                ),
+                policy=SandboxPolicy(mode=mode, grants=verdict.grants, network=verdict.network),
                 cancel=turn.cancellation.token,
                 progress=progress,
             )

@@ -19,6 +19,7 @@ from openwork_core.storage.trace_records import (
     SpanPermission,
     SpanStatus,
 )
+from openwork_tools.modes import SandboxMode
 from openwork_tools.results import ToolResult, ToolStatus
 
 
@@ -74,8 +75,9 @@ class ToolResults:
         result: ToolResult,
         decision_source: PermissionDecisionSource,
         wait_ms: int | None,
+        mode: SandboxMode,
     ) -> None:
-        """A registry tool's result and its span."""
+        """A registry tool's result and its span (``mode``: the one the call ran under)."""
         block = result.to_block(call.id, call.name)
         artifacts: tuple[JsonValue, ...] = tuple(a.to_json() for a in result.artifacts)
         await self.record(call, tool_call_id, block, result.status, artifacts)
@@ -87,7 +89,7 @@ class ToolResults:
                 error_message=None if result.error is None else result.error.message[:1000],
                 resolved_tool_name=call.name,
                 attributes={
-                    "sandboxMode": self._turn.mode.current.value,
+                    "sandboxMode": mode.value,
                     "permissionDecision": SpanPermission.ALLOW,
                     "permissionDecisionSource": decision_source,
                     "sandboxDenied": result.sandbox_denied,

@@ -324,3 +324,83 @@ async def test_an_escalation_shows_a_card_and_allow_once_widens_only_that_call(
     first, second = await _results(store, sid)
     assert first.state is ToolResultState.SUCCESS
     assert "[sandbox: file access denied under accept-edits mode]" in _text(second)
+
+
+async def _card_then(rt: Runtime, sid: str, mode_meanwhile: SandboxMode) -> PermissionRequest:
+    """Start a turn, wait for its card, switch the session to ``mode_meanwhile`` while the card
+    waits, then allow it; the turn's end awaited."""
+    _, subscription = await rt.core.subscribe(sid, None)
+    accepted = await rt.core.start_turn(sid, client_request_id="r", inputs=[TextInput(text="go")])
+    requested = await _until(subscription, "permission_requested")
+    request = requested.update.request  # type: ignore[union-attr]
+    assert isinstance(request, PermissionRequest)
+    await rt.core.set_permission_mode(sid, mode_meanwhile)
+    await rt.core.resolve_permission(
+        sid, accepted.turn_id, request.tool_call_id, PermissionDecision.ALLOW_ONCE
+    )
+    await _until(subscription, "turn_finished")
+    subscription.close()
+    return request
+
+
+async def test_a_call_carded_in_auto_runs_in_auto_though_the_mode_narrowed_while_it_waited(
+    store: PostgresStore, tmp_path: Path, sandbox: SandboxStatus
+) -> None:
+    """permissions-sandbox.md §1 (a mode change is effective from the next tool call) and §5
+    (the card shows the mode): the user who allows a card allows what it showed — the waiting
+    call runs in ``auto``; the call after it is under ``accept-edits``."""
+    model = ScriptedModel(
+        [
+            ScriptedResponse(
+                tool_calls=(("b1", "bash", {"command": "rm -rf build && echo gone > gone.txt"}),)
+            ),
+            ScriptedResponse(tool_calls=(("b2", "bash", {"command": "echo no > next.txt"}),)),
+            ScriptedResponse(text="done"),
+        ]
+    )
+    async with runtime(store, tmp_path, model, sandbox=sandbox) as rt:
+        (rt.workspace / "build").mkdir()
+        sid = await rt.new_session()
+        request = await _card_then(rt, sid, SandboxMode.ACCEPT_EDITS)
+        assert request.card.mode is SandboxMode.AUTO
+        assert not (rt.workspace / "build").exists()
+        assert (rt.workspace / "gone.txt").read_text() == "gone\n"
+        assert not (rt.workspace / "next.txt").exists()
+    first, second = await _results(store, sid)
+    assert first.state is ToolResultState.SUCCESS
+    assert "[sandbox: file access denied under accept-edits mode]" in _text(second)
+
+
+async def test_a_call_carded_in_accept_edits_gets_only_its_grant_though_the_mode_widened(
+    store: PostgresStore, tmp_path: Path, sandbox: SandboxStatus
+) -> None:
+    """The same rule the other way (permissions-sandbox.md §1, §5 step 2): an escalation carded
+    under ``accept-edits`` with a write grant on ``out/`` runs with that grant only, though the
+    user switched the session to ``auto`` while the card waited: the workspace outside ``out/``
+    stays unwritable for that call; the call after it runs under ``auto``."""
+    model = ScriptedModel()
+    async with runtime(store, tmp_path, model, sandbox=sandbox) as rt:
+        out = rt.workspace.resolve() / "out"
+        out.mkdir()
+        command = "echo in > out/in.txt; echo outside > outside.txt"
+        escalated = {
+            "command": command,
+            "sandboxPermissions": {
+                "paths": [{"path": str(out), "access": "write", "scope": "subtree"}]
+            },
+            "justification": "The build writes its report into out/.",
+        }
+        model.push(
+            ScriptedResponse(tool_calls=(("b1", "bash", escalated),)),
+            ScriptedResponse(tool_calls=(("b2", "bash", {"command": "echo yes > next.txt"}),)),
+            ScriptedResponse(text="done"),
+        )
+        sid = await rt.new_session(SandboxMode.ACCEPT_EDITS)
+        request = await _card_then(rt, sid, SandboxMode.AUTO)
+        assert request.card.mode is SandboxMode.ACCEPT_EDITS
+        assert (out / "in.txt").read_text() == "in\n"
+        assert not (rt.workspace / "outside.txt").exists()
+        assert (rt.workspace / "next.txt").read_text() == "yes\n"
+    first, second = await _results(store, sid)
+    assert "[sandbox: file access denied under accept-edits mode]" in _text(first)
+    assert second.state is ToolResultState.SUCCESS
