@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import json
 import signal
-import socket
 import sys
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -20,6 +19,7 @@ from tests.fakes.fake_provider import FakeProvider
 from tests.fakes.fake_script import ErrorReply, Gate, Held, Reply, ToolCallSpec
 from tests.support.cli import cli_env, run_cli
 from tests.support.daemon import Daemon, start_daemon
+from tests.support.ports import refused_port
 from tests.support.postgres import PgCluster
 from tests.support.pty_cli import PtyCli
 
@@ -420,15 +420,13 @@ async def test_doctor_fails_when_something_would_block_a_turn(
     none = await run_cli("doctor", home=tmp_path / "h1", env=base)
     assert none.code == 1
     assert any(line.startswith("fail  provider") for line in none.stdout.splitlines())
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    gone = (
-        provider_env(shared.fake)
-        | base
-        | {"OPENWORK_PROVIDER_BASE_URL": f"http://127.0.0.1:{port}/v1"}
-    )
-    unreachable = await run_cli("doctor", home=tmp_path / "h2", env=gone)
+    with refused_port() as port:
+        gone = (
+            provider_env(shared.fake)
+            | base
+            | {"OPENWORK_PROVIDER_BASE_URL": f"http://127.0.0.1:{port}/v1"}
+        )
+        unreachable = await run_cli("doctor", home=tmp_path / "h2", env=gone)
     assert unreachable.code == 1
     assert any(
         line.startswith("fail  provider") and "not reachable" in line

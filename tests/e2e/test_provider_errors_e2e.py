@@ -5,7 +5,6 @@ naming an unknown provider or model is refused 400 with nothing written."""
 
 from __future__ import annotations
 
-import socket
 from pathlib import Path
 
 import httpx
@@ -14,12 +13,7 @@ from tests.e2e.conftest import provider_env
 from tests.fakes.fake_provider import FakeProvider
 from tests.fakes.provider_error_fixtures import error_fixture
 from tests.support.daemon import run_turn_and_wait, start_daemon
-
-
-def _closed_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
+from tests.support.ports import refused_port
 
 
 async def _session(client: httpx.AsyncClient, workspace: Path, provider: str) -> str:
@@ -47,49 +41,52 @@ async def test_each_provider_failure_ends_the_turn_with_a_code_the_user_can_act_
 ) -> None:
     workspace = tmp_path / "ws"
     workspace.mkdir()
-    gone = f"http://127.0.0.1:{_closed_port()}"
-    daemon = await start_daemon(
-        home=tmp_path / "home", database_url=database_url, env=provider_env(fake_provider)
-    )
-    try:
-        async with daemon.client() as client:
-            model = [{"name": "fake-model"}]
-            for provider_id, base_url, settings in (
-                ("here", fake_provider.url, {"max_retries": 1}),
-                ("gone", gone, {"max_retries": 0}),
-            ):
-                body = {
-                    "kind": "openai-chat",
-                    "base_url": base_url,
-                    "models": model,
-                    "settings": settings,
-                }
-                assert (await client.put(f"/v1/providers/{provider_id}", json=body)).is_success
-            here = await _session(client, workspace, "here")
+    with refused_port() as port:
+        gone = f"http://127.0.0.1:{port}"
+        daemon = await start_daemon(
+            home=tmp_path / "home", database_url=database_url, env=provider_env(fake_provider)
+        )
+        try:
+            async with daemon.client() as client:
+                model = [{"name": "fake-model"}]
+                for provider_id, base_url, settings in (
+                    ("here", fake_provider.url, {"max_retries": 1}),
+                    ("gone", gone, {"max_retries": 0}),
+                ):
+                    body = {
+                        "kind": "openai-chat",
+                        "base_url": base_url,
+                        "models": model,
+                        "settings": settings,
+                    }
+                    assert (await client.put(f"/v1/providers/{provider_id}", json=body)).is_success
+                here = await _session(client, workspace, "here")
 
-            fake_provider.push(error_fixture("openai_invalid_api_key").reply())
-            code, _ = await _failed_turn(client, here, "auth")
-            assert code == "provider_auth_failed"
+                fake_provider.push(error_fixture("openai_invalid_api_key").reply())
+                code, _ = await _failed_turn(client, here, "auth")
+                assert code == "provider_auth_failed"
 
-            fake_provider.push(error_fixture("ollama_model_not_found").reply())
-            code, message = await _failed_turn(client, here, "model")
-            assert code == "model_not_found"
-            assert f"{fake_provider.url}/v1/chat/completions" in message, "names the URL"
+                fake_provider.push(error_fixture("ollama_model_not_found").reply())
+                code, message = await _failed_turn(client, here, "model")
+                assert code == "model_not_found"
+                assert f"{fake_provider.url}/v1/chat/completions" in message, "names the URL"
 
-            limited = error_fixture("openai_rate_limited").reply(headers=(("retry-after-ms", "5"),))
-            before = len(fake_provider.requests)
-            fake_provider.push(limited, limited)
-            code, _ = await _failed_turn(client, here, "rate")
-            assert code == "provider_rate_limited"
-            assert len(fake_provider.requests) - before == 2, "max_retries 1: two attempts"
+                limited = error_fixture("openai_rate_limited").reply(
+                    headers=(("retry-after-ms", "5"),)
+                )
+                before = len(fake_provider.requests)
+                fake_provider.push(limited, limited)
+                code, _ = await _failed_turn(client, here, "rate")
+                assert code == "provider_rate_limited"
+                assert len(fake_provider.requests) - before == 2, "max_retries 1: two attempts"
 
-            code, message = await _failed_turn(
-                client, await _session(client, workspace, "gone"), "x"
-            )
-            assert code == "provider_unreachable"
-            assert gone in message
-    finally:
-        assert await daemon.stop() == 0
+                code, message = await _failed_turn(
+                    client, await _session(client, workspace, "gone"), "x"
+                )
+                assert code == "provider_unreachable"
+                assert gone in message
+        finally:
+            assert await daemon.stop() == 0
     assert fake_provider.violations == []
 
 

@@ -23,6 +23,7 @@ from tests.fakes.fake_provider import FakeProvider
 from tests.fakes.fake_script import Reply, ToolCallSpec
 from tests.support.cli import CliRun, cli_env, run_cli
 from tests.support.daemon import TOKEN, run_turn_and_wait, start_daemon
+from tests.support.ports import refused_port
 from tests.unit.compaction.compaction_support import valid_summary
 
 
@@ -81,11 +82,9 @@ async def test_a_home_that_cannot_be_created_is_one_line_naming_openwork_home(
 
 async def test_an_unreachable_database_is_one_line_without_the_password(tmp_path: Path) -> None:
     """Issue 15 §3: a bad database URL; the password is never printed."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]  # nothing listens there once closed
-    url = f"postgresql://user:sekret@127.0.0.1:{port}/db"
-    run = await _serve_expecting_failure(tmp_path / "home", {"OPENWORK_DATABASE_URL": url})
+    with refused_port() as port:
+        url = f"postgresql://user:sekret@127.0.0.1:{port}/db"
+        run = await _serve_expecting_failure(tmp_path / "home", {"OPENWORK_DATABASE_URL": url})
     line = _one_line_naming(run, "OPENWORK_DATABASE_URL")
     assert f"postgresql://user@127.0.0.1:{port}/db" in line
     assert "sekret" not in run.stderr

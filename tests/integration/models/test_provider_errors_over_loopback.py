@@ -5,8 +5,6 @@ the SDK's retries honour ``retry-after-ms`` before any output."""
 
 from __future__ import annotations
 
-import socket
-
 import pytest
 
 from openwork_chat_state.messages import user_text
@@ -21,6 +19,7 @@ from tests.fakes.fake_provider import FakeProvider
 from tests.fakes.fake_script import ErrorReply, Gate, Held, Reply
 from tests.fakes.provider_error_fixtures import error_fixture, fixture_names
 from tests.integration.models.loopback import SYSTEM, completed, failure, outcome
+from tests.support.ports import refused_port
 
 K = ModelErrorKind
 
@@ -65,19 +64,14 @@ async def test_a_404_names_the_url_the_adapter_called(fake: FakeProvider, protoc
     assert turn_failure_code(error) is FailureCode.MODEL_NOT_FOUND
 
 
-def _closed_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 @pytest.mark.parametrize("protocol", ["openai-chat", "openai-responses", "anthropic"])
 async def test_an_unreachable_provider_fails_provider_unreachable_naming_the_url(
     protocol: str,
 ) -> None:
-    base = f"http://127.0.0.1:{_closed_port()}"
-    port = build_model_port(protocol, base, None)  # type: ignore[arg-type]
-    _, error = await failure(port, _request())
+    with refused_port() as refusing:
+        base = f"http://127.0.0.1:{refusing}"
+        port = build_model_port(protocol, base, None)  # type: ignore[arg-type]
+        _, error = await failure(port, _request())
     assert base in error.message
     assert "unreachable" in error.message
     assert turn_failure_code(error) is FailureCode.PROVIDER_UNREACHABLE
