@@ -128,7 +128,10 @@ class FinalizedToolset:
             return ToolResult.fail(ToolErrorCode.TOOL_NOT_FOUND, tool_not_found_text(name))
         result = await tool.dispatch(self._session, call, input_json)
         text = result.text
-        if len(text) * 4 > RESULT_TEXT_LIMIT and len(text.encode()) > RESULT_TEXT_LIMIT:
+        if (
+            len(text) * 4 > RESULT_TEXT_LIMIT
+            and len(text.encode(errors="surrogatepass")) > RESULT_TEXT_LIMIT
+        ):
             cut = await asyncio.to_thread(fallback_cut, text, self._session.spill_dir, call.call_id)
             result = result.with_text(cut)
         return result

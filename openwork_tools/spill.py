@@ -132,7 +132,9 @@ def fallback_cut(text: str, spill_dir: Path | None, call_id: str) -> str:
 
     When the tool already spilled under this call id (bash), the text goes to
     ``<call-id>-result.txt`` so the tool's own spill is not overwritten."""
-    data = text.encode()
+    # A lone surrogate (a file name that is not UTF-8, an MCP server's "\ud83d") has no UTF-8
+    # form: passed through as three bytes and back, so measuring and cutting never fail on it.
+    data = text.encode(errors="surrogatepass")
     if len(data) <= RESULT_TEXT_LIMIT:
         return text
     spill = SpillFile(spill_dir, call_id)
@@ -147,4 +149,4 @@ def fallback_cut(text: str, spill_dir: Path | None, call_id: str) -> str:
         head = head[: newline + 1]
     note = omission_note(len(data) - len(head), spill)
     sep = "" if head.endswith(b"\n") else "\n"
-    return head.decode(errors="replace") + sep + note
+    return head.decode(errors="surrogatepass") + sep + note

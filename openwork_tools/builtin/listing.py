@@ -21,7 +21,7 @@ class ListingSpill:
         self._kept = False
 
     def add(self, line: str) -> None:
-        data = (line + "\n").encode()
+        data = (line + "\n").encode(errors="surrogateescape")  # a name's own bytes (not UTF-8)
         if self._streaming:
             self._file.write(data)
             return

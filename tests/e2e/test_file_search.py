@@ -4,6 +4,7 @@ and sees files the agent just wrote."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from tests.e2e.conftest import provider_env
@@ -26,6 +27,7 @@ async def test_file_search_ranks_the_workspace_honours_gitignore_and_sees_new_fi
     outside.mkdir()
     (outside / "session_runner_secret.py").write_text("secret")
     (workspace / "linked").symlink_to(outside)
+    (workspace / os.fsdecode(b"not-utf8-\xff.md")).write_bytes(b"x")  # a name of any bytes
     fake_provider.push(
         Reply(
             tool_calls=(ToolCallSpec("c1", "write", {"path": "src/new_runner.py", "content": "x"}),)
@@ -62,6 +64,12 @@ async def test_file_search_ranks_the_workspace_honours_gitignore_and_sees_new_fi
                 f"/v1/sessions/{sid}/files", params={"query": "s", "limit": 1}
             )
             assert len(limited.json()["files"]) == 1
+
+            # a name that is not UTF-8 answered 500 (its lone surrogate could not be written as
+            # JSON); it is found, written with the storage rule's escape as the tools show it
+            untrusted = await client.get(f"/v1/sessions/{sid}/files", params={"query": "utf8"})
+            assert untrusted.status_code == 200, untrusted.text
+            assert [f["path"] for f in untrusted.json()["files"]] == ["not-utf8-\\udcff.md"]
     finally:
         assert await daemon.stop() == 0
 

@@ -13,6 +13,7 @@ from fastapi import APIRouter, Query
 from openwork_core.daemon.schemas import FileMatchBody, FileSearchBody
 from openwork_core.daemon.validation import SessionIdPath, StorableStr
 from openwork_core.desktop.file_search import FileSearch
+from openwork_core.storage.codec import storable_text
 from openwork_tools.context import default_credential_paths
 
 if TYPE_CHECKING:
@@ -37,4 +38,7 @@ def files_routes(router: APIRouter, core: OpenWorkCore) -> None:
     ) -> FileSearchBody:
         record = await core.get_session(sid)
         ranked = await search().find(Path(record.working_directory), query, limit)
-        return FileSearchBody(files=[FileMatchBody(path=r.path, score=r.score) for r in ranked])
+        # A name that is not UTF-8 holds lone surrogates (``surrogateescape``), which JSON cannot
+        # carry: written with the storage rule's escape, as the tools show it to the model.
+        files = [FileMatchBody(path=storable_text(r.path), score=r.score) for r in ranked]
+        return FileSearchBody(files=files)

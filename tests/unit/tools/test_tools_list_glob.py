@@ -142,3 +142,23 @@ async def test_glob_cancel_returns_cancelled(toolset: FinalizedToolset, workspac
     result = await toolset.call("glob", '{"pattern": "*.txt"}', ctx)
     assert result.status is ToolStatus.CANCELLED
     assert result.error is not None and result.error.code is ToolErrorCode.CANCELLED
+
+
+async def test_a_file_name_that_is_not_utf8_is_listed_by_glob_grep_and_list_and_spilled_as_its_bytes(
+    toolset: FinalizedToolset, session: ToolSessionContext, workspace: Path
+) -> None:
+    """Every byte of the workspace is untrusted input (docs/reliability.md "NUL-safe storage"):
+    a name Python decodes with ``surrogateescape`` (``bad\\udcff.txt``) made glob and grep fail
+    as a whole (their full-list spill encoded it as UTF-8). Now each lists it — the storage rule
+    escapes it later — and a spilled full list holds the name's own bytes."""
+    name = os.fsdecode(b"bad\xff.txt")
+    (workspace / name).write_bytes(b"needle\n")
+    assert name in await run(toolset, "glob", '{"pattern": "*.txt"}')
+    assert name in await run(toolset, "grep", '{"pattern": "needle"}')
+    assert name in await run(toolset, "list", '{"path": "."}')
+    for i in range(150):  # over glob's 100: the full list is spilled
+        (workspace / f"f{i:03}.txt").write_text("")
+    text = await run(toolset, "glob", '{"pattern": "*.txt"}')
+    assert "full list saved to" in text
+    assert session.spill_dir is not None
+    assert b"bad\xff.txt\n" in (session.spill_dir / "call_1.txt").read_bytes()

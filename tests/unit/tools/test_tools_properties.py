@@ -74,12 +74,21 @@ def test_an_allowed_write_always_lands_inside_the_workspace_and_outside_git_hook
         assert Path(os.path.realpath(probe)) == probe
 
 
-@given(text=st.text(min_size=0, max_size=40_000) | st.text(alphabet="é\n", max_size=40_000))
+_SURROGATES = st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF)
+
+
+@given(
+    text=st.text(min_size=0, max_size=40_000)
+    | st.text(alphabet="é\n", max_size=40_000)
+    | st.text(alphabet=st.sampled_from("a\n") | _SURROGATES, max_size=40_000)
+)
 def test_the_fallback_cut_always_bounds_and_keeps_a_prefix(text: str) -> None:
-    """tools.md §8: every result <= 32,000 bytes incl. footer; the head is the text's start."""
+    """tools.md §8: every result <= 32,000 bytes incl. footer; the head is the text's start —
+    lone surrogates included (a file name that is not UTF-8, an MCP server's ``\ud83d``), each
+    measured as three bytes."""
     cut = fallback_cut(text, None, "c")
-    assert len(cut.encode()) <= RESULT_TEXT_LIMIT
-    if len(text.encode()) <= RESULT_TEXT_LIMIT:
+    assert len(cut.encode(errors="surrogatepass")) <= RESULT_TEXT_LIMIT
+    if len(text.encode(errors="surrogatepass")) <= RESULT_TEXT_LIMIT:
         assert cut == text
     else:
         head = cut[: cut.rindex("... (")].rstrip("\n")

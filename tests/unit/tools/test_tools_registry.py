@@ -271,6 +271,27 @@ async def test_fallback_cut_keeps_a_failed_message_equal_to_its_text_and_an_earl
     assert (session.spill_dir / "call_1-result.txt").read_text() == "e" * 50_000
 
 
+async def test_a_long_result_holding_lone_surrogates_is_cut_not_failed(
+    session: ToolSessionContext,
+) -> None:
+    """tools.md §8 on untrusted bytes: a long result holding a name that is not UTF-8
+    (``\udcff``) or an MCP server's lone ``\ud83d`` is bounded and spilled like any other;
+    measuring it as UTF-8 used to fail the call."""
+
+    class Listing(EchoTool):
+        async def execute(
+            self, session: ToolSessionContext, call: ToolCallContext, tool_input: EchoInput
+        ) -> ToolResult:
+            return ToolResult.ok("bad\udcff.txt \ud83d\n" * 5_000)
+
+    toolset = ToolRegistry([Listing()]).finalize(ToolsetConfig(("echo",)), session)
+    result = await toolset.call("echo", '{"text": "x"}', call_ctx())
+    assert result.status is ToolStatus.SUCCEEDED
+    assert result.text.startswith("bad\udcff.txt \ud83d\n")
+    assert len(result.text.encode(errors="surrogatepass")) <= RESULT_TEXT_LIMIT
+    assert session.spill_dir is not None and (session.spill_dir / "call_1.txt").exists()
+
+
 def test_exactly_the_builtin_read_only_tools_have_nothing_to_authorize(
     toolset: FinalizedToolset,
 ) -> None:
