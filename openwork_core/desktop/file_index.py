@@ -25,6 +25,8 @@ from pathlib import Path
 
 import pathspec
 
+from openwork_tools.regular_file import open_regular
+
 DEFAULT_MAX_FILES = 200_000
 RACY_NS = 2_000_000_000
 """Timestamps this close to now may hide a change made in the same tick (coarse clocks, FAT)."""
@@ -173,7 +175,7 @@ def _mtime(path: str) -> int | None:
 
 def _read_lines(path: str) -> tuple[str, ...] | None:
     try:
-        with open(path, errors="replace") as handle:
-            return tuple(handle.read().splitlines())
+        with open_regular(Path(path)) as handle:  # a FIFO there: skipped, not waited on
+            return tuple(handle.read().decode(errors="replace").splitlines())
     except OSError:
         return None

@@ -20,6 +20,7 @@ from openwork_tools.context import ToolCallContext, ToolSessionContext
 from openwork_tools.definition import RiskHint, Tool
 from openwork_tools.paths import CheckedPath, PathIntent, resolve_path
 from openwork_tools.policy import Access
+from openwork_tools.regular_file import open_regular
 from openwork_tools.results import ToolErrorCode, ToolResult, ToolStatus
 from openwork_tools.schema import ToolInput
 
@@ -69,7 +70,7 @@ def _file_matches(
     """Matching (line number, text); None when binary, unreadable or a line exceeds 64 MiB."""
     found: list[tuple[int, str]] = []
     try:
-        with path.open("rb") as fh:
+        with open_regular(path) as fh:
             number = 0
             while raw := fh.readline(MAX_SCAN_LINE + 1):
                 number += 1

@@ -21,6 +21,7 @@ from openwork_tools.paths import protected_text as protected_denial
 from openwork_tools.paths import resolve_path as fence
 from openwork_tools.policy import Access, Actor
 from openwork_tools.prepared import PreparedCall, SandboxPermissionsInput, normalise_escalation
+from openwork_tools.regular_file import open_regular
 from openwork_tools.results import FileChange, ToolErrorCode, ToolResult
 
 MAX_FILE_BYTES = 1_048_576
@@ -50,7 +51,7 @@ def load_current(checked: CheckedPath) -> Current:
     """Blocking. An existing target must be a UTF-8 regular file of at most 1 MiB."""
     path, shown = checked.real, checked.display
     try:
-        with path.open("rb") as fh:
+        with open_regular(path) as fh:
             data = fh.read(MAX_FILE_BYTES + 1)
     except FileNotFoundError:
         return Current(None, None)
@@ -136,7 +137,8 @@ def atomic_replace(
 
 def _disk_sha256(path: Path) -> str | None:
     try:
-        return sha256(path.read_bytes())
+        with open_regular(path) as fh:
+            return sha256(fh.read())
     except FileNotFoundError:
         return None
 

@@ -15,6 +15,7 @@ from openwork_tools.context import ToolCallContext, ToolSessionContext
 from openwork_tools.definition import RiskHint, Tool
 from openwork_tools.paths import CheckedPath, PathIntent, resolve_path
 from openwork_tools.policy import Access
+from openwork_tools.regular_file import open_regular
 from openwork_tools.results import FOOTER_RESERVE, RESULT_TEXT_LIMIT, ToolErrorCode, ToolResult
 from openwork_tools.schema import ToolInput
 
@@ -87,7 +88,7 @@ def read_page(real: Path, display: str, offset: int, limit: int) -> _Page:
         lines.append(rendered)
 
     try:
-        with real.open("rb") as fh:
+        with open_regular(real) as fh:
             while chunk := fh.read(_CHUNK):
                 digest.update(chunk)
                 if b"\0" in chunk:

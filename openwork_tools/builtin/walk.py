@@ -18,6 +18,8 @@ from typing import TypeVar
 
 import pathspec
 
+from openwork_tools.regular_file import open_regular
+
 SEARCH_TIMEOUT_S = 30.0
 T = TypeVar("T")
 
@@ -80,7 +82,8 @@ class _Ignore:
 
 def _load_ignore(directory: Path) -> _Ignore | None:
     try:
-        lines = (directory / ".gitignore").read_text(errors="replace").splitlines()
+        with open_regular(directory / ".gitignore") as fh:  # a FIFO there: skipped, not waited on
+            lines = fh.read().decode(errors="replace").splitlines()
     except OSError:
         return None
     return _Ignore(directory, pathspec.GitIgnoreSpec.from_lines(lines))

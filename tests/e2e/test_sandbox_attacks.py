@@ -537,3 +537,39 @@ async def test_write_and_edit_racing_a_symlink_swap_never_stop_the_session(
     raced = [u for u in finished if "OSError" in str(u["output"])]
     assert all(u["status"] == "failed" and u["isError"] for u in raced)
     print(f"{len(raced)} of {len(finished)} calls met the race in the tool's own code")
+
+
+async def test_a_fifo_in_the_workspace_never_hangs_a_turn_the_file_search_or_the_stop(
+    database_url: str, fake_provider: FakeProvider
+) -> None:
+    """A workspace is untrusted: a FIFO there blocked an ordinary ``open`` until a writer came —
+    the turn of a model that read it never ended, a FIFO named ``.gitignore`` hung grep, glob and
+    the file search, and SIGTERM could not stop the daemon (its worker thread waited on the
+    FIFO). read, write and edit answer "not a regular file", grep and glob skip it, the file
+    search answers, and the daemon stops with 0 (``target``). On the old code the FIFOs' blocked
+    readers are let go before the stop."""
+    async with target(database_url, fake_provider) as t:
+        fifos = (t.workspace / "pipe", t.workspace / "sub" / ".gitignore")
+        (t.workspace / "sub").mkdir()
+        (t.workspace / "sub" / "notes.txt").write_text("needle\n")
+        for fifo in fifos:
+            os.mkfifo(fifo)
+        try:
+            results = await t.attack(
+                ("read", {"path": "pipe"}),
+                ("write", {"path": "pipe", "content": "x"}),
+                ("edit", {"filePath": "pipe", "oldString": "a", "newString": "b"}),
+                ("grep", {"pattern": "needle"}),
+                ("glob", {"pattern": "**/*"}),
+            )
+            found = await t.client.get(
+                f"/v1/sessions/{t.session_id}/files", params={"query": "notes"}
+            )
+        finally:
+            for fifo in fifos:
+                os.close(os.open(fifo, os.O_RDWR | os.O_NONBLOCK))
+    for call in ("c0", "c1", "c2"):
+        assert "not a regular file" in results[call], results[call]
+    assert "sub/notes.txt" in results["c3"] and "sub/notes.txt" in results["c4"]
+    assert found.status_code == 200
+    assert [f["path"] for f in found.json()["files"]] == ["sub/notes.txt"]

@@ -3,6 +3,7 @@ the workspace, and sees the tree as it is at each query."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 from pathlib import Path
 
@@ -98,3 +99,19 @@ def test_a_directory_listed_long_after_its_last_change_is_not_listed_again(
     (old / "b.py").write_text("")
     os.utime(old, ns=(0, 0))  # a change that did not move the time is not seen: trusted
     assert list(index.paths()) == ["old/a.py"]
+
+
+async def test_a_fifo_named_gitignore_is_skipped_not_waited_on(tmp_path: Path) -> None:
+    """A workspace is untrusted: a FIFO named ``.gitignore`` blocked the index's read until a
+    writer came (the file search never answered). It is no ignore file and, not being a regular
+    file, is not listed. Bounded: 10 s (on the old code the blocked reader is let go in
+    ``finally``)."""
+    _tree(tmp_path, ["a.py", "sub/b.py"])
+    fifo = tmp_path / "sub" / ".gitignore"
+    os.mkfifo(fifo)
+    try:
+        async with asyncio.timeout(10):
+            listed = await asyncio.to_thread(WorkspaceFileIndex(tmp_path).paths)
+        assert list(listed) == ["a.py", "sub/b.py"]
+    finally:
+        os.close(os.open(fifo, os.O_RDWR | os.O_NONBLOCK))

@@ -4,7 +4,9 @@ tests/integration/tools/test_bash_hostile.py)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -12,7 +14,9 @@ from openwork_tools.builtin.bash import BashInput
 from openwork_tools.builtin.registry import BUILTIN_TOOL_IDS, builtin_registry
 from openwork_tools.context import ToolSessionContext
 from openwork_tools.policy import NETWORK_GRANT_LINE
-from openwork_tools.registry import ToolsetConfig
+from openwork_tools.registry import FinalizedToolset, ToolsetConfig
+from openwork_tools.regular_file import NOT_REGULAR
+from openwork_tools.results import ToolStatus
 from openwork_tools.schema import input_schema, parse_input
 from tests.support.tools import call_ctx
 
@@ -52,3 +56,41 @@ async def test_grep_glob_and_list_refuse_or_skip_the_credential_tier(
     glob = json.dumps({"pattern": "**/*.txt", "path": str(home)})
     found = (await toolset.call("glob", glob, call_ctx("h"))).text
     assert "notes.txt" in found and "key.txt" not in found and "token.txt" not in found
+
+
+async def test_a_fifo_or_a_device_in_the_workspace_is_refused_by_the_file_tools_not_waited_on(
+    toolset: FinalizedToolset, workspace: Path
+) -> None:
+    """A workspace is untrusted: a FIFO blocks an ordinary ``open`` until a writer comes, in the
+    worker thread of the tool (the turn hung, and the daemon's stop waited on that thread). read,
+    write and edit refuse a FIFO and a symlink to a device as not a regular file; grep skips
+    them; a FIFO named ``.gitignore`` is no ignore file for grep and glob. Bounded: each call
+    must answer within 10 s (on the old code the FIFO's readers are released in ``finally``)."""
+    fifos = (workspace / "pipe", workspace / "sub" / ".gitignore")
+    (workspace / "sub").mkdir()
+    for fifo in fifos:
+        os.mkfifo(fifo)
+    (workspace / "zero").symlink_to("/dev/zero")
+    (workspace / "sub" / "a.txt").write_text("needle\n")
+    try:
+        for name, arguments in (
+            ("read", {"path": "pipe"}),
+            ("write", {"path": "pipe", "content": "x"}),
+            ("edit", {"filePath": "pipe", "oldString": "a", "newString": "b"}),
+            ("read", {"path": "zero"}),  # /dev/zero: outside, so only readable
+        ):
+            async with asyncio.timeout(10):
+                result = await toolset.call(name, json.dumps(arguments), call_ctx())
+            assert result.status is ToolStatus.FAILED, (name, arguments, result.text)
+            assert NOT_REGULAR in result.text, (name, arguments, result.text)
+        async with asyncio.timeout(10):
+            grep = await toolset.call("grep", json.dumps({"pattern": "needle"}), call_ctx("g"))
+            glob = await toolset.call("glob", json.dumps({"pattern": "**/*"}), call_ctx("h"))
+            piped = await toolset.call(
+                "grep", json.dumps({"pattern": "x", "path": "pipe"}), call_ctx("i")
+            )
+        assert "sub/a.txt" in grep.text and "sub/a.txt" in glob.text
+        assert piped.status is ToolStatus.SUCCEEDED and "No matches" in piped.text
+    finally:
+        for fifo in fifos:  # a reader still blocked in open() (the old code) is let go
+            os.close(os.open(fifo, os.O_RDWR | os.O_NONBLOCK))
