@@ -173,10 +173,11 @@ class GrepTool(Tool[GrepInput]):
     ) -> ToolResult:
         try:
             regex = re.compile(tool_input.pattern)
-        except re.error as exc:
+        except (re.error, RecursionError) as exc:  # RecursionError: groups nested ~500 deep
+            problem = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
             return ToolResult.fail(
                 ToolErrorCode.INVALID_ARGUMENTS,
-                f"invalid tool input: pattern: not a valid regular expression: {exc}",
+                f"invalid tool input: pattern: not a valid regular expression: {problem}",
             )
         checked = await asyncio.to_thread(
             resolve_path, tool_input.path, Access.READ, PathIntent.MUST_EXIST, call.policy, session

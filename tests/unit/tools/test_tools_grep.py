@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -113,9 +114,11 @@ async def test_cancel_and_invalid_regex(toolset: FinalizedToolset, workspace: Pa
     ctx.cancel.set()
     result = await toolset.call("grep", '{"pattern": "x"}', ctx)
     assert result.status is ToolStatus.CANCELLED
-    bad = await toolset.call("grep", '{"pattern": "("}', call_ctx())
-    assert bad.error is not None and bad.error.code is ToolErrorCode.INVALID_ARGUMENTS
-    assert bad.text.startswith("invalid tool input: pattern:")
+    for pattern in ("(", "(" * 1000 + "x" + ")" * 1000):  # the second: RecursionError in re
+        payload = json.dumps({"pattern": pattern})
+        bad = await toolset.call("grep", payload, call_ctx())
+        assert bad.error is not None and bad.error.code is ToolErrorCode.INVALID_ARGUMENTS
+        assert bad.text.startswith("invalid tool input: pattern:")
 
 
 async def test_grep_in_a_credential_dir_is_denied(toolset: FinalizedToolset, home: Path) -> None:
