@@ -42,6 +42,7 @@ from openwork_core.cli.client import (
     StreamEnded,
 )
 from openwork_core.cli.errors import CliError, ExitStatus
+from openwork_core.cli.output import visible
 from openwork_core.cli.typeahead import Draft, TypeAhead, Typed
 from openwork_core.storage.records import TurnStatus
 
@@ -371,7 +372,7 @@ class TurnPrinter:
         if not delta:
             return
         self._end_progress()
-        self._out.file.write(delta)
+        self._out.file.write(visible(delta))
         self._out.file.flush()
         self._line_open = not delta.endswith("\n")
 
@@ -386,7 +387,7 @@ class TurnPrinter:
         for piece in chunk.splitlines(keepends=True):
             if not self._progress_line_open:
                 self._out.file.write("  | ")
-            self._out.file.write(piece)
+            self._out.file.write(visible(piece))
             self._progress_line_open = not piece.endswith("\n")
         self._out.file.flush()
 
@@ -462,7 +463,7 @@ class TurnPrinter:
         self._warned.add(code)
         self._stop_spinner()
         self._end_line()
-        self._note(f"warning: {update.get('message')}")
+        self._note(visible(f"warning: {update.get('message')}"))
 
     def _note(self, text: str) -> None:
         self._out.print(text, markup=False, style=None if self._plain else "dim")

@@ -9,6 +9,7 @@ import orjson
 from pydantic import JsonValue
 
 from openwork_core.cli.errors import ExitStatus
+from openwork_core.cli.output import visible
 from openwork_core.storage.records import TurnStatus
 
 ARG_CHARS = 60
@@ -78,15 +79,16 @@ def tool_line(
 ) -> ToolLine:
     return ToolLine(
         mark="x" if is_error else "+",
-        name=name,
-        arguments=short_arguments(name, arguments),
-        outcome=outcome_text(status, output, is_error),
+        name=visible(name),
+        arguments=visible(short_arguments(name, arguments)),
+        outcome=visible(outcome_text(status, output, is_error)),
         failed=is_error,
     )
 
 
 def card_lines(request: JsonValue) -> list[str]:
-    """The approval card of a ``permission_requested`` update, for a terminal."""
+    """The approval card of a ``permission_requested`` update, for a terminal: what the user
+    approves is shown as it is, controls included (``visible``)."""
     if not isinstance(request, dict):
         return ["approval requested"]
     card = request.get("card")
@@ -108,7 +110,7 @@ def card_lines(request: JsonValue) -> list[str]:
     previous = card.get("previousDenial")
     if isinstance(previous, str):
         lines.append(f"  previous denial: {shorten(previous, OUTCOME_CHARS)}")
-    return lines
+    return [visible(line) for line in lines]
 
 
 @dataclass(frozen=True, slots=True)

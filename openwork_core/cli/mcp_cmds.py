@@ -13,7 +13,7 @@ from pydantic import JsonValue
 
 from openwork_core.cli.client import connect, objects
 from openwork_core.cli.errors import CliError
-from openwork_core.cli.output import console, print_json, tsv_lines
+from openwork_core.cli.output import console, print_json, tsv_lines, visible
 
 ARG_OPTION = typer.Option(None, "--arg", help="One argument of the program (repeat).")
 ENV_OPTION = typer.Option(None, "--env", help="NAME=VALUE in its environment (repeat).")
@@ -134,7 +134,7 @@ def try_server(
     if not json_output:
         out = console()
         if server.get("status") != "ready":
-            out.print(f"{name}: failed: {server.get('reason')}", markup=False)
+            out.print(visible(f"{name}: failed: {server.get('reason')}"), markup=False)
         else:
             tools = objects(server, "tools")
             _print_table(

@@ -16,7 +16,14 @@ from openwork_core.cli.chat_session import ChatSession, latest_in
 from openwork_core.cli.client import connect, home, objects
 from openwork_core.cli.errors import CliError, ExitStatus, exit_status_help
 from openwork_core.cli.inspect_view import inspection_lines, read_inspection
-from openwork_core.cli.output import console, err_console, plain_output, print_json, tsv_lines
+from openwork_core.cli.output import (
+    console,
+    err_console,
+    plain_output,
+    print_json,
+    tsv_lines,
+    visible,
+)
 from openwork_tools.modes import SandboxMode
 
 JSON_OPTION = typer.Option(False, "--json", help="Print the daemon's JSON answer.")
@@ -74,7 +81,7 @@ def _sessions(listed: JsonValue) -> list[dict[str, JsonValue]]:
 
 
 def _cell(value: JsonValue) -> str:
-    return "" if value is None else str(value)
+    return "" if value is None else visible(str(value))
 
 
 def sessions(json_output: bool = JSON_OPTION) -> None:
@@ -146,4 +153,4 @@ def inspect(
         return
     out = console()
     for line in inspection_lines(session, read_inspection(body)):
-        out.print(line, markup=False, highlight=False)
+        out.print(visible(line), markup=False, highlight=False)

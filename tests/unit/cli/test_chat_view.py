@@ -4,6 +4,7 @@ exit codes."""
 from __future__ import annotations
 
 from openwork_core.cli.chat_view import card_lines, short_arguments, tool_line, turn_result
+from openwork_core.cli.output import tsv_lines, visible
 
 
 def test_a_tool_line_names_the_tool_its_main_argument_and_the_outcome() -> None:
@@ -49,3 +50,16 @@ def test_exit_codes_zero_completed_130_cancelled_one_otherwise() -> None:
     failed = turn_result({"status": "failed", "code": "model_error", "message": "m"})
     assert (failed.exit_code, failed.code, failed.message) == (1, "model_error", "m")
     assert turn_result(None).exit_code == 1
+
+
+def test_untrusted_text_reaches_the_terminal_with_its_controls_shown_not_obeyed() -> None:
+    """Every C0 control but newline and tab, DEL and every C1 control is written ``\\xNN``: in a
+    card's command, a tool line and a plain table (what the model, a tool or a title holds)."""
+    assert visible("a\x1b[2K\rb\tc\nd\x7f\x9b\x07é✓") == "a\\x1b[2K\\x0db\tc\nd\\x7f\\x9b\\x07é✓"
+    card = card_lines(
+        {"toolName": "bash", "card": {"mode": "auto", "command": "rm -rf x\x1b[2K\rls"}}
+    )
+    assert card[1] == "  command: rm -rf x\\x1b[2K\\x0dls"
+    line = tool_line("bash", {"command": "ls\x1b]52;c;eA==\x07"}, "succeeded", "ok\x1b[1A", False)
+    assert "\x1b" not in line.plain() and "\\x1b]52" in line.plain()
+    assert tsv_lines(["title"], [["Fix\x1b[31m it"]]) == ["title", "Fix\\x1b[31m it"]
