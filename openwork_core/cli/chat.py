@@ -463,10 +463,10 @@ class TurnPrinter:
         self._warned.add(code)
         self._stop_spinner()
         self._end_line()
-        self._note(visible(f"warning: {update.get('message')}"))
+        self._note(f"warning: {update.get('message')}")
 
     def _note(self, text: str) -> None:
-        self._out.print(text, markup=False, style=None if self._plain else "dim")
+        self._out.print(visible(text), markup=False, style=None if self._plain else "dim")
 
     def _show_draft(self, draft: str) -> None:
         """The line being typed, beside the spinner (where there is one)."""

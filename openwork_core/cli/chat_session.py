@@ -28,6 +28,7 @@ from openwork_core.cli.chat_view import OUTCOME_CHARS, TurnResult, shorten
 from openwork_core.cli.client import ApiError, DaemonClient, objects
 from openwork_core.cli.errors import CliError
 from openwork_core.cli.inspect_view import inspection_lines, read_inspection
+from openwork_core.cli.output import visible
 from openwork_core.storage.records import TurnStatus
 
 HISTORY_FILE = "chat_history"
@@ -67,7 +68,7 @@ def report(result: TurnResult, err: Console) -> int:
     if result.status is not TurnStatus.COMPLETED:
         detail = f": {result.message}" if result.message else ""
         code = result.code or result.status
-        err.print(f"turn {result.status} ({code}){detail}", markup=False)
+        err.print(visible(f"turn {result.status} ({code}){detail}"), markup=False)
     return result.exit_code
 
 
@@ -221,10 +222,10 @@ class ChatSession:
 
     def _lines(self, lines: list[str]) -> None:
         for line in lines:
-            self._out.print(line, markup=False, highlight=False)
+            self._out.print(visible(line), markup=False, highlight=False)
 
     def _note(self, text: str) -> None:
-        self._err.print(text, markup=False)
+        self._err.print(visible(text), markup=False)
 
     # -- the two ways to chat ----------------------------------------------------------------
     def one_shot(self, message: str) -> int:

@@ -21,7 +21,7 @@ from openwork_core.cli.client import (
     read_discovery,
 )
 from openwork_core.cli.errors import CliError
-from openwork_core.cli.output import console, print_json
+from openwork_core.cli.output import console, print_json, visible
 from openwork_core.logs import LOG_FILE_NAME
 
 STOP_TIMEOUT_S = 20.0
@@ -134,7 +134,8 @@ def logs(
     out = console()
 
     def show(line: str) -> None:
-        out.print(line if json_output else render_log_line(line), markup=False, highlight=False)
+        shown = line if json_output else render_log_line(line)
+        out.print(visible(shown), markup=False, highlight=False)
 
     for line in tail:
         show(line)

@@ -3,8 +3,20 @@ exit codes."""
 
 from __future__ import annotations
 
-from openwork_core.cli.chat_view import card_lines, short_arguments, tool_line, turn_result
+import io
+
+from rich.console import Console
+
+from openwork_core.cli.chat_session import report
+from openwork_core.cli.chat_view import (
+    TurnResult,
+    card_lines,
+    short_arguments,
+    tool_line,
+    turn_result,
+)
 from openwork_core.cli.output import tsv_lines, visible
+from openwork_core.storage.records import TurnStatus
 
 
 def test_a_tool_line_names_the_tool_its_main_argument_and_the_outcome() -> None:
@@ -63,3 +75,11 @@ def test_untrusted_text_reaches_the_terminal_with_its_controls_shown_not_obeyed(
     line = tool_line("bash", {"command": "ls\x1b]52;c;eA==\x07"}, "succeeded", "ok\x1b[1A", False)
     assert "\x1b" not in line.plain() and "\\x1b]52" in line.plain()
     assert tsv_lines(["title"], [["Fix\x1b[31m it"]]) == ["title", "Fix\\x1b[31m it"]
+
+
+def test_a_failed_turns_message_reaches_the_terminal_with_its_controls_shown() -> None:
+    """A failure message carries a provider's or a tool's words: shown, not obeyed."""
+    out = io.StringIO()
+    failed = TurnResult(TurnStatus.FAILED, "model_error", "bad\x1b]52;c;eA==\x07 gateway")
+    report(failed, Console(file=out, force_terminal=True, highlight=False))
+    assert "\x1b]52" not in out.getvalue() and "bad\\x1b]52;c;eA==\\x07 gateway" in out.getvalue()
