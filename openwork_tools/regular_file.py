@@ -1,5 +1,5 @@
-"""Opening a file the tools read: a regular file only (tools.md §7; docs/reliability.md "The
-sandbox"). A workspace is untrusted: a FIFO there blocks an ordinary ``open`` until a writer
+"""Opening a file read from the workspace or the skill roots: a regular file only (tools.md §7;
+docs/reliability.md "The sandbox"; also AGENTS.md and ``SKILL.md``). A workspace is untrusted: a FIFO there blocks an ordinary ``open`` until a writer
 comes, forever, in the worker thread a tool runs on (the turn and the daemon's own stop then wait
 on it), and a symlink to a device reads the device. Opened without blocking, checked on the open
 descriptor (no window between a check and the open), then handed over as an ordinary file."""
@@ -19,11 +19,12 @@ class NotRegularFile(OSError):
     """The path names a FIFO, a socket or a device; its ``strerror`` says so."""
 
 
-def open_regular(path: Path) -> BinaryIO:
+def open_regular(path: str | Path, *, follow_symlinks: bool = True) -> BinaryIO:
     """``path`` opened for reading in binary; ``IsADirectoryError`` for a directory,
     ``NotRegularFile`` for anything else that is not a regular file, other ``OSError`` as
-    ``open`` raises them."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    ``open`` raises them — with ``follow_symlinks=False``, ``ELOOP`` for a symlink."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | (0 if follow_symlinks else os.O_NOFOLLOW)
+    fd = os.open(path, flags)
     try:
         mode = os.fstat(fd).st_mode
         if stat.S_ISDIR(mode):

@@ -12,12 +12,12 @@ import errno
 import functools
 import os
 import re
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar, Literal
 
 from openwork_chat_state.error_root import OpenWorkError
+from openwork_tools.regular_file import NotRegularFile, open_regular
 
 SKILL_FILE_NAME = "SKILL.md"
 MAX_SKILLS = 100
@@ -188,24 +188,20 @@ def _check_path_text(path: str) -> None:
 def _read_skill_text(path: str) -> str:
     """Read one ``SKILL.md``: not a symlink, a regular file, at most 64 KiB, UTF-8."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        handle = open_regular(path, follow_symlinks=False)
     except FileNotFoundError:
         raise SkillLoadError(REASON_FILE_MISSING) from None
+    except (NotRegularFile, IsADirectoryError):
+        raise SkillLoadError(REASON_FILE_NOT_REGULAR) from None
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise SkillLoadError(REASON_FILE_SYMLINK) from None
         raise SkillLoadError(REASON_FILE_UNREADABLE) from None
     try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise SkillLoadError(REASON_FILE_NOT_REGULAR)
-        if info.st_size > MAX_SKILL_FILE_BYTES:
-            raise SkillLoadError(REASON_FILE_TOO_LARGE)
-        data = os.read(fd, MAX_SKILL_FILE_BYTES + 1)
+        with handle:
+            data = handle.read(MAX_SKILL_FILE_BYTES + 1)
     except OSError:
         raise SkillLoadError(REASON_FILE_UNREADABLE) from None
-    finally:
-        os.close(fd)
     if len(data) > MAX_SKILL_FILE_BYTES:
         raise SkillLoadError(REASON_FILE_TOO_LARGE)
     try:

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import errno
 import os
-import stat
 
 from openwork_core.context.world_state.errors import ProjectInstructionError
+from openwork_tools.regular_file import NotRegularFile, open_regular
 
 PROJECT_INSTRUCTIONS_FILE_NAME = "AGENTS.md"
 PROJECT_INSTRUCTIONS_TAG = "<project_instructions>"
@@ -58,14 +58,18 @@ def decode_project_instructions(data: bytes) -> str:
 def read_project_instructions(workspace: str) -> bytes | None:
     """The bytes of ``<workspace>/AGENTS.md`` (at most 64 KiB + 1), or ``None`` when it is missing.
 
-    Opened with ``O_NOFOLLOW`` (a symlink is refused, not followed) and ``O_NONBLOCK`` (a FIFO
-    cannot hang the read); the type is checked on the open descriptor.
+    Opened by ``open_regular`` without following a symlink (refused, not followed) and without
+    blocking (a FIFO cannot hang the read); the size is checked by ``decode_project_instructions``.
     """
     path = os.path.join(workspace, PROJECT_INSTRUCTIONS_FILE_NAME)
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        handle = open_regular(path, follow_symlinks=False)
     except FileNotFoundError:
         return None
+    except (NotRegularFile, IsADirectoryError):
+        raise ProjectInstructionError(
+            f"{PROJECT_INSTRUCTIONS_FILE_NAME} is not a regular file"
+        ) from None
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise ProjectInstructionError(
@@ -75,29 +79,12 @@ def read_project_instructions(workspace: str) -> bytes | None:
             f"{PROJECT_INSTRUCTIONS_FILE_NAME} cannot be opened: {exc.strerror or exc}"
         ) from exc
     try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise ProjectInstructionError(f"{PROJECT_INSTRUCTIONS_FILE_NAME} is not a regular file")
-        if info.st_size > MAX_PROJECT_INSTRUCTIONS_BYTES:
-            raise ProjectInstructionError(
-                f"{PROJECT_INSTRUCTIONS_FILE_NAME} is larger than 64 KiB "
-                f"({MAX_PROJECT_INSTRUCTIONS_BYTES} bytes)"
-            )
-        chunks: list[bytes] = []
-        remaining = MAX_PROJECT_INSTRUCTIONS_BYTES + 1
-        while remaining > 0:
-            chunk = os.read(fd, remaining)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            remaining -= len(chunk)
-        return b"".join(chunks)
+        with handle:
+            return handle.read(MAX_PROJECT_INSTRUCTIONS_BYTES + 1)
     except OSError as exc:
         raise ProjectInstructionError(
             f"{PROJECT_INSTRUCTIONS_FILE_NAME} cannot be read: {exc.strerror or exc}"
         ) from exc
-    finally:
-        os.close(fd)
 
 
 def load_project_instructions(workspace: str) -> str | None:
