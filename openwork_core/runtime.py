@@ -8,11 +8,10 @@ sub-agent host, the session's Postgres storage and steers), the context engine a
 settings every session shares, the context page's overview and the model adapters' factory — is
 imported here, at the top of this module, and this module is imported once, after the daemon
 listens (``lazy_registry.py``: by the warm-up thread, or by the first operation that needs a
-session, whichever comes first). Every other
-module imports at its top; nothing else defers an import. What it imports is this module's own
-import list: no other list names the runtime. Part of it: a provider kind's SDK adapter is
-imported by the first ``build_model_port`` of that kind (``models/adapters/__init__.py``), so a
-daemon loads only the SDKs of the kinds it serves.
+session, whichever comes first). Every other module imports at its top; nothing else defers an
+import. What it imports is this module's own import list: no other list names the runtime. Part
+of it: a provider kind's SDK adapter is imported by the first ``build_model_port`` of that kind
+(``models/adapters/__init__.py``), so a daemon loads only the SDKs of the kinds it serves.
 
 ``warm_up_first_use`` pays, in that thread, what the first session and model call would otherwise
 pay on the event loop (issue 13 §3: the first model call no slower than the second): the tool

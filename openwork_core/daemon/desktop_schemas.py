@@ -38,7 +38,7 @@ class SessionSummaryWithSnapshot(SessionSummary):
     snapshot: SessionSnapshotBody
 
 
-def _drawn(title: str) -> str:
+def _not_blank(title: str) -> str:
     if is_blank(title):
         raise ValueError("a title needs a visible character (not only spaces or zero-width ones)")
     return title
@@ -47,7 +47,9 @@ def _drawn(title: str) -> str:
 class PatchSessionBody(RequestModel):
     model_config = ConfigDict(extra="forbid")
     title: (
-        Annotated[str, Field(min_length=1, max_length=200, pattern=r"\S"), AfterValidator(_drawn)]
+        Annotated[
+            str, Field(min_length=1, max_length=200, pattern=r"\S"), AfterValidator(_not_blank)
+        ]
         | None
     ) = Field(default=None, description="null puts back the title derived from the first message")
     archived: bool | None = None
