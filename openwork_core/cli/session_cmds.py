@@ -81,7 +81,7 @@ def _sessions(listed: JsonValue) -> list[dict[str, JsonValue]]:
 
 
 def _cell(value: JsonValue) -> str:
-    return "" if value is None else visible(str(value))
+    return "" if value is None else str(value)
 
 
 def sessions(json_output: bool = JSON_OPTION) -> None:
@@ -116,7 +116,7 @@ def sessions(json_output: bool = JSON_OPTION) -> None:
         return
     table = Table(*header, box=None, header_style="bold")
     for row in cells:
-        table.add_row(*row)
+        table.add_row(*(visible(cell) for cell in row))  # tsv_lines does the same for plain
     out.print(table)
 
 
