@@ -1,6 +1,7 @@
 """Undo and reapply of ``file_change`` artifacts (tools.md §8).
 
-Writes go through the file-tool fence with the session mode plus an exact write grant per file;
+Writes go through the file-tool fence with the session mode plus an exact write grant per file,
+the file the change wrote (a path a symlink now leads elsewhere is a conflict);
 undo requires the current hash to equal ``afterHash``, reapply ``beforeHash`` (a created file's
 "before" is absence). Several changes to one path: undo in reverse order, reapply in order. A
 partial failure rolls back what was applied; a failing rollback raises ``RollbackFailed``. The
@@ -37,8 +38,16 @@ class ChangeDirection(enum.StrEnum):
 
 
 def _check(change: FileChange, session: ToolSessionContext, mode: SandboxMode) -> CheckedPath:
-    real = Path(os.path.realpath(lexical_absolute(change.path, session)))
-    policy = SandboxPolicy(mode, (PathGrant(real, Access.WRITE, GrantScope.EXACT),))
+    """The file the change wrote, granted for writing: a change's path is the canonical one it
+    had when the tool wrote it, so a path that leads elsewhere now (a symlink planted in its
+    place or in a parent's) is another file, never written through."""
+    written = lexical_absolute(change.path, session)
+    if Path(os.path.realpath(written)) != written:
+        raise ChangeConflict(
+            f"{change.path} is no longer the file change {change.change_id} wrote (a symbolic "
+            "link leads elsewhere now); nothing was overwritten"
+        )
+    policy = SandboxPolicy(mode, (PathGrant(written, Access.WRITE, GrantScope.EXACT),))
     checked = resolve_path(change.path, Access.WRITE, PathIntent.MAY_CREATE, policy, session)
     if not isinstance(checked, CheckedPath):
         raise ChangeDenied(checked.text)

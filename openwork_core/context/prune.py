@@ -18,9 +18,8 @@ spill directory, so it is byte-stable across requests. Stored results are never 
 
 from __future__ import annotations
 
-import re
-
 from openwork_chat_state.messages import DataBlock, TextBlock, ToolOutputBlock, ToolResultBlock
+from openwork_tools.spill import spill_file_name
 
 PRUNE_THRESHOLD_CHARS = 8_192
 PRUNE_HEAD_CHARS = 4_096
@@ -32,13 +31,6 @@ PRUNE_MARKER_WITH_SPILL = (
     "Full result at {path} — read it if you still need it]"
 )
 PRUNE_MARKER_WITHOUT_SPILL = "... [tool result pruned: {omitted} characters omitted]"
-
-_UNSAFE_FILE_CHARS = re.compile(r"[^A-Za-z0-9_-]")
-
-
-def spill_file_name(tool_call_id: str) -> str:
-    """``<id>.txt`` with characters outside ``[A-Za-z0-9_-]`` replaced by ``_``."""
-    return f"{_UNSAFE_FILE_CHARS.sub('_', tool_call_id)}.txt"
 
 
 def spill_path(spill_dir: str, tool_call_id: str) -> str:

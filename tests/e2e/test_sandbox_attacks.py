@@ -573,3 +573,50 @@ async def test_a_fifo_in_the_workspace_never_hangs_a_turn_the_file_search_or_the
     assert "sub/notes.txt" in results["c3"] and "sub/notes.txt" in results["c4"]
     assert found.status_code == 200
     assert [f["path"] for f in found.json()["files"]] == ["sub/notes.txt"]
+
+
+async def test_reverting_a_turn_never_writes_through_a_symlink_the_model_planted(
+    database_url: str, fake_provider: FakeProvider
+) -> None:
+    """tools.md §8, issue 26 point 3: the user's revert undoes the files a turn's tools wrote —
+    the daemon writes them, outside the sandbox. A model that wrote ``hook.txt`` twice (first
+    ``echo pwned``, then the exact bytes of the user's ``~/.bashrc``) and had bash replace it
+    with a symlink to ``~/.bashrc`` made the revert write ``echo pwned`` into ``~/.bashrc`` and
+    then delete it (each undo matched its hash through the link); the undo route the same. Now
+    each such change is a conflict, left as it is, and the start-up file is untouched."""
+    async with target(database_url, fake_provider) as t:
+        bashrc = t.user_home / ".bashrc"
+        bashrc.write_text("# the user's own start-up file\n")
+        writes = [("hook.txt", "echo pwned\n"), ("hook.txt", bashrc.read_text())]
+        t.fake.push(
+            *(
+                Reply(tool_calls=(ToolCallSpec(f"w{i}", "write", {"path": p, "content": c}),))
+                for i, (p, c) in enumerate(writes)
+            ),
+            Reply(
+                tool_calls=(ToolCallSpec("b", *bash(f"rm hook.txt && ln -s {bashrc} hook.txt")),)
+            ),
+            Reply(text="done"),
+        )
+        turn_id, updates = await run_turn_and_wait(t.client, t.session_id, "attack", "req-plant")
+        changes = [
+            artifact["changeId"]
+            for e in updates
+            if isinstance(u := e["update"], dict) and u["type"] == "tool_call_finished"
+            for artifact in u.get("artifacts") or ()  # type: ignore[union-attr]
+        ]
+        assert len(changes) == 2 and (t.workspace / "hook.txt").is_symlink()
+        undo = await t.client.post(
+            f"/v1/sessions/{t.session_id}/file-changes/undo",
+            json={"change_ids": [changes[-1]]},
+        )
+        reverted = await t.client.post(f"/v1/sessions/{t.session_id}/turns/{turn_id}/revert")
+        assert bashrc.read_text() == "# the user's own start-up file\n"
+        assert (t.workspace / "hook.txt").is_symlink()
+    assert (undo.status_code, undo.json()["error"]["code"]) == (409, "change_conflict")
+    assert reverted.status_code == 200, reverted.text
+    body = reverted.json()
+    assert body["changes"] == []
+    assert [c["change_id"] for c in body["conflicts"]] == changes[::-1]
+    assert [c["code"] for c in body["conflicts"]] == ["change_conflict"] * 2
+    assert all("no longer the file" in c["message"] for c in body["conflicts"])

@@ -14,7 +14,6 @@ from openwork_chat_state.item import ConversationItem, MessageKind, SyntheticOri
 from openwork_chat_state.messages import Role, TextBlock, user_text
 from openwork_core.context.builder import SystemContextBuilder
 from openwork_core.context.engine import ContextEngine
-from openwork_core.context.prune import spill_file_name
 from openwork_core.models.adapters.scripted import ScriptedModel, ScriptedResponse
 from openwork_core.models.capabilities import ModelCapabilities
 from openwork_core.session.compaction.compacted_view import SUMMARY_PREFIX
@@ -36,6 +35,7 @@ from openwork_core.storage.postgres.compactions import CompactionStore
 from openwork_core.storage.postgres.store import PostgresStore
 from openwork_core.usage import TokenUsage
 from openwork_tools.results import FileChange
+from openwork_tools.spill import spill_file_name
 from tests.integration.compaction.pg_support import new_session, row, turn
 from tests.support import store_rows
 from tests.unit.compaction.compaction_support import (

@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from openwork_chat_state.messages import user_text
-from openwork_core.context.prune import spill_file_name
 from openwork_core.session.compaction.prune_step import (
     latest_assistant_sequence,
     write_missing_spill_files,
 )
+from openwork_tools.spill import spill_file_name
 from tests.unit.compaction.compaction_support import assistant, real, tool_result
 
 BIG = "".join(f"line {n}\n" for n in range(2_000))

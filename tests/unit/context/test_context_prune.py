@@ -13,8 +13,8 @@ from openwork_core.context.prune import (
     PRUNE_MARKER_WITHOUT_SPILL,
     prune_marker,
     prune_tool_result,
-    spill_file_name,
 )
+from openwork_tools.spill import spill_file_name
 
 
 def _long(n: int, ch: str = "x") -> str:
@@ -103,7 +103,8 @@ def test_results_above_the_watermark_or_without_one_are_never_pruned() -> None:
 
 
 def test_the_spill_file_name_replaces_unsafe_characters_of_the_call_id() -> None:
-    """compaction.md §2: the marker names `<spill dir>/<tool-call-id>.txt` safely."""
+    """compaction.md §2: the marker names `<spill dir>/<tool-call-id>.txt` safely — the name the
+    tool's own spill file has (one rule, ``openwork_tools.spill``)."""
     assert spill_file_name("call_1-A") == "call_1-A.txt"
     assert spill_file_name("fc/../x:y z") == "fc____x_y_z.txt"
     h = History()

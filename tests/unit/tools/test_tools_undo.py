@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -113,6 +114,41 @@ async def test_undo_goes_through_the_fence(session: ToolSessionContext, home: Pa
     )
     with pytest.raises(ChangeDenied):
         await apply_file_changes(session, (forged,), UNDO, AUTO)
+
+
+async def test_undo_never_follows_a_symlink_planted_where_the_change_wrote(
+    toolset: FinalizedToolset, session: ToolSessionContext, workspace: Path, home: Path
+) -> None:
+    """tools.md §8: undo and reapply write the file the change wrote, not what its path leads to
+    now. A model that swaps its file for a symlink to ``~/.bashrc`` holding the change's own
+    content gets a conflict, not the user's start-up file overwritten (an edit's undo) or
+    deleted (a create's undo); a symlinked parent directory counts the same."""
+    bashrc = home / ".bashrc"
+    bashrc.write_text("# the user's own\n")
+    created = await change(toolset, "write", {"path": "h.txt", "content": "echo pwned\n"}, "c1")
+    edited = await change(
+        toolset, "write", {"path": "h.txt", "content": "# the user's own\n"}, "c2"
+    )
+    (workspace / "h.txt").unlink()
+    (workspace / "h.txt").symlink_to(bashrc)
+    for changes in ((created, edited), (edited,)):
+        with pytest.raises(ChangeConflict, match="no longer the file"):
+            await apply_file_changes(session, changes, UNDO, AUTO)
+        assert bashrc.read_text() == "# the user's own\n"
+    (workspace / "sub").mkdir()
+    inner = await change(toolset, "write", {"path": "sub/h.txt", "content": "x\n"}, "c3")
+    (workspace / "sub" / "h.txt").unlink()
+    (workspace / "sub").rmdir()
+    (workspace / "sub").symlink_to(home)
+    (home / "h.txt").write_text("x\n")
+    with pytest.raises(ChangeConflict, match="no longer the file"):
+        await apply_file_changes(session, (inner,), UNDO, AUTO)
+    assert (home / "h.txt").read_text() == "x\n"
+    undone = dataclasses.replace(inner, undone=True)
+    (home / "h.txt").unlink()
+    with pytest.raises(ChangeConflict, match="no longer the file"):
+        await apply_file_changes(session, (undone,), REAPPLY, AUTO)
+    assert not (home / "h.txt").exists()
 
 
 async def test_failed_rollback_is_reported(
