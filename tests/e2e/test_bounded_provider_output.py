@@ -12,6 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from openwork_core.models.adapters.streaming import MAX_TOOL_CALLS
 from tests.e2e.conftest import provider_env
 from tests.fakes.fake_provider import FakeProvider
 from tests.fakes.fake_script import Reply, ToolCallSpec
@@ -60,11 +61,17 @@ async def test_arguments_over_one_mib_fail_the_turn_as_a_protocol_error_and_the_
 ) -> None:
     """model-providers.md §2, issue 22 point 6: a 2 MiB ``write`` argument fails the turn
     ``model_error`` with the provider protocol error, nothing is written, and ``/v1/health``
-    answers all along; 900 KiB arguments are written as before."""
+    answers all along; a response of more than ``MAX_TOOL_CALLS`` calls fails the same way
+    before any of them runs; 900 KiB arguments are written as before."""
     workspace = tmp_path / "ws"
     workspace.mkdir()
+    calls = MAX_TOOL_CALLS + 1
+    many = tuple(
+        ToolCallSpec(f"call_{n}", "write", {"path": f"f{n}", "content": ""}) for n in range(calls)
+    )
     fake_provider.push(
         _write("big.txt", 2 * MiB),
+        Reply(tool_calls=many),
         _write("fits.txt", 900 * 1024),
         Reply(text="written"),
     )  # a window that holds the 900 KiB call (no compaction)
@@ -90,6 +97,11 @@ async def test_arguments_over_one_mib_fail_the_turn_as_a_protocol_error_and_the_
             assert f"arguments over {MiB} bytes" in message
             assert answered >= 1
             assert not (workspace / "big.txt").exists()
+
+            turn, _ = await _turn_with_health(client, sid, "req-many")
+            assert (turn["status"], turn["error_code"]) == ("failed", "model_error")
+            assert f"over {MAX_TOOL_CALLS} tool calls" in str(turn["message"])
+            assert list(workspace.iterdir()) == []
 
             turn, answered = await _turn_with_health(client, sid, "req-fits")
             assert (turn["status"], turn["final_text"]) == ("completed", "written"), turn

@@ -155,10 +155,13 @@ class MessagesStreamDecoder:
             thinking = json_str(block.get("thinking"))
             self._thinking[index] = [thinking]
             if signature := json_str(block.get("signature")):
+                self._assembler.count_output(signature)
                 self._signatures[index] = [signature]
             return self._assembler.reasoning(thinking)
         if kind == "redacted_thinking":
-            self._keep("redacted_thinking", {"data": json_str(block.get("data"))})
+            data = json_str(block.get("data"))
+            self._assembler.count_output(data)
+            self._keep("redacted_thinking", {"data": data})
             return []
         if kind == "text":
             return self._assembler.text(json_str(block.get("text")))
@@ -175,7 +178,9 @@ class MessagesStreamDecoder:
             self._thinking.setdefault(index, []).append(thinking)
             return self._assembler.reasoning(thinking)
         if kind == "signature_delta":
-            self._signatures.setdefault(index, []).append(json_str(delta.get("signature")))
+            signature = json_str(delta.get("signature"))
+            self._assembler.count_output(signature)
+            self._signatures.setdefault(index, []).append(signature)
         return []
 
     def _stop(self, index: int) -> list[ModelEvent]:

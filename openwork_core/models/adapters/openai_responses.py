@@ -171,6 +171,8 @@ class ResponsesStreamDecoder:
         if self._scope is None or not encrypted:
             return
         summary = [json_str(json_object(s).get("text")) for s in json_array(item.get("summary"))]
+        for text in (encrypted, *summary):
+            self._assembler.count_output(text)
         data = reasoning_data(summary, encrypted)
         self._assembler.opaque(scoped_block(DRIVER, REASONING_KIND, self._scope, data))
 

@@ -45,8 +45,13 @@ MAX_TOOL_ARGUMENTS_BYTES = 1024 * 1024
 ``write`` and ``edit`` contents): more is a protocol error the moment it arrives."""
 
 MAX_OUTPUT_CHARS = 8 * 1024 * 1024
-"""One response's text and reasoning at most, in characters: some 16 times the longest output
-any model is allowed to write (128k tokens), so only a broken or hostile provider reaches it."""
+"""One response at most, in characters — its text, reasoning, tool calls (ids, names, arguments)
+and the provider's signed or encrypted reasoning together: some 16 times the longest output any
+model is allowed to write (128k tokens), so only a broken or hostile provider reaches it."""
+
+MAX_TOOL_CALLS = 1024
+"""One response's tool calls at most: models make a few at a time, and each call is run, stored
+and answered, so more is a broken or hostile provider."""
 
 
 def utf8_size(text: str) -> int:
@@ -104,15 +109,17 @@ class EventAssembler:
             return [ReasoningEnd(index=opened.index, id=opened.id)]
         return []
 
-    def _count_output(self, delta: str) -> None:
+    def count_output(self, delta: str) -> None:
+        """Count ``delta`` against the response's bound as it arrives (adapters count the
+        provider's opaque data this way before they keep it)."""
         self._output_chars += len(delta)
         if self._output_chars > MAX_OUTPUT_CHARS:
-            raise ModelError.protocol(f"the response's text is over {MAX_OUTPUT_CHARS} characters")
+            raise ModelError.protocol(f"the response is over {MAX_OUTPUT_CHARS} characters")
 
     def text(self, delta: str) -> list[ModelEvent]:
         if not delta:
             return []
-        self._count_output(delta)
+        self.count_output(delta)
         events: list[ModelEvent] = []
         if not isinstance(self._open, TextStart):
             events += self.close_open_block()
@@ -126,7 +133,7 @@ class EventAssembler:
     def reasoning(self, delta: str) -> list[ModelEvent]:
         if not delta:
             return []
-        self._count_output(delta)
+        self.count_output(delta)
         events: list[ModelEvent] = []
         if not isinstance(self._open, ReasoningStart):
             events += self.close_open_block()
@@ -149,6 +156,10 @@ class EventAssembler:
             raise ModelError.protocol(f"tool call {key!r} started twice")
         if not call_id or not name:
             raise ModelError.protocol("a tool call started without an id or a name")
+        if len(self._calls) == MAX_TOOL_CALLS:
+            raise ModelError.protocol(f"the response has over {MAX_TOOL_CALLS} tool calls")
+        self.count_output(call_id)
+        self.count_output(name)
         events = self.close_open_block()
         call = _ToolCall(index=self._take_index(), id=call_id, name=name)
         self._calls[key] = call
@@ -165,6 +176,7 @@ class EventAssembler:
         if call.size > MAX_TOOL_ARGUMENTS_BYTES:
             detail = f"tool call {call.name!r} has arguments over {MAX_TOOL_ARGUMENTS_BYTES} bytes"
             raise ModelError.protocol(detail)
+        self.count_output(delta)
         call.parts.append(delta)
         return [ToolCallDelta(index=call.index, id=call.id, partial_input=delta)]
 

@@ -7,10 +7,12 @@ from collections.abc import AsyncIterator, Iterable, Mapping
 
 import pytest
 
+from openwork_core.models.adapters.anthropic import MessagesStreamDecoder
 from openwork_core.models.adapters.sse import DRAIN_LIMIT_BYTES, SseParser, SseStream
 from openwork_core.models.adapters.streaming import (
     MAX_OUTPUT_CHARS,
     MAX_TOOL_ARGUMENTS_BYTES,
+    MAX_TOOL_CALLS,
     EventAssembler,
 )
 from openwork_core.models.port import (
@@ -135,4 +137,50 @@ def test_text_and_reasoning_over_the_output_bound_are_a_protocol_error() -> None
     assembler.text(half)
     with pytest.raises(ModelError) as raised:
         assembler.text("y")
+    assert raised.value.kind is ModelErrorKind.PROTOCOL_ERROR
+
+
+def test_tool_calls_count_toward_the_response_bound_and_their_number_is_bounded() -> None:
+    """issue 22 point 6: each call under its own 1 MiB, nine of them passed the response's bound
+    unnoticed (9 MiB held, then stored); now every call's id, name and arguments count toward
+    the response's characters, and a response of more than ``MAX_TOOL_CALLS`` calls (each is run,
+    stored and answered) is a protocol error at the call that crosses."""
+    assembler = EventAssembler()
+    arguments = '{"content": "' + "x" * (MAX_TOOL_ARGUMENTS_BYTES - 64) + '"}'
+    calls = MAX_OUTPUT_CHARS // len(arguments)
+    for n in range(calls):
+        assembler.tool_call_start(n, f"call_{n}", "write")
+        assembler.tool_call_arguments(n, arguments)
+    assembler.tool_call_start(calls, f"call_{calls}", "write")
+    with pytest.raises(ModelError) as raised:
+        assembler.tool_call_arguments(calls, arguments)
+    assert raised.value.kind is ModelErrorKind.PROTOCOL_ERROR
+    assert f"the response is over {MAX_OUTPUT_CHARS} characters" in raised.value.message
+
+    many = EventAssembler()
+    for n in range(MAX_TOOL_CALLS):
+        many.tool_call_start(n, f"call_{n}", "read")
+    with pytest.raises(ModelError) as raised:
+        many.tool_call_start(MAX_TOOL_CALLS, "call_last", "read")
+    assert f"over {MAX_TOOL_CALLS} tool calls" in raised.value.message
+
+
+def test_signed_reasoning_counts_toward_the_response_bound_as_it_arrives() -> None:
+    """issue 22 point 6: Anthropic's thinking signature is kept across ``signature_delta``
+    events, each under the event bound; the deltas count toward the response's characters as
+    they arrive instead of growing without end."""
+    decoder = MessagesStreamDecoder()
+    decoder.feed(
+        {
+            "type": "content_block_start",
+            "index": 0,
+            "content_block": {"type": "thinking", "thinking": "", "signature": ""},
+        }
+    )
+    piece = "s" * (1 << 20)
+    delta = {"type": "content_block_delta", "index": 0}
+    for _ in range(MAX_OUTPUT_CHARS // len(piece)):
+        decoder.feed(delta | {"delta": {"type": "signature_delta", "signature": piece}})
+    with pytest.raises(ModelError) as raised:
+        decoder.feed(delta | {"delta": {"type": "signature_delta", "signature": "s"}})
     assert raised.value.kind is ModelErrorKind.PROTOCOL_ERROR
