@@ -40,6 +40,7 @@ from openwork_core.models.port import (
 )
 from openwork_core.session.outcome import FailureCode, TurnFailure
 from openwork_core.session.updates import ReasoningDeltaUpdate, SessionUpdate, TextDeltaUpdate
+from openwork_core.storage.codec import is_storable_text
 from openwork_tools.faults import faultpoint
 
 
@@ -104,10 +105,25 @@ async def stream_response(
     if completed is None:
         raise ModelProtocolViolation("the model stream ended without a completed response")
     ids = [call.id for call in completed.tool_calls]
-    if len(set(ids)) != len(ids) or not all(i.strip() for i in ids):
+    if len(set(ids)) != len(ids) or not all(map(_storable_call_id, ids)):
         # never persist a response the Conversation could not hold (context-window.md §4.1)
-        raise ModelProtocolViolation("the model's tool calls must have distinct, non-blank ids")
+        raise ModelProtocolViolation(
+            "the model's tool calls must have distinct, non-blank ids of at most "
+            f"{MAX_CALL_ID_CHARS} characters, without U+0000 or a lone surrogate"
+        )
     return StreamedResponse(completed, semantic)
+
+
+MAX_CALL_ID_CHARS = 256
+"""A provider's tool call id at most (theirs are some 10 to 40): the id is stored as it came and
+indexed with its turn, and PostgreSQL cannot index a value over 2 704 bytes."""
+
+
+def _storable_call_id(call_id: str) -> bool:
+    """A call id is the provider's token, stored as it came: one storage cannot hold is the
+    provider's broken output, not a persistence error."""
+    blank = not call_id.strip()
+    return not blank and len(call_id) <= MAX_CALL_ID_CHARS and is_storable_text(call_id)
 
 
 def assistant_message(response: ModelResponse) -> Message:

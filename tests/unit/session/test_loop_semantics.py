@@ -19,6 +19,7 @@ from openwork_core.models.port import (
     ModelRequest,
 )
 from openwork_core.session.outcome import Cancelled
+from openwork_core.session.runner.model_step import MAX_CALL_ID_CHARS
 from openwork_core.storage.codec import decode_message
 from openwork_core.storage.records import TurnStatus
 from openwork_core.usage import TokenUsage
@@ -256,6 +257,24 @@ async def test_a_response_with_duplicate_tool_call_ids_is_a_protocol_error_and_i
         _, status, code = await _outcome(session, "go")
         assert (status, code) == (TurnStatus.FAILED, "model_protocol_error")
         assert not any(m.role is Role.ASSISTANT for m in session.storage.messages)
+
+
+async def test_a_tool_call_id_storage_cannot_hold_is_a_protocol_error_and_is_not_stored(
+    tmp_path: Path,
+) -> None:
+    """context-window.md §4.1: a call id is the provider's token, stored as it came and indexed
+    with its turn; one holding U+0000 or a lone surrogate, or longer than ``MAX_CALL_ID_CHARS``,
+    is the provider's broken output (model_protocol_error), refused before anything is written.
+    Before, the memory storage's actor stopped, and on PostgreSQL a 6 000-character id failed
+    the turn ``persistence_error`` (past the index's 2 704 bytes), as if the database were at
+    fault."""
+    for n, bad in enumerate(("call\x00one", "call\ud800", "c" * (MAX_CALL_ID_CHARS + 1))):
+        model = ScriptedModel([ScriptedResponse(tool_calls=((bad, "list", {}),))])
+        (tmp_path / str(n)).mkdir()
+        async with memory_session(model, _workspace(tmp_path / str(n))) as session:
+            _, status, code = await _outcome(session, "go")
+            assert (status, code) == (TurnStatus.FAILED, "model_protocol_error")
+            assert not any(m.role is Role.ASSISTANT for m in session.storage.messages)
 
 
 async def test_a_chat_state_that_stops_mid_turn_fails_the_turn_chat_state_error(
