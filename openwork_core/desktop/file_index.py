@@ -23,8 +23,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import pathspec
-
+from openwork_tools.gitignore import IgnoreRules
 from openwork_tools.regular_file import open_regular
 
 DEFAULT_MAX_FILES = 200_000
@@ -37,7 +36,7 @@ NEVER_ENTERED = frozenset({".git"})
 class _Ignore:
     prefix: str
     """The directory of the ``.gitignore``, relative to the root, with a trailing ``/`` (or "")."""
-    spec: pathspec.GitIgnoreSpec
+    spec: IgnoreRules
 
     def ignores(self, rel: str, is_dir: bool) -> bool:
         inner = rel[len(self.prefix) :]
@@ -123,7 +122,7 @@ class WorkspaceFileIndex:
         prefix = rel + "/" if rel else ""
         ignore_mtime_ns = _mtime(f"{absolute}/.gitignore")
         lines = _read_lines(f"{absolute}/.gitignore") if ignore_mtime_ns is not None else None
-        ignore = _Ignore(prefix, pathspec.GitIgnoreSpec.from_lines(lines)) if lines else None
+        ignore = _Ignore(prefix, IgnoreRules.of_gitignore(lines)) if lines else None
         rules = (*chain, ignore) if ignore is not None else chain
         files: list[str] = []
         subdirs: list[str] = []

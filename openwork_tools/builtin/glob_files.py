@@ -13,6 +13,7 @@ from openwork_tools.builtin import walk
 from openwork_tools.builtin.listing import ListingSpill
 from openwork_tools.context import ToolCallContext, ToolSessionContext
 from openwork_tools.definition import RiskHint, Tool
+from openwork_tools.gitignore import IgnoreRules, InvalidPattern
 from openwork_tools.paths import CheckedPath, PathIntent, resolve_path
 from openwork_tools.policy import Access
 from openwork_tools.results import ToolErrorCode, ToolResult, ToolStatus
@@ -41,11 +42,10 @@ class _Found:
 def scan(
     root: Path,
     session: ToolSessionContext,
-    pattern: str,
+    spec: IgnoreRules,
     stop: walk.StopCheck,
     spill: ListingSpill,
 ) -> _Found:
-    spec = walk.glob_spec(pattern)
     found = _Found()
     try:
         for path in walk.walk_files(
@@ -104,6 +104,13 @@ class GlobTool(Tool[GlobInput]):
     async def execute(
         self, session: ToolSessionContext, call: ToolCallContext, tool_input: GlobInput
     ) -> ToolResult:
+        try:
+            spec = IgnoreRules.of_glob(tool_input.pattern)
+        except InvalidPattern as exc:
+            return ToolResult.fail(
+                ToolErrorCode.INVALID_ARGUMENTS,
+                f"invalid tool input: pattern: not a valid glob: {exc}",
+            )
         checked = await asyncio.to_thread(
             resolve_path, tool_input.path, Access.READ, PathIntent.MUST_EXIST, call.policy, session
         )
@@ -113,8 +120,7 @@ class GlobTool(Tool[GlobInput]):
         spill = ListingSpill(session.spill_dir, call.call_id)
         try:
             found = await walk.run_search(
-                lambda guarded: scan(checked.real, session, tool_input.pattern, guarded, spill),
-                stop,
+                lambda guarded: scan(checked.real, session, spec, guarded, spill), stop
             )
         except walk.SearchStopped:
             await asyncio.to_thread(lambda: spill.finish(keep=False))

@@ -18,6 +18,7 @@ from openwork_tools.builtin import walk
 from openwork_tools.builtin.listing import ListingSpill
 from openwork_tools.context import ToolCallContext, ToolSessionContext
 from openwork_tools.definition import RiskHint, Tool
+from openwork_tools.gitignore import IgnoreRules, InvalidPattern
 from openwork_tools.paths import CheckedPath, PathIntent, resolve_path
 from openwork_tools.policy import Access
 from openwork_tools.regular_file import open_regular
@@ -90,11 +91,12 @@ def scan(
     session: ToolSessionContext,
     tool_input: GrepInput,
     regex: re.Pattern[str],
+    only: IgnoreRules | None,
     stop: walk.StopCheck,
     spill: ListingSpill,
 ) -> _Scan:
     state = _Scan(tool_input.output_mode, spill)
-    only = walk.glob_spec(tool_input.glob) if tool_input.glob and root.is_dir() else None
+    only = only if root.is_dir() else None
     try:
         for path in walk.walk_files(
             root,
@@ -179,6 +181,13 @@ class GrepTool(Tool[GrepInput]):
                 ToolErrorCode.INVALID_ARGUMENTS,
                 f"invalid tool input: pattern: not a valid regular expression: {problem}",
             )
+        try:
+            only = IgnoreRules.of_glob(tool_input.glob) if tool_input.glob else None
+        except InvalidPattern as exc:
+            return ToolResult.fail(
+                ToolErrorCode.INVALID_ARGUMENTS,
+                f"invalid tool input: glob: not a valid glob: {exc}",
+            )
         checked = await asyncio.to_thread(
             resolve_path, tool_input.path, Access.READ, PathIntent.MUST_EXIST, call.policy, session
         )
@@ -188,7 +197,10 @@ class GrepTool(Tool[GrepInput]):
         spill = ListingSpill(session.spill_dir, call.call_id)
         try:
             state = await walk.run_search(
-                lambda guarded: scan(checked.real, session, tool_input, regex, guarded, spill), stop
+                lambda guarded: scan(
+                    checked.real, session, tool_input, regex, only, guarded, spill
+                ),
+                stop,
             )
         except walk.SearchStopped:
             await asyncio.to_thread(lambda: spill.finish(keep=False))

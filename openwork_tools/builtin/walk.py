@@ -16,8 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-import pathspec
-
+from openwork_tools.gitignore import IgnoreRules
 from openwork_tools.regular_file import open_regular
 
 SEARCH_TIMEOUT_S = 30.0
@@ -65,15 +64,10 @@ async def run_search(work: Callable[[StopCheck], T], stop: StopCheck) -> T:
         raise
 
 
-def glob_spec(pattern: str) -> pathspec.GitIgnoreSpec:
-    """A gitignore-style glob: `*.rs` matches at any depth, `src/*.rs` is anchored."""
-    return pathspec.GitIgnoreSpec.from_lines([pattern])
-
-
 @dataclass(frozen=True, slots=True)
 class _Ignore:
     base: Path
-    spec: pathspec.GitIgnoreSpec
+    spec: IgnoreRules
 
     def ignores(self, path: Path, is_dir: bool) -> bool:
         rel = path.relative_to(self.base).as_posix()
@@ -86,7 +80,7 @@ def _load_ignore(directory: Path) -> _Ignore | None:
             lines = fh.read().decode(errors="replace").splitlines()
     except OSError:
         return None
-    return _Ignore(directory, pathspec.GitIgnoreSpec.from_lines(lines))
+    return _Ignore(directory, IgnoreRules.of_gitignore(lines))
 
 
 def _ancestor_ignores(root: Path, workspace: Path) -> list[_Ignore]:

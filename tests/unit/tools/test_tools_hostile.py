@@ -16,7 +16,7 @@ from openwork_tools.context import ToolSessionContext
 from openwork_tools.policy import NETWORK_GRANT_LINE
 from openwork_tools.registry import FinalizedToolset, ToolsetConfig
 from openwork_tools.regular_file import NOT_REGULAR
-from openwork_tools.results import ToolStatus
+from openwork_tools.results import ToolErrorCode, ToolStatus
 from openwork_tools.schema import input_schema, parse_input
 from tests.support.tools import call_ctx
 
@@ -94,3 +94,27 @@ async def test_a_fifo_or_a_device_in_the_workspace_is_refused_by_the_file_tools_
     finally:
         for fifo in fifos:  # a reader still blocked in open() (the old code) is let go
             os.close(os.open(fifo, os.O_RDWR | os.O_NONBLOCK))
+
+
+async def test_a_hostile_gitignore_or_glob_neither_hangs_nor_breaks_glob_and_grep(
+    toolset: FinalizedToolset, workspace: Path
+) -> None:
+    """The workspace and the model are untrusted (tools.md §7 grep/glob): a ``.gitignore``
+    line ``*a*a…*b`` against a long name made Python's ``re`` backtrack for years, holding the
+    GIL (glob, grep and the daemon with them never answered), and a line that is no pattern
+    (``[b-a]``) made every glob and grep of the workspace fail. Now such a line is matched in
+    linear time, an invalid one is skipped as git skips it, and a glob that is no pattern is
+    the model's invalid input."""
+    (workspace / ".gitignore").write_text("*a" * 20 + "*b\n[b-a]\n*.log\n")
+    (workspace / ("a" * 100)).write_text("needle\n")
+    (workspace / "x.log").write_text("needle\n")
+    found = await toolset.call("glob", json.dumps({"pattern": "*a" * 20 + "*b"}), call_ctx())
+    assert found.status is ToolStatus.SUCCEEDED and found.text.startswith("No files"), found.text
+    listed = await toolset.call("glob", '{"pattern": "**/*"}', call_ctx())
+    assert listed.text == "a" * 100, listed.text
+    grepped = await toolset.call("grep", '{"pattern": "needle", "glob": "*"}', call_ctx())
+    assert grepped.text.splitlines()[0] == "a" * 100, grepped.text
+    for tool, field in (("glob", "pattern"), ("grep", "glob")):
+        bad = await toolset.call(tool, json.dumps({"pattern": "x", field: "[b-a]"}), call_ctx())
+        assert bad.error is not None and bad.error.code is ToolErrorCode.INVALID_ARGUMENTS
+        assert bad.text.startswith(f"invalid tool input: {field}: not a valid glob"), bad.text
