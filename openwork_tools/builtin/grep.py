@@ -1,13 +1,9 @@
-"""``grep``: regex search over the workspace (tools.md §7 grep).
-
-Engine: Python ``re`` (the open point of tools.md §7: the common Rust-regex syntax — classes,
-alternation, anchors, ``\\b``, ``(?i)``, repetition — means the same here).
-"""
+"""``grep``: regex search over the workspace (tools.md §7 grep); the matching, by RE2, is
+``line_search.py``'s."""
 
 from __future__ import annotations
 
 import asyncio
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -15,6 +11,12 @@ from typing import Literal
 from pydantic import Field
 
 from openwork_tools.builtin import walk
+from openwork_tools.builtin.line_search import (
+    InvalidRegex,
+    LinePattern,
+    compile_pattern,
+    matching_lines,
+)
 from openwork_tools.builtin.listing import ListingSpill
 from openwork_tools.context import ToolCallContext, ToolSessionContext
 from openwork_tools.definition import RiskHint, Tool
@@ -29,7 +31,6 @@ MAX_LINES = 250
 MAX_LINES_PER_FILE = 50
 MAX_LINE_BYTES = 2000
 MAX_FILES = 250
-MAX_SCAN_LINE = 64 * 1024 * 1024
 LINE_TRUNCATED = f"... (line truncated to {MAX_LINE_BYTES} bytes)"
 
 DESCRIPTION = (
@@ -66,31 +67,21 @@ def _cut_line(text: str) -> str:
 
 
 def _file_matches(
-    path: Path, regex: re.Pattern[str], stop: walk.StopCheck
+    path: Path, pattern: LinePattern, stop: walk.StopCheck
 ) -> list[tuple[int, str]] | None:
     """Matching (line number, text); None when binary, unreadable or a line exceeds 64 MiB."""
-    found: list[tuple[int, str]] = []
     try:
         with open_regular(path) as fh:
-            number = 0
-            while raw := fh.readline(MAX_SCAN_LINE + 1):
-                number += 1
-                if len(raw) > MAX_SCAN_LINE or b"\0" in raw:
-                    return None
-                line = raw.rstrip(b"\n").rstrip(b"\r").decode(errors="replace")
-                if regex.search(line):
-                    stop()
-                    found.append((number, line))
+            return matching_lines(fh, pattern, stop)
     except OSError:
         return None
-    return found
 
 
 def scan(
     root: Path,
     session: ToolSessionContext,
     tool_input: GrepInput,
-    regex: re.Pattern[str],
+    pattern: LinePattern,
     only: IgnoreRules | None,
     stop: walk.StopCheck,
     spill: ListingSpill,
@@ -106,7 +97,7 @@ def scan(
         ):
             if only is not None and not only.match_file(path.relative_to(root).as_posix()):
                 continue
-            matches = _file_matches(path, regex, stop)
+            matches = _file_matches(path, pattern, stop)
             if not matches:
                 continue
             shown = session.display_path(path)
@@ -174,12 +165,11 @@ class GrepTool(Tool[GrepInput]):
         self, session: ToolSessionContext, call: ToolCallContext, tool_input: GrepInput
     ) -> ToolResult:
         try:
-            regex = re.compile(tool_input.pattern)
-        except (re.error, RecursionError) as exc:  # RecursionError: groups nested ~500 deep
-            problem = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
+            pattern = compile_pattern(tool_input.pattern)
+        except InvalidRegex as exc:
             return ToolResult.fail(
                 ToolErrorCode.INVALID_ARGUMENTS,
-                f"invalid tool input: pattern: not a valid regular expression: {problem}",
+                f"invalid tool input: pattern: not a valid regular expression: {exc}",
             )
         try:
             only = IgnoreRules.of_glob(tool_input.glob) if tool_input.glob else None
@@ -198,7 +188,7 @@ class GrepTool(Tool[GrepInput]):
         try:
             state = await walk.run_search(
                 lambda guarded: scan(
-                    checked.real, session, tool_input, regex, only, guarded, spill
+                    checked.real, session, tool_input, pattern, only, guarded, spill
                 ),
                 stop,
             )

@@ -622,18 +622,19 @@ async def test_reverting_a_turn_never_writes_through_a_symlink_the_model_planted
     assert all("no longer the file" in c["message"] for c in body["conflicts"])
 
 
-async def test_a_hostile_gitignore_or_glob_never_freezes_the_daemon(
+async def test_a_hostile_gitignore_glob_or_grep_never_freezes_the_daemon(
     database_url: str, fake_provider: FakeProvider
 ) -> None:
     """The repository and the model are untrusted: a ``.gitignore`` line ``*a*a…*b`` (or the
-    model's glob of it) against a long file name made Python's ``re`` backtrack for years while
-    holding the GIL, so the first file search froze the whole daemon — ``/v1/health``, every
-    session and SIGTERM included (found 2026-12-06 by probing a real daemon). Gitignore-style
-    patterns are now matched by RE2 (``openwork_tools/gitignore.py``): the file search, glob and
-    grep answer, and the daemon stops with 0 (``target``)."""
+    model's glob of it) against a long file name, or the model's grep ``(a|aa)*c`` against a
+    long line, made Python's ``re`` backtrack for years while holding the GIL, so one file
+    search or tool call froze the whole daemon — ``/v1/health``, every session and SIGTERM
+    included (found 2026-12-06 by probing a real daemon). Gitignore-style patterns and grep's
+    pattern are matched by RE2 (``openwork_tools/gitignore.py``, ``builtin/line_search.py``):
+    the file search, glob and grep answer, and the daemon stops with 0 (``target``)."""
     async with target(database_url, fake_provider) as t:
         (t.workspace / ".gitignore").write_text("*a" * 20 + "*b\n[b-a]\n*.log\n")
-        (t.workspace / ("a" * 100)).write_text("needle\n")
+        (t.workspace / ("a" * 100)).write_text("needle\n" + "a" * 60 + "\n")
         (t.workspace / "x.log").write_text("needle\n")
         found = await t.client.get(
             f"/v1/sessions/{t.session_id}/files", params={"query": "aaa"}, timeout=30
@@ -642,11 +643,13 @@ async def test_a_hostile_gitignore_or_glob_never_freezes_the_daemon(
             ("glob", {"pattern": "*a" * 20 + "*b"}),
             ("glob", {"pattern": "**/*"}),
             ("grep", {"pattern": "needle"}),
+            ("grep", {"pattern": "(a|aa)*c"}),
         )
         health = await t.client.get("/v1/health", timeout=30)
     assert found.status_code == 200, found.text
     assert [f["path"] for f in found.json()["files"]] == ["a" * 100]
     assert results["c0"].startswith("No files"), results["c0"]
     assert results["c1"] == "a" * 100
-    assert results["c2"].splitlines()[0] == "a" * 100
+    assert results["c2"].splitlines()[:2] == ["a" * 100, "1:needle"]
+    assert results["c3"].startswith("No matches"), results["c3"]
     assert health.status_code == 200
