@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import asyncio
 import importlib
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
+import orjson
 import structlog
 
 from openwork_core.models.endpoints import server_root
@@ -35,6 +36,9 @@ if TYPE_CHECKING:
 log = structlog.get_logger(__name__)
 
 PROBE_TIMEOUT_S = 2.0
+"""Each of the four questions, whole (connection, answer and body)."""
+MAX_ANSWER_BYTES = 4 * 1024 * 1024
+"""An answer to read at most: Ollama's ``/api/show`` with a long license is some 50 KB."""
 
 PUBLIC_HOSTS = frozenset({"api.openai.com", "api.anthropic.com", "api.deepseek.com"})
 """Vendor APIs: never probed (their windows are in the catalog)."""
@@ -66,39 +70,49 @@ async def probe_served_window(
 
         async def ask(
             server: ServerKind,
-            call: Callable[[], Awaitable[httpx.Response]],
+            request: httpx.Request,
             window: Callable[[object], int | None],
             tools: Callable[[object], bool | None] = lambda _body: None,
         ) -> ServedWindow | None:
             try:
-                response = await call()
-                if response.status_code != 200:
-                    return None
-                body = response.json()
-                tokens = window(body)
+                async with asyncio.timeout(timeout_s):  # httpx's timeout is per read
+                    body = await _bounded_json(client, request)
+                tokens = None if body is None else window(body)
             except Exception as exc:  # any failure (HTTP, an invalid URL, a bad body): unknown
                 log.debug("window_probe.no_answer", server=server, error=type(exc).__name__)
                 return None
             return None if tokens is None else ServedWindow(server, tokens, tools(body))
 
+        def request(method: str, path: str, **json: object) -> httpx.Request:
+            return client.build_request(method, f"{root}{path}", json=json or None)
+
         answers = await asyncio.gather(
-            ask("llama.cpp", lambda: client.get(f"{root}/props"), llamacpp_window, llamacpp_tools),
-            ask(
-                "ollama",
-                lambda: client.post(f"{root}/api/show", json={"model": model}),
-                ollama_window,
-                ollama_tools,
-            ),
+            ask("llama.cpp", request("GET", "/props"), llamacpp_window, llamacpp_tools),
+            ask("ollama", request("POST", "/api/show", model=model), ollama_window, ollama_tools),
             ask(
                 "lm-studio",
-                lambda: client.get(f"{root}/api/v0/models"),
+                request("GET", "/api/v0/models"),
                 lambda body: lmstudio_window(body, model),
                 lambda body: lmstudio_tools(body, model),
             ),
-            ask(
-                "vllm",
-                lambda: client.get(f"{root}/v1/models"),
-                lambda body: vllm_window(body, model),
-            ),
+            ask("vllm", request("GET", "/v1/models"), lambda body: vllm_window(body, model)),
         )
     return next((answer for answer in answers if answer is not None), None)
+
+
+async def _bounded_json(client: httpx.AsyncClient, request: httpx.Request) -> object | None:
+    """The answer's JSON when it is a 200 of at most ``MAX_ANSWER_BYTES``; the server is
+    untrusted, so a longer answer is not read to its end."""
+    response = await client.send(request, stream=True)
+    try:
+        if response.status_code != 200:
+            return None
+        body = bytearray()
+        async for chunk in response.aiter_bytes():
+            body += chunk
+            if len(body) > MAX_ANSWER_BYTES:
+                raise ValueError(f"an answer over {MAX_ANSWER_BYTES} bytes")
+        parsed: object = orjson.loads(body)
+        return parsed
+    finally:
+        await response.aclose()

@@ -56,6 +56,18 @@ class StreamedResponse:
     semantic_output: bool
 
 
+MAX_CALL_ID_CHARS = 256
+"""A provider's tool call id at most (theirs are some 10 to 40): the id is stored as it came and
+indexed with its turn, and PostgreSQL cannot index a value over 2 704 bytes."""
+
+
+def _storable_call_id(call_id: str) -> bool:
+    """A call id is the provider's token, stored as it came: one storage cannot hold is the
+    provider's broken output, not a persistence error."""
+    blank = not call_id.strip()
+    return not blank and len(call_id) <= MAX_CALL_ID_CHARS and is_storable_text(call_id)
+
+
 async def stream_response(
     port: ModelPort,
     request: ModelRequest,
@@ -112,18 +124,6 @@ async def stream_response(
             f"{MAX_CALL_ID_CHARS} characters, without U+0000 or a lone surrogate"
         )
     return StreamedResponse(completed, semantic)
-
-
-MAX_CALL_ID_CHARS = 256
-"""A provider's tool call id at most (theirs are some 10 to 40): the id is stored as it came and
-indexed with its turn, and PostgreSQL cannot index a value over 2 704 bytes."""
-
-
-def _storable_call_id(call_id: str) -> bool:
-    """A call id is the provider's token, stored as it came: one storage cannot hold is the
-    provider's broken output, not a persistence error."""
-    blank = not call_id.strip()
-    return not blank and len(call_id) <= MAX_CALL_ID_CHARS and is_storable_text(call_id)
 
 
 def assistant_message(response: ModelResponse) -> Message:

@@ -38,6 +38,15 @@ def test_ollama_serves_num_ctx_when_its_parameters_set_one() -> None:
     assert ollama_window(OLLAMA_SHOW) == 8192
 
 
+def test_ollama_parameters_of_a_million_blank_lines_are_read_at_once() -> None:
+    """The server's answer is untrusted: the multi-line regular expression that read
+    ``num_ctx`` backtracked over every run of blank lines (80 000 newlines took 12 s, holding
+    the event loop; this input half an hour). Read line by line, as the same rule."""
+    show = {"parameters": "\n" * 1_000_000 + "  num_ctx   4096  \n"}
+    assert ollama_window(show) == 4096
+    assert ollama_window({"parameters": "num_ctx 4096 extra\nnum_ctxx 1"}) is None
+
+
 def test_ollama_without_num_ctx_reports_the_models_context_length() -> None:
     show = {**OLLAMA_SHOW, "parameters": 'stop "<|eot_id|>"'}
     assert ollama_window(show) == 131072
