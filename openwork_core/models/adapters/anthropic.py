@@ -27,6 +27,7 @@ from openwork_core.models.adapters.anthropic_encode import (
     encode_tools,
     with_cache_breakpoints,
 )
+from openwork_core.models.adapters.error_body import httpx2_transport
 from openwork_core.models.adapters.opaque import OpaqueScope, scoped_block
 from openwork_core.models.adapters.raw_body import ConfiguredClients, dump_body
 from openwork_core.models.adapters.sse import SseStream
@@ -39,7 +40,6 @@ from openwork_core.models.adapters.streaming import (
     json_object,
     json_str,
 )
-from openwork_core.models.adapters.tls import httpx2_tls
 from openwork_core.models.errors import (
     connection_cause,
     http_error,
@@ -259,7 +259,7 @@ class AnthropicAdapter:
             base_url=base_url,
             api_key=api_key or NO_API_KEY,
             default_headers=default_headers,
-            http_client=anthropic.DefaultAsyncHttpxClient(verify=httpx2_tls()),
+            http_client=anthropic.DefaultAsyncHttpxClient(transport=httpx2_transport()),
         )
         self._configured = ConfiguredClients(
             lambda retries, timeout_s: self._client.with_options(

@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator, Mapping
 import httpx
 import openai
 
+from openwork_core.models.adapters.error_body import httpx_transport
 from openwork_core.models.adapters.openai_chat_encode import encode_messages, encode_tools
 from openwork_core.models.adapters.raw_body import (
     ConfiguredClients,
@@ -32,7 +33,6 @@ from openwork_core.models.adapters.streaming import (
     json_int,
     json_object,
 )
-from openwork_core.models.adapters.tls import httpx_tls
 from openwork_core.models.errors import (
     connection_cause,
     http_error,
@@ -226,7 +226,7 @@ class OpenAIChatAdapter:
             base_url=base_url,
             api_key=api_key or NO_API_KEY,
             default_headers=default_headers,
-            http_client=http_client or openai.DefaultAsyncHttpxClient(verify=httpx_tls()),
+            http_client=http_client or openai.DefaultAsyncHttpxClient(transport=httpx_transport()),
         )
         self._max_tokens_field: MaxTokensField = max_tokens_field
         self._configured = ConfiguredClients(

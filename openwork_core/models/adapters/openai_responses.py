@@ -26,6 +26,7 @@ import orjson
 import structlog
 from openai.types.responses import ResponseInputItemParam
 
+from openwork_core.models.adapters.error_body import httpx_transport
 from openwork_core.models.adapters.opaque import OpaqueScope, scoped_block
 from openwork_core.models.adapters.openai_chat import (
     NO_API_KEY,
@@ -56,7 +57,6 @@ from openwork_core.models.adapters.streaming import (
     json_object,
     json_str,
 )
-from openwork_core.models.adapters.tls import httpx_tls
 from openwork_core.models.errors import provider_error_codes, request_id, stream_error
 from openwork_core.models.port import (
     FinishReason,
@@ -227,7 +227,7 @@ class OpenAIResponsesAdapter:
             base_url=base_url,
             api_key=api_key or NO_API_KEY,
             default_headers=default_headers,
-            http_client=http_client or openai.DefaultAsyncHttpxClient(verify=httpx_tls()),
+            http_client=http_client or openai.DefaultAsyncHttpxClient(transport=httpx_transport()),
         )
         self._configured = ConfiguredClients(
             lambda retries, timeout_s: self._client.with_options(
