@@ -6,13 +6,13 @@ session's own facts are its ``InMemorySessionStorage`` (``storage``). Not durabl
 
 from __future__ import annotations
 
-import re
 from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from openwork_chat_state.item import MessageKind
 from openwork_chat_state.messages import Role
+from openwork_core.agents.control import is_valid_task_name
 from openwork_core.agents.reconcile import (
     ChildTurn,
     Reconciliation,
@@ -30,9 +30,6 @@ from openwork_core.storage.errors import RecordNotFound
 from openwork_core.storage.memory import InMemorySessionStorage
 from openwork_core.storage.records import SessionRecord, TurnRecord, TurnStatus
 from openwork_tools.modes import SandboxMode
-
-_TASK_NAME = re.compile(r"[a-z][a-z0-9_]{0,47}")
-"""``sessions_task_name_format`` (migration 0001)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -89,7 +86,7 @@ class InMemorySessions:
             raise ChildSessionRejected(
                 f"session {parent_session_id} is a sub-agent; it has no children"
             )
-        if _TASK_NAME.fullmatch(task_name) is None:
+        if not is_valid_task_name(task_name):  # PostgreSQL's sessions_task_name_format
             raise ChildSessionRejected("child session violates sessions_task_name_format")
         if any(c.task_name == task_name for c in self._children(parent_session_id)):
             raise ChildTaskNameTaken(
