@@ -2,21 +2,28 @@
 
 from __future__ import annotations
 
-import asyncio
 import codecs
 import hashlib
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
 
 from pydantic import Field
 
+from openwork_tools.builtin.walk import SearchStopped, StopCheck, make_stop, run_search
 from openwork_tools.context import ToolCallContext, ToolSessionContext
 from openwork_tools.definition import RiskHint, Tool
 from openwork_tools.paths import CheckedPath, PathIntent, resolve_path
 from openwork_tools.policy import Access
 from openwork_tools.regular_file import open_regular
-from openwork_tools.results import FOOTER_RESERVE, RESULT_TEXT_LIMIT, ToolErrorCode, ToolResult
+from openwork_tools.results import (
+    FOOTER_RESERVE,
+    RESULT_TEXT_LIMIT,
+    ToolErrorCode,
+    ToolResult,
+    ToolStatus,
+)
 from openwork_tools.schema import ToolInput
 
 MAX_LINES = 2000
@@ -63,8 +70,10 @@ def _render(number: int, raw: bytes, full_len: int) -> str:
     return f"{number}\t{text}"
 
 
-def read_page(real: Path, display: str, offset: int, limit: int) -> _Page:
-    """Stream the whole file: hash, count lines, validate UTF-8, keep only the page (§7 read)."""
+def read_page(real: Path, display: str, offset: int, limit: int, stop: StopCheck) -> _Page:
+    """Stream the whole file: hash, count lines, validate UTF-8, keep only the page (§7 read).
+    ``stop`` is checked per 1 MiB: a cancelled call's thread ends there, not at the end of a
+    file of many gigabytes."""
     digest = hashlib.sha256()
     decoder = codecs.getincrementaldecoder("utf-8")()
     lines: list[str] = []
@@ -90,6 +99,7 @@ def read_page(real: Path, display: str, offset: int, limit: int) -> _Page:
     try:
         with open_regular(real) as fh:
             while chunk := fh.read(_CHUNK):
+                stop()
                 digest.update(chunk)
                 if b"\0" in chunk:
                     raise _ReadFailure(
@@ -154,7 +164,11 @@ def render_page(page: _Page, offset: int, display: str) -> str | None:
 
 
 def _checked_page(
-    tool_input: ReadInput, offset: int, call: ToolCallContext, session: ToolSessionContext
+    tool_input: ReadInput,
+    offset: int,
+    call: ToolCallContext,
+    session: ToolSessionContext,
+    stop: StopCheck,
 ) -> tuple[CheckedPath, _Page] | ToolResult:
     """Resolve and check the path, then read its page (blocking: both on one worker thread)."""
     checked = resolve_path(
@@ -163,7 +177,7 @@ def _checked_page(
     if not isinstance(checked, CheckedPath):
         return checked
     try:
-        return checked, read_page(checked.real, checked.display, offset, tool_input.limit)
+        return checked, read_page(checked.real, checked.display, offset, tool_input.limit, stop)
     except _ReadFailure as failure:
         return ToolResult.fail(ToolErrorCode.EXECUTION_FAILED, str(failure))
 
@@ -178,9 +192,17 @@ class ReadTool(Tool[ReadInput]):
         self, session: ToolSessionContext, call: ToolCallContext, tool_input: ReadInput
     ) -> ToolResult:
         offset = max(1, tool_input.offset)
-        read = await asyncio.to_thread(  # one worker-thread hop for the check and the read
-            _checked_page, tool_input, offset, call, session
-        )
+        stop = make_stop(call.cancel.is_set, call.remaining(), math.inf)
+        try:  # one worker-thread hop for the check and the read
+            read = await run_search(
+                lambda guarded: _checked_page(tool_input, offset, call, session, guarded), stop
+            )
+        except SearchStopped as stopped:
+            if stopped.cancelled:
+                return ToolResult.fail(
+                    ToolErrorCode.CANCELLED, "read was cancelled.", status=ToolStatus.CANCELLED
+                )
+            return ToolResult.fail(ToolErrorCode.TIMEOUT, "read timed out.")
         if isinstance(read, ToolResult):
             return read
         checked, page = read

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import hashlib
+import math
 from pathlib import Path
 
 import pytest
 
+from openwork_tools.builtin.read import read_page
+from openwork_tools.builtin.walk import SearchStopped, StopCheck
 from openwork_tools.context import ToolSessionContext
 from openwork_tools.registry import FinalizedToolset
 from openwork_tools.results import RESULT_TEXT_LIMIT, ToolErrorCode, ToolStatus
@@ -211,3 +214,27 @@ async def test_credential_dirs_are_unreadable_by_every_route(
         " and a one-sentence justification; the user will be asked]"
     )
     assert "SECRET" not in result.text
+
+
+async def test_a_cancelled_read_stops_at_its_next_chunk_not_at_the_end_of_the_file(
+    toolset: FinalizedToolset, workspace: Path
+) -> None:
+    """tools.md §7 read streams the whole file (total lines, hash); a cancelled call's worker
+    thread used to read on to the end — minutes for a file of many gigabytes, and the daemon's
+    stop waited on it. The read checks the call's cancel per 1 MiB chunk."""
+    big = workspace / "big.txt"
+    big.write_bytes(b"0123456789abcde\n" * (1 << 20))  # 16 MiB
+    checks: list[int] = []
+
+    def cancelled_at_the_third_check() -> bool:
+        checks.append(len(checks))
+        return len(checks) >= 3
+
+    stop = StopCheck(cancelled_at_the_third_check, math.inf)
+    with pytest.raises(SearchStopped):
+        read_page(big, "big.txt", 1, 10, stop)
+    assert len(checks) == 3  # three chunks of sixteen
+    ctx = call_ctx()
+    ctx.cancel.set()
+    result = await toolset.call("read", '{"path": "big.txt"}', ctx)
+    assert result.status is ToolStatus.CANCELLED and result.text == "read was cancelled."
