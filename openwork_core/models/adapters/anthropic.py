@@ -40,6 +40,7 @@ from openwork_core.models.adapters.streaming import (
     json_object,
     json_str,
 )
+from openwork_core.models.adapters.tls import httpx2_tls
 from openwork_core.models.errors import (
     connection_cause,
     http_error,
@@ -259,7 +260,9 @@ class AnthropicAdapter:
             base_url=base_url,
             api_key=api_key or NO_API_KEY,
             default_headers=default_headers,
-            http_client=anthropic.DefaultAsyncHttpxClient(transport=httpx2_transport()),
+            http_client=anthropic.DefaultAsyncHttpxClient(
+                verify=httpx2_tls(), mounts={"all://": httpx2_transport()}
+            ),
         )
         self._configured = ConfiguredClients(
             lambda retries, timeout_s: self._client.with_options(

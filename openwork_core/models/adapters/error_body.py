@@ -7,6 +7,11 @@ that hands an error answer's body on cut at the bound (what the SDK parses then 
 megabyte: the error's code and message come first); a success answer passes untouched, so the
 streamed path is the same objects as before. One shape for each HTTP library: ``httpx`` (the
 ``openai`` SDK) and ``httpx2`` (the ``anthropic`` SDK).
+
+The transport is mounted for every URL (``mounts={"all://": …}``), not given as the client's
+``transport``: httpx ignores ``HTTP_PROXY``/``HTTPS_PROXY`` for a client with its own transport.
+A request the environment routes through a proxy (or past one, by ``NO_PROXY``) goes through
+httpx's own transport, whose error bodies are not cut.
 """
 
 from __future__ import annotations

@@ -33,6 +33,7 @@ from openwork_core.models.adapters.streaming import (
     json_int,
     json_object,
 )
+from openwork_core.models.adapters.tls import httpx_tls
 from openwork_core.models.errors import (
     connection_cause,
     http_error,
@@ -226,7 +227,10 @@ class OpenAIChatAdapter:
             base_url=base_url,
             api_key=api_key or NO_API_KEY,
             default_headers=default_headers,
-            http_client=http_client or openai.DefaultAsyncHttpxClient(transport=httpx_transport()),
+            http_client=http_client
+            or openai.DefaultAsyncHttpxClient(
+                verify=httpx_tls(), mounts={"all://": httpx_transport()}
+            ),
         )
         self._max_tokens_field: MaxTokensField = max_tokens_field
         self._configured = ConfiguredClients(

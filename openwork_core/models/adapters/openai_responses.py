@@ -57,6 +57,7 @@ from openwork_core.models.adapters.streaming import (
     json_object,
     json_str,
 )
+from openwork_core.models.adapters.tls import httpx_tls
 from openwork_core.models.errors import provider_error_codes, request_id, stream_error
 from openwork_core.models.port import (
     FinishReason,
@@ -227,7 +228,10 @@ class OpenAIResponsesAdapter:
             base_url=base_url,
             api_key=api_key or NO_API_KEY,
             default_headers=default_headers,
-            http_client=http_client or openai.DefaultAsyncHttpxClient(transport=httpx_transport()),
+            http_client=http_client
+            or openai.DefaultAsyncHttpxClient(
+                verify=httpx_tls(), mounts={"all://": httpx_transport()}
+            ),
         )
         self._configured = ConfiguredClients(
             lambda retries, timeout_s: self._client.with_options(

@@ -91,3 +91,42 @@ async def test_a_32_mib_error_body_is_read_to_the_bound(kind: str) -> None:
             await done.wait()
     assert error.http_status == 400, error
     assert len(sent) == 1 and sent[0] < MAX_ERROR_BODY_BYTES + 16 * 1024 * 1024 < BODY_BYTES
+
+
+@pytest.mark.parametrize("kind", ADAPTERS)
+async def test_the_environments_proxy_is_still_used(
+    kind: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The bounded transport is mounted for every URL rather than given as the client's
+    transport: httpx ignores ``HTTP_PROXY`` when a client has its own transport, so users behind
+    a proxy would have lost their provider. The request for a host that does not resolve goes
+    to the proxy, as the SDK's own client sends it."""
+    seen: list[bytes] = []
+    done = asyncio.Event()
+
+    async def proxy(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        seen.append(await reader.readuntil(b"\r\n"))
+        writer.write(b"HTTP/1.1 400 Bad Request\r\ncontent-length: 2\r\n\r\n{}")
+        await writer.drain()
+        writer.close()
+        done.set()
+
+    server = await asyncio.start_server(proxy, "127.0.0.1", 0)
+    try:
+        monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}")
+        monkeypatch.delenv("NO_PROXY", raising=False)
+        monkeypatch.delenv("no_proxy", raising=False)
+        port = ADAPTERS[kind]("http://provider.invalid")
+        try:
+            request = ModelRequest(
+                model="m", messages=(SYSTEM, user_text("hi")), tools=(), max_output_tokens=100
+            )
+            _, error = await failure(port, request)
+        finally:
+            await port.aclose()
+        async with asyncio.timeout(30):
+            await done.wait()
+    finally:
+        server.close()
+    assert error.http_status == 400, error
+    assert seen[0].startswith(b"POST http://provider.invalid/"), seen
