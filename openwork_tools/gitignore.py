@@ -5,15 +5,17 @@ The patterns come from the workspace's ``.gitignore`` files and from the model (
 long name takes years — and holds the GIL while it does, so one such match froze the whole
 daemon. pathspec's ``re2`` backend matches with RE2, which never backtracks. A line that is no
 valid pattern (``[b-a]``) is skipped in a ``.gitignore``, as git skips it, and is invalid input
-as a glob.
+as a glob. The rules are compiled in RE2 sets of ``_SET_SIZE`` patterns (one set's memory is
+bounded: a few thousand lines overflow it), and the last set with a matching line decides.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 import pathspec
+import re2
 from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
 
 
@@ -28,13 +30,34 @@ def _compiled(line: str) -> GitIgnoreSpecPattern:
         raise InvalidPattern(str(exc)) from exc
 
 
+_SET_SIZE = 256
+"""Patterns per RE2 set: a set's memory is bounded, and some 2 000 ordinary patterns (or a few
+hundred long hostile ones) overflow one, which then fails to compile."""
+
+
+def _sets(patterns: Sequence[GitIgnoreSpecPattern]) -> list[pathspec.GitIgnoreSpec]:
+    """RE2 sets holding ``patterns`` in order; a set that fails to compile is split, and one
+    pattern RE2 cannot hold alone matches nothing, like an invalid line."""
+    try:
+        return [pathspec.GitIgnoreSpec(patterns, backend="re2")]
+    except re2.error:
+        if len(patterns) == 1:
+            return []
+        half = len(patterns) // 2
+        return _sets(patterns[:half]) + _sets(patterns[half:])
+
+
 class IgnoreRules:
     """Gitignore rules (the last matching line decides; ``!`` re-includes), matched by RE2."""
 
-    __slots__ = ("_spec",)
+    __slots__ = ("_specs",)
 
-    def __init__(self, patterns: Iterable[GitIgnoreSpecPattern]) -> None:
-        self._spec = pathspec.GitIgnoreSpec(patterns, backend="re2")
+    def __init__(self, patterns: Sequence[GitIgnoreSpecPattern]) -> None:
+        self._specs = tuple(
+            spec
+            for start in range(0, len(patterns), _SET_SIZE)
+            for spec in _sets(patterns[start : start + _SET_SIZE])
+        )
 
     @classmethod
     def of_gitignore(cls, lines: Iterable[str]) -> IgnoreRules:
@@ -58,4 +81,10 @@ class IgnoreRules:
         U+FFFD for each undecodable byte, as a ``.gitignore`` line holding one is read."""
         if not path.isascii():
             path = path.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
-        return self._spec.match_file(path)
+        if len(self._specs) == 1:
+            return self._specs[0].match_file(path)
+        for spec in reversed(self._specs):  # the last set with a matching line decides
+            include = spec.check_file(path).include
+            if include is not None:
+                return include
+        return False

@@ -80,3 +80,23 @@ def test_a_name_that_is_not_utf8_is_matched_by_its_decodable_parts() -> None:
     assert rules.match_file("bad\udcff.txt")
     assert not rules.match_file("keep\udcff.txt")
     assert not rules.match_file("bad\udcff.md")
+
+
+def test_a_gitignore_of_thousands_of_lines_is_matched_in_sets() -> None:
+    """Some 2 000 patterns, or a few hundred long hostile ones, overflow one RE2 set: compiled
+    as one (the first RE2 version, fce036c), such a ``.gitignore`` failed every glob and grep of
+    its workspace. The rules are compiled in sets; the last matching line decides across them as
+    pathspec's ``re`` backend decides."""
+    lines = [
+        "*.txt",
+        *(f"dir{i}/file{i}.txt" for i in range(5000)),
+        "!keep.txt",
+        *([CATASTROPHIC] * 3000),
+        "build/",
+    ]
+    rules = IgnoreRules.of_gitignore(lines)
+    expected = pathspec.GitIgnoreSpec.from_lines(lines, backend="simple")
+    paths = ["a.txt", "keep.txt", "dir7/keep.txt", "dir4999/file4999.txt", "x.md", "build/"]
+    for path in paths:
+        assert rules.match_file(path) == expected.match_file(path), path
+    assert rules.match_file("a" * 100 + "b") and not rules.match_file("a" * 100)
