@@ -13,10 +13,23 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 
 import pathspec
 import re2
 from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
+
+from openwork_tools.regular_file import open_regular
+
+
+def read_gitignore(path: Path) -> tuple[str, ...] | None:
+    """The lines of the ``.gitignore`` at ``path`` (undecodable bytes as U+FFFD); None when it
+    cannot be read or is no regular file (a FIFO there is skipped, not waited on)."""
+    try:
+        with open_regular(path) as handle:
+            return tuple(handle.read().decode(errors="replace").splitlines())
+    except OSError:
+        return None
 
 
 class InvalidPattern(ValueError):

@@ -23,8 +23,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from openwork_tools.gitignore import IgnoreRules
-from openwork_tools.regular_file import open_regular
+from openwork_tools.gitignore import IgnoreRules, read_gitignore
 
 DEFAULT_MAX_FILES = 200_000
 RACY_NS = 2_000_000_000
@@ -121,7 +120,9 @@ class WorkspaceFileIndex:
     ) -> _Directory:
         prefix = rel + "/" if rel else ""
         ignore_mtime_ns = _mtime(f"{absolute}/.gitignore")
-        lines = _read_lines(f"{absolute}/.gitignore") if ignore_mtime_ns is not None else None
+        lines = (
+            read_gitignore(Path(absolute, ".gitignore")) if ignore_mtime_ns is not None else None
+        )
         ignore = _Ignore(prefix, IgnoreRules.of_gitignore(lines)) if lines else None
         rules = (*chain, ignore) if ignore is not None else chain
         files: list[str] = []
@@ -168,13 +169,5 @@ def _kind(entry: os.DirEntry[str]) -> _Kind:
 def _mtime(path: str) -> int | None:
     try:
         return os.stat(path, follow_symlinks=False).st_mtime_ns
-    except OSError:
-        return None
-
-
-def _read_lines(path: str) -> tuple[str, ...] | None:
-    try:
-        with open_regular(Path(path)) as handle:  # a FIFO there: skipped, not waited on
-            return tuple(handle.read().decode(errors="replace").splitlines())
     except OSError:
         return None

@@ -16,8 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-from openwork_tools.gitignore import IgnoreRules
-from openwork_tools.regular_file import open_regular
+from openwork_tools.gitignore import IgnoreRules, read_gitignore
 
 SEARCH_TIMEOUT_S = 30.0
 T = TypeVar("T")
@@ -75,12 +74,8 @@ class _Ignore:
 
 
 def _load_ignore(directory: Path) -> _Ignore | None:
-    try:
-        with open_regular(directory / ".gitignore") as fh:  # a FIFO there: skipped, not waited on
-            lines = fh.read().decode(errors="replace").splitlines()
-    except OSError:
-        return None
-    return _Ignore(directory, IgnoreRules.of_gitignore(lines))
+    lines = read_gitignore(directory / ".gitignore")
+    return None if lines is None else _Ignore(directory, IgnoreRules.of_gitignore(lines))
 
 
 def _ancestor_ignores(root: Path, workspace: Path) -> list[_Ignore]:
