@@ -17,8 +17,9 @@ from openwork_core.models.adapters.anthropic import AnthropicAdapter
 from openwork_core.models.adapters.error_body import MAX_ERROR_BODY_BYTES
 from openwork_core.models.adapters.openai_chat import OpenAIChatAdapter
 from openwork_core.models.adapters.openai_responses import OpenAIResponsesAdapter
-from openwork_core.models.port import ModelPort, ModelRequest
+from openwork_core.models.port import ModelError, ModelRequest
 from tests.integration.models.loopback import SYSTEM, failure
+from tests.support.loopback_server import loopback_server
 
 BODY_BYTES = 32 * 1024 * 1024
 PIECE = b"x" * (64 * 1024)
@@ -60,18 +61,29 @@ async def _huge_errors(sent: list[int], done: asyncio.Event) -> AsyncIterator[st
             writer.close()
             done.set()
 
-    server = await asyncio.start_server(answer, "127.0.0.1", 0)
-    try:
-        yield f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}"
-    finally:
-        server.close()
+    async with loopback_server(answer) as url:
+        yield url
 
 
-ADAPTERS: dict[str, Callable[[str], ModelPort]] = {
+Adapter = OpenAIChatAdapter | OpenAIResponsesAdapter | AnthropicAdapter
+ADAPTERS: dict[str, Callable[[str], Adapter]] = {
     "openai-chat": lambda url: OpenAIChatAdapter(base_url=f"{url}/v1", api_key="k"),
     "openai-responses": lambda url: OpenAIResponsesAdapter(base_url=f"{url}/v1", api_key="k"),
     "anthropic": lambda url: AnthropicAdapter(base_url=url, api_key="k"),
 }
+
+
+async def _call_fails(kind: str, url: str) -> ModelError:
+    """One model call of the ``kind`` adapter to ``url``; the error that ends it."""
+    port = ADAPTERS[kind](url)
+    try:
+        request = ModelRequest(
+            model="m", messages=(SYSTEM, user_text("hi")), tools=(), max_output_tokens=100
+        )
+        _, error = await failure(port, request)
+    finally:
+        await port.aclose()
+    return error
 
 
 @pytest.mark.parametrize("kind", ADAPTERS)
@@ -79,14 +91,7 @@ async def test_a_32_mib_error_body_is_read_to_the_bound(kind: str) -> None:
     sent: list[int] = []
     done = asyncio.Event()
     async with _huge_errors(sent, done) as url:
-        port = ADAPTERS[kind](url)
-        try:
-            request = ModelRequest(
-                model="m", messages=(SYSTEM, user_text("hi")), tools=(), max_output_tokens=100
-            )
-            _, error = await failure(port, request)
-        finally:
-            await port.aclose()
+        error = await _call_fails(kind, url)
         async with asyncio.timeout(30):  # the server sees the connection go
             await done.wait()
     assert error.http_status == 400, error
@@ -111,22 +116,12 @@ async def test_the_environments_proxy_is_still_used(
         writer.close()
         done.set()
 
-    server = await asyncio.start_server(proxy, "127.0.0.1", 0)
-    try:
-        monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}")
+    async with loopback_server(proxy) as url:
+        monkeypatch.setenv("HTTP_PROXY", url)
         monkeypatch.delenv("NO_PROXY", raising=False)
         monkeypatch.delenv("no_proxy", raising=False)
-        port = ADAPTERS[kind]("http://provider.invalid")
-        try:
-            request = ModelRequest(
-                model="m", messages=(SYSTEM, user_text("hi")), tools=(), max_output_tokens=100
-            )
-            _, error = await failure(port, request)
-        finally:
-            await port.aclose()
+        error = await _call_fails(kind, "http://provider.invalid")
         async with asyncio.timeout(30):
             await done.wait()
-    finally:
-        server.close()
     assert error.http_status == 400, error
     assert seen[0].startswith(b"POST http://provider.invalid/"), seen

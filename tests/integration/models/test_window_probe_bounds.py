@@ -11,6 +11,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 
 from openwork_core.models.window_probe import MAX_ANSWER_BYTES, probe_served_window
+from tests.support.loopback_server import loopback_server
 
 Body = Callable[[asyncio.StreamWriter], Awaitable[None]]
 
@@ -51,11 +52,8 @@ async def _server(paths: Mapping[str, Body]) -> AsyncIterator[str]:
         finally:
             writer.close()
 
-    server = await asyncio.start_server(answer, "127.0.0.1", 0)
-    try:
-        yield f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}"
-    finally:
-        server.close()
+    async with loopback_server(answer) as url:
+        yield url
 
 
 async def test_a_trickling_answer_ends_within_the_probe_timeout() -> None:
